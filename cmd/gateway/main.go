@@ -1,0 +1,192 @@
+// Command gateway serves the social network's GraphQL API over Redis.
+//
+// With no REDIS_URL it starts an embedded in-memory Redis, so that
+// `go run ./cmd/gateway` works on a fresh machine; `--help` lists every
+// setting.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the gateway and blocks until ctx is cancelled, then shuts
+// down gracefully. ready, when set, is called with the base URL once the
+// listener is open.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, ready func(baseURL string)) error {
+	cfg, err := parseConfig(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stdout)
+
+	rdb, closeRedis, err := openRedis(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	store := redisstore.New(rdb, cfg.RedisPrefix)
+
+	tokens, err := newTokens(cfg, log)
+	if err != nil {
+		return err
+	}
+	accounts := &auth.Service{
+		Accounts:   store,
+		Sessions:   store,
+		Tokens:     tokens,
+		Passwords:  auth.NewPasswords(cfg.PasswordConcurrency),
+		RefreshTTL: cfg.RefreshTokenTTL,
+	}
+	resolver := &graph.Resolver{
+		Accounts:   accounts,
+		Profiles:   store,
+		Graph:      store,
+		Posts:      store,
+		Engagement: store,
+	}
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	srv := &http.Server{
+		Handler:           newServer(cfg, log, store, resolver, accounts),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: subscriptions (SSE, websockets) stay open.
+	}
+	base := baseURL(ln.Addr())
+	log.Info("listening", "url", base, "graphql", base+"/query")
+	if cfg.GraphiQL {
+		log.Info("GraphiQL ready: open " + base + "/ in a browser")
+	}
+	if ready != nil {
+		ready(base)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func newLogger(cfg *Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// openRedis connects to REDIS_URL, or starts the embedded server.
+func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+	if cfg.RedisURL == "" {
+		m := miniredis.NewMiniRedis()
+		if err := m.StartAddr("127.0.0.1:0"); err != nil {
+			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
+		}
+		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis; data will not survive a restart", "addr", m.Addr())
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
+	}
+	rdb, err := redisstore.Connect(cfg.RedisURL, cfg.RedisCluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		// Not fatal: /readyz reports it and go-redis reconnects.
+		log.Warn("redis does not answer yet", "err", err)
+	}
+	return rdb, func() { _ = rdb.Close() }, nil
+}
+
+func newTokens(cfg *Config, log *slog.Logger) (*auth.Tokens, error) {
+	o := auth.TokenOptions{
+		Method:   cfg.JWTMethod,
+		Secret:   []byte(cfg.JWTSecret),
+		Issuer:   cfg.JWTIssuer,
+		Audience: cfg.JWTAudience,
+		TTL:      cfg.AccessTokenTTL,
+	}
+	if cfg.JWTMethod == "HS256" && cfg.JWTSecret == "" {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		o.Secret = []byte(base64.RawURLEncoding.EncodeToString(b))
+		log.Warn("JWT_SECRET is not set: using a random secret; tokens stop working when the process restarts")
+	}
+	var err error
+	if cfg.JWTPrivateKeyFile != "" {
+		if o.PrivateKeyPEM, err = os.ReadFile(cfg.JWTPrivateKeyFile); err != nil {
+			return nil, fmt.Errorf("read JWT private key: %w", err)
+		}
+	}
+	if cfg.JWTPublicKeyFile != "" {
+		if o.PublicKeyPEM, err = os.ReadFile(cfg.JWTPublicKeyFile); err != nil {
+			return nil, fmt.Errorf("read JWT public key: %w", err)
+		}
+	}
+	return auth.NewTokens(o)
+}
+
+// baseURL is the URL a browser on this machine can use for addr.
+func baseURL(addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return "http://" + host + ":" + port
+}
+

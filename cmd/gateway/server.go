@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/graphiql"
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/reqlog"
+)
+
+// newServer builds the HTTP mux of the contract: /query, /, /healthz,
+// /readyz and /metrics, wrapped in request ids, access logs, metrics and
+// CORS.
+func newServer(cfg *Config, log *slog.Logger, store *redisstore.Store, r *graph.Resolver, authn auth.Authenticator) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newHTTPMetrics(reg)
+
+	mux := http.NewServeMux()
+	mux.Handle("/query", graph.NewHandler(r, store, authn, graph.Options{
+		Introspection:    cfg.Introspection,
+		Suggestions:      cfg.Introspection,
+		ComplexityLimit:  cfg.ComplexityLimit,
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		WebsocketOrigins: originHosts(cfg.CORSOrigins),
+	}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if err := store.Ping(ctx); err != nil {
+			reqlog.Logger(ctx).Warn("not ready: redis does not answer", "err", err)
+			http.Error(w, "redis unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if cfg.GraphiQL {
+		ide := graphiql.Handler("Social gateway", "/query")
+		mux.Handle("/", ide)
+		mux.Handle(graphiql.AssetPath, ide)
+	}
+	return reqlog.Middleware(log, accessLog(m, cors(cfg.CORSOrigins, mux)))
+}
+
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_http_requests_total", Help: "HTTP requests by path and status code.",
+		}, []string{"path", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gateway_http_request_duration_seconds", Help: "HTTP request latency by path.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"path"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// knownPaths bounds the path label; everything else counts as "other".
+var knownPaths = []string{"/query", "/healthz", "/readyz", "/metrics", "/"}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach Flush and Hijack (SSE and
+// websockets).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes through for SSE.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func accessLog(m *httpMetrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		path := r.URL.Path
+		if !slices.Contains(knownPaths, path) {
+			path = "other"
+		}
+		d := time.Since(start)
+		m.requests.WithLabelValues(path, strconv.Itoa(sw.status)).Inc()
+		m.duration.WithLabelValues(path).Observe(d.Seconds())
+		reqlog.Logger(r.Context()).Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", d)
+	})
+}
+
+// cors lets the configured origins call the API from a browser.
+func cors(origins []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && slices.Contains(origins, origin) {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			h.Set("Access-Control-Max-Age", "600")
+			if r.Method == http.MethodOptions {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originHosts turns origins (https://app.example.com) into the host
+// patterns the websocket library checks.
+func originHosts(origins []string) []string {
+	var hosts []string
+	for _, o := range origins {
+		if u, err := url.Parse(o); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	return hosts
+}

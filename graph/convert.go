@@ -1,0 +1,116 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/socialgw/gateway/graph/model"
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// authPayload also lets the rest of the response see the account as its
+// owner does (its e-mail address), since the request carried no token.
+func authPayload(ctx context.Context, r *auth.Result) *model.AuthPayload {
+	loader.For(ctx).ActAs(r.User.ID)
+	return &model.AuthPayload{AccessToken: r.AccessToken, ExpiresAt: r.ExpiresAt, RefreshToken: r.RefreshToken, User: r.User}
+}
+
+func pageInfo[T any](c social.Connection[T]) *model.PageInfo {
+	pi := &model.PageInfo{HasNextPage: c.HasNext}
+	if n := len(c.Cursors); n > 0 {
+		pi.EndCursor = &c.Cursors[n-1]
+	}
+	return pi
+}
+
+// userConnection loads the users of a page of ids; users that vanished
+// between the two reads are left out.
+func userConnection(ctx context.Context, c social.Connection[string]) (*model.UserConnection, error) {
+	users, err := loader.For(ctx).Users.LoadAll(ctx, c.Items)
+	if err != nil {
+		return nil, err
+	}
+	edges := make([]*model.UserEdge, 0, len(users))
+	for i, u := range users {
+		if u != nil {
+			edges = append(edges, &model.UserEdge{Cursor: c.Cursors[i], Node: u})
+		}
+	}
+	return &model.UserConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
+}
+
+// timeline loads the posts of a page of ids; posts deleted or hidden since
+// the ids were read are left out (the loader checks visibility).
+func timeline(ctx context.Context, c social.Connection[string]) (*model.Timeline, error) {
+	posts, err := loader.For(ctx).Posts.LoadAll(ctx, c.Items)
+	if err != nil {
+		return nil, err
+	}
+	edges := make([]*model.TimelineEdge, 0, len(posts))
+	for i, p := range posts {
+		if p != nil {
+			edges = append(edges, &model.TimelineEdge{Cursor: c.Cursors[i], Node: p})
+		}
+	}
+	return &model.Timeline{Edges: edges, PageInfo: pageInfo(c)}, nil
+}
+
+func commentConnection(ctx context.Context, c social.Connection[string]) (*model.CommentConnection, error) {
+	comments, err := loader.For(ctx).Comments.LoadAll(ctx, c.Items)
+	if err != nil {
+		return nil, err
+	}
+	edges := make([]*model.CommentEdge, 0, len(comments))
+	for i, cm := range comments {
+		if cm != nil {
+			edges = append(edges, &model.CommentEdge{Cursor: c.Cursors[i], Node: cm})
+		}
+	}
+	return &model.CommentConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
+}
+
+// loadUser returns a user that must exist, or NOT_FOUND.
+func loadUser(ctx context.Context, id string) (*social.User, error) {
+	u, err := loader.For(ctx).Users.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, social.Errorf(social.NotFound, "user %s not found", id)
+	}
+	return u, nil
+}
+
+// loadPost returns a post the viewer may see, or NOT_FOUND.
+func loadPost(ctx context.Context, id string) (*social.Post, error) {
+	p, err := loader.For(ctx).Posts.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, social.Errorf(social.NotFound, "post %s not found", id)
+	}
+	return p, nil
+}
+
+func usersByID(ctx context.Context, ids []string) ([]*social.User, error) {
+	users, err := loader.For(ctx).Users.LoadAll(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := users[:0]
+	for _, u := range users {
+		if u != nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

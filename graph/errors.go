@@ -1,0 +1,52 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/socialgw/gateway/internal/reqlog"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// presentError is the one place errors become GraphQL errors. Domain
+// errors (*social.Error) pass with their message and code; gqlgen's own
+// (parse, validation, complexity, persisted query) keep theirs; anything
+// else is logged with the request id and masked as INTERNAL_SERVER_ERROR.
+func presentError(ctx context.Context, err error) *gqlerror.Error {
+	gerr := graphql.DefaultErrorPresenter(ctx, err)
+	var se *social.Error
+	if errors.As(err, &se) {
+		gerr.Message = se.Message
+		setCode(gerr, string(se.Code))
+		return gerr
+	}
+	var ge *gqlerror.Error
+	if errors.As(err, &ge) && ge.Err == nil {
+		// Raised by gqlgen itself (bad document, bad variables, limits).
+		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
+			setCode(gerr, string(social.BadUserInput))
+		}
+		return gerr
+	}
+	reqlog.Logger(ctx).Error("internal error", "err", err, "path", gerr.Path.String())
+	gerr.Message = "internal server error"
+	gerr.Extensions = map[string]any{"code": string(social.Internal)}
+	return gerr
+}
+
+func setCode(e *gqlerror.Error, code string) {
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions["code"] = code
+}
+
+// recoverPanic turns a resolver panic into a masked internal error.
+func recoverPanic(ctx context.Context, p any) error {
+	reqlog.Logger(ctx).Error("panic in resolver", "panic", fmt.Sprint(p))
+	return errors.New("panic in resolver")
+}

@@ -1,0 +1,169 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Options are the limits and switches of the GraphQL handler.
+type Options struct {
+	// Introspection enables schema introspection (off in production).
+	Introspection bool
+	// Suggestions enables "did you mean" hints in validation errors.
+	Suggestions bool
+	// ComplexityLimit bounds a document's cost (each field 1, lists times
+	// their first argument); 0 disables the limit.
+	ComplexityLimit int
+	// MaxBodyBytes bounds a request body; larger ones get 413.
+	MaxBodyBytes int64
+	// WebsocketOrigins are the host patterns of other origins allowed to
+	// open a websocket (same-origin is always allowed).
+	WebsocketOrigins []string
+}
+
+// NewHandler returns the /query handler: POST, GET (queries only),
+// websocket and SSE transports, auth, per-request loaders and limits.
+func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Options) http.Handler {
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: r, Complexity: complexity()}))
+	srv.AddTransport(transport.Websocket{
+		KeepAlivePingInterval: 15 * time.Second,
+		// Same-origin upgrades are accepted; other browser origins only
+		// when configured (CORS_ORIGINS), against cross-site websocket
+		// hijacking.
+		Implementation: transport.CoderWebsocketImplementation{
+			AcceptOptions: coderws.AcceptOptions{OriginPatterns: o.WebsocketOrigins},
+		},
+		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			// A token in connection_init wins over the upgrade request's
+			// header, which the HTTP middleware already checked.
+			if h := p.Authorization(); h != "" {
+				ctx, err := auth.ViewerFromHeader(ctx, authn, h)
+				return ctx, nil, err
+			}
+			return ctx, nil, nil
+		},
+	})
+	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	if o.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	if o.ComplexityLimit > 0 {
+		srv.Use(extension.FixedComplexityLimit(o.ComplexityLimit))
+	}
+	srv.SetDisableSuggestion(!o.Suggestions)
+	srv.SetErrorPresenter(presentError)
+	srv.SetRecoverFunc(recoverPanic)
+	// Fresh loaders for every response: per request over HTTP, per event
+	// on a subscription, so no cache outlives what it was read for.
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		return next(loader.With(ctx, loader.New(store, social.ViewerID(ctx))))
+	})
+	return limitBody(o.MaxBodyBytes, authenticate(authn, srv))
+}
+
+// complexity counts list fields as their page size, so one document
+// cannot ask for a hundred pages of a hundred items of a hundred items.
+func complexity() ComplexityRoot {
+	var c ComplexityRoot
+	page := func(childComplexity int, first *int) int {
+		n := social.DefaultFirst
+		if first != nil && *first > 0 {
+			n = *first
+		}
+		return 1 + n*childComplexity
+	}
+	c.Query.Timeline = func(cc int, first *int, _ *string) int { return page(cc, first) }
+	c.Query.UserTimeline = func(cc int, _ string, first *int, _ *string) int { return page(cc, first) }
+	c.User.Followers = func(cc int, first *int, _ *string) int { return page(cc, first) }
+	c.User.Following = func(cc int, first *int, _ *string) int { return page(cc, first) }
+	c.User.CommonFollowing = func(cc int, _ string, first *int, _ *string) int { return page(cc, first) }
+	c.User.Posts = func(cc int, first *int, _ *string) int { return page(cc, first) }
+	c.Post.Likers = func(cc int, first *int, _ *string) int { return page(cc, first) }
+	c.Post.Comments = func(cc int, first *int, _ *string) int { return page(cc, first) }
+	return c
+}
+
+// authenticate puts the viewer of the Authorization header into the
+// context. A present but invalid token is refused with 401 and a GraphQL
+// error: it never degrades to an anonymous request.
+func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, err := auth.ViewerFromHeader(r.Context(), authn, r.Header.Get("Authorization"))
+		if err != nil {
+			if social.ErrorCode(err) == social.Internal {
+				presentError(r.Context(), err) // logs it
+				writeError(w, http.StatusServiceUnavailable, social.Internal, "internal server error")
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, social.Unauthenticated, social.ErrorMessage(err))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// limitBody refuses bodies over max with 413 and any POST that is not
+// JSON with 415 (no form or multipart transports: they would let a
+// browser send a mutation cross-site without a CORS preflight).
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if mt != "application/json" {
+				writeError(w, http.StatusUnsupportedMediaType, social.BadUserInput, "POST bodies must be application/json")
+				return
+			}
+			if max > 0 {
+				if r.ContentLength > max {
+					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
+					return
+				}
+				body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+				var tooLarge *http.MaxBytesError
+				if errors.As(err, &tooLarge) {
+					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
+					return
+				}
+				if err != nil {
+					writeError(w, http.StatusBadRequest, social.BadUserInput, "could not read request body")
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeError writes a GraphQL-shaped error response outside execution.
+func writeError(w http.ResponseWriter, status int, code social.Code, msg string) {
+	resp := graphql.Response{Errors: gqlerror.List{{Message: msg, Extensions: map[string]any{"code": string(code)}}}}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(resp)
+	_, _ = w.Write(b)
+}

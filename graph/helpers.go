@@ -1,0 +1,77 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/socialgw/gateway/graph/model"
+	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// graphEdit runs a follow/block/mute style mutation and returns the target
+// user with its counters and flags read afresh.
+func (r *Resolver) graphEdit(ctx context.Context, userID string, edit func(ctx context.Context, viewerID, userID string) error) (*social.User, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := edit(ctx, v.UserID, userID); err != nil {
+		return nil, err
+	}
+	l := loader.For(ctx)
+	l.Relations.Clear(userID)
+	l.UserCounts.Clear(userID)
+	l.UserCounts.Clear(v.UserID)
+	return loadUser(ctx, userID)
+}
+
+// likeEdit runs likePost or unlikePost and returns the post afresh.
+func (r *Resolver) likeEdit(ctx context.Context, postID string, edit func(ctx context.Context, viewerID, postID string) error) (*social.Post, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := edit(ctx, v.UserID, postID); err != nil {
+		return nil, err
+	}
+	l := loader.For(ctx)
+	l.PostCounts.Clear(postID)
+	l.Liked.Clear(postID)
+	return loadPost(ctx, postID)
+}
+
+type userLister func(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error)
+
+func (r *Resolver) userList(ctx context.Context, userID string, first *int, after *string, list userLister) (*model.UserConnection, error) {
+	p, err := social.NewPageRequest(first, after)
+	if err != nil {
+		return nil, err
+	}
+	c, err := list(ctx, userID, p)
+	if err != nil {
+		return nil, err
+	}
+	return userConnection(ctx, c)
+}
+
+func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, after *string) (*model.Timeline, error) {
+	p, err := social.NewPageRequest(first, after)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Posts.UserTimeline(ctx, social.ViewerID(ctx), userID, p)
+	if err != nil {
+		return nil, err
+	}
+	return timeline(ctx, c)
+}
+
+// audience returns a post's audience lists when the viewer is its author;
+// ok is false for everyone else, who sees null.
+func (r *Resolver) audience(ctx context.Context, p *social.Post) (social.Audience, bool, error) {
+	if social.ViewerID(ctx) != p.AuthorID || p.Visibility == social.Public {
+		return social.Audience{}, false, nil
+	}
+	a, err := r.Posts.Audience(ctx, p.ID)
+	return a, err == nil, err
+}

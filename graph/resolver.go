@@ -1,0 +1,71 @@
+// Package graph is the GraphQL edge of the gateway: the gqlgen executable
+// schema, thin resolvers that turn arguments into calls on the domain
+// services, the error presenter, and the HTTP handler with its transports
+// and limits.
+package graph
+
+import (
+	"context"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Accounts registers accounts and manages sessions (auth.Service).
+type Accounts interface {
+	Register(ctx context.Context, name, email, password string) (*auth.Result, error)
+	Login(ctx context.Context, login, password string) (*auth.Result, error)
+	Refresh(ctx context.Context, refreshToken string) (*auth.Result, error)
+	Logout(ctx context.Context, v social.Viewer) error
+}
+
+// Profiles finds users by name and edits profiles.
+type Profiles interface {
+	UserIDByName(ctx context.Context, name string) (string, error)
+	UpdateBio(ctx context.Context, userID, bio string) error
+}
+
+// Graph is the social graph: follows, blocks, mutes and their lists.
+// Lists are of user ids, newest edge first.
+type Graph interface {
+	Follow(ctx context.Context, viewerID, userID string) error
+	Unfollow(ctx context.Context, viewerID, userID string) error
+	Block(ctx context.Context, viewerID, userID string) error
+	Unblock(ctx context.Context, viewerID, userID string) error
+	Mute(ctx context.Context, viewerID, userID string) error
+	Unmute(ctx context.Context, viewerID, userID string) error
+	Followers(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error)
+	Following(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error)
+	CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error)
+}
+
+// Posts writes posts and reads timelines. Timelines return post ids the
+// viewer may see, newest first.
+type Posts interface {
+	CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error)
+	DeletePost(ctx context.Context, viewerID, postID string) error
+	Audience(ctx context.Context, postID string) (social.Audience, error)
+	HomeTimeline(ctx context.Context, viewerID string, p social.PageRequest) (social.Connection[string], error)
+	UserTimeline(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error)
+}
+
+// Engagement is likes and comments.
+type Engagement interface {
+	Like(ctx context.Context, viewerID, postID string) error
+	Unlike(ctx context.Context, viewerID, postID string) error
+	AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error)
+	DeleteComment(ctx context.Context, viewerID, commentID string) error
+	Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error)
+	PostComments(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error)
+}
+
+// Resolver is the root resolver; its fields are the services resolvers
+// call. Reads of single objects and counters go through the per-request
+// loaders (internal/loader) instead, so they batch.
+type Resolver struct {
+	Accounts   Accounts
+	Profiles   Profiles
+	Graph      Graph
+	Posts      Posts
+	Engagement Engagement
+}

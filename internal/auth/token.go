@@ -1,0 +1,144 @@
+package auth
+
+import (
+	"crypto"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TokenOptions configure access tokens. Method is HS256 (Secret), EdDSA or
+// RS256 (PEM keys).
+type TokenOptions struct {
+	Method        string
+	Secret        []byte
+	PrivateKeyPEM []byte
+	PublicKeyPEM  []byte
+	Issuer        string
+	Audience      string
+	TTL           time.Duration
+}
+
+// Leeway is the clock skew tolerated on exp, nbf and iat.
+const Leeway = 30 * time.Second
+
+// MinSecretLen is the shortest HS256 secret accepted.
+const MinSecretLen = 32
+
+// Tokens issues and verifies JWT access tokens.
+type Tokens struct {
+	method   jwt.SigningMethod
+	signKey  any
+	verifyKey any
+	issuer   string
+	audience string
+	ttl      time.Duration
+	parser   *jwt.Parser
+	now      func() time.Time
+}
+
+// Claims are the claims of an access token: the registered ones plus the
+// refresh-token family (sid) that logout revokes together with the token.
+type Claims struct {
+	jwt.RegisteredClaims
+	SessionID string `json:"sid,omitempty"`
+}
+
+// NewTokens checks the options and returns a Tokens.
+func NewTokens(o TokenOptions) (*Tokens, error) {
+	t := &Tokens{issuer: o.Issuer, audience: o.Audience, ttl: o.TTL, now: time.Now}
+	if t.ttl <= 0 {
+		return nil, errors.New("token lifetime must be positive")
+	}
+	if o.Issuer == "" || o.Audience == "" {
+		return nil, errors.New("token issuer and audience must be set")
+	}
+	switch o.Method {
+	case "", "HS256":
+		if len(o.Secret) < MinSecretLen {
+			return nil, fmt.Errorf("HS256 secret must be at least %d bytes", MinSecretLen)
+		}
+		t.method, t.signKey, t.verifyKey = jwt.SigningMethodHS256, o.Secret, o.Secret
+	case "EdDSA":
+		priv, err := jwt.ParseEdPrivateKeyFromPEM(o.PrivateKeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("parse EdDSA private key: %w", err)
+		}
+		pub, err := jwt.ParseEdPublicKeyFromPEM(o.PublicKeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("parse EdDSA public key: %w", err)
+		}
+		t.method, t.signKey, t.verifyKey = jwt.SigningMethodEdDSA, priv.(crypto.Signer), pub
+	case "RS256":
+		priv, err := jwt.ParseRSAPrivateKeyFromPEM(o.PrivateKeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("parse RS256 private key: %w", err)
+		}
+		pub, err := jwt.ParseRSAPublicKeyFromPEM(o.PublicKeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("parse RS256 public key: %w", err)
+		}
+		t.method, t.signKey, t.verifyKey = jwt.SigningMethodRS256, priv, pub
+	default:
+		return nil, fmt.Errorf("unsupported token method %q (HS256, EdDSA or RS256)", o.Method)
+	}
+	// The parser pins the one algorithm in use, so neither "none" nor a
+	// token signed with a public key as an HMAC secret gets through.
+	t.parser = jwt.NewParser(
+		jwt.WithValidMethods([]string{t.method.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithIssuer(o.Issuer),
+		jwt.WithAudience(o.Audience),
+		jwt.WithLeeway(Leeway),
+		jwt.WithTimeFunc(func() time.Time { return t.now() }),
+	)
+	return t, nil
+}
+
+// Issue signs an access token for a user in a session (refresh family).
+func (t *Tokens) Issue(userID, session string) (token string, claims Claims, err error) {
+	now := t.now()
+	claims = Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   userID,
+			Issuer:    t.issuer,
+			Audience:  jwt.ClaimStrings{t.audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(t.ttl)),
+			ID:        randomID(16),
+		},
+		SessionID: session,
+	}
+	token, err = jwt.NewWithClaims(t.method, claims).SignedString(t.signKey)
+	if err != nil {
+		return "", Claims{}, fmt.Errorf("sign access token: %w", err)
+	}
+	return token, claims, nil
+}
+
+// Parse verifies a token's signature and claims.
+func (t *Tokens) Parse(token string) (*Claims, error) {
+	var c Claims
+	_, err := t.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.verifyKey, nil })
+	if err != nil {
+		return nil, err
+	}
+	if c.Subject == "" || c.ID == "" {
+		return nil, errors.New("token lacks sub or jti")
+	}
+	return &c, nil
+}
+
+// randomID returns n random bytes, base64url encoded.
+func randomID(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never happens on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}

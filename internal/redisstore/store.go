@@ -1,0 +1,67 @@
+// Package redisstore is the Redis adapter of the gateway: it implements the
+// account, session, social-graph, post and timeline stores on go-redis.
+//
+// Writes are made safe against go-redis's automatic retry of a command whose
+// reply was slow: each one is either naturally idempotent (HSET, ZADD of a
+// fixed score, SADD, DEL) or a Lua script that recognises its own earlier
+// run. docs/data-model.md explains the approach key by key.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Store implements the domain stores on one Redis deployment.
+type Store struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	now  func() time.Time
+}
+
+// New returns a Store over rdb whose keys start with prefix.
+func New(rdb redis.UniversalClient, prefix string) *Store {
+	return &Store{rdb: rdb, keys: NewKeys(prefix), now: time.Now}
+}
+
+// Client returns the underlying go-redis client.
+func (s *Store) Client() redis.UniversalClient { return s.rdb }
+
+// Keys returns the key builder of the store.
+func (s *Store) Keys() Keys { return s.keys }
+
+// Ping reports whether Redis answers; /readyz uses it.
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+
+// Connect opens a client for a redis:// or rediss:// URL; with cluster set
+// the URL is in go-redis's cluster form (several addr= parameters).
+func Connect(url string, cluster bool) (redis.UniversalClient, error) {
+	if cluster {
+		opt, err := redis.ParseClusterURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("parse cluster url: %w", err)
+		}
+		return redis.NewClusterClient(opt), nil
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse redis url: %w", err)
+	}
+	return redis.NewClient(opt), nil
+}
+
+// msTime converts the millisecond timestamps stored in hashes.
+func msTime(s string) time.Time {
+	ms, _ := strconv.ParseInt(s, 10, 64)
+	return time.UnixMilli(ms).UTC()
+}
+
+func msString(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+// isNil reports a missing key or field.
+func isNil(err error) bool { return errors.Is(err, redis.Nil) }

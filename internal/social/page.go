@@ -1,0 +1,69 @@
+package social
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// Page bounds of every connection in the API.
+const (
+	DefaultFirst = 20
+	MaxFirst     = 100
+)
+
+// PageRequest asks for First items after the opaque cursor After.
+type PageRequest struct {
+	First int
+	After string
+}
+
+// NewPageRequest validates GraphQL paging arguments.
+func NewPageRequest(first *int, after *string) (PageRequest, error) {
+	p := PageRequest{First: DefaultFirst}
+	if first != nil {
+		p.First = *first
+	}
+	if p.First < 1 || p.First > MaxFirst {
+		return PageRequest{}, Errorf(BadUserInput, "first must be between 1 and %d", MaxFirst)
+	}
+	if after != nil {
+		p.After = *after
+	}
+	return p, nil
+}
+
+// cursorPrefix versions the cursor format so it can change without
+// mistaking an old cursor for a new one.
+const cursorPrefix = "v1:"
+
+// EncodeCursor turns the position parts of a list into an opaque cursor.
+func EncodeCursor(parts ...string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strings.Join(parts, ":")))
+}
+
+// DecodeCursor returns the n parts of a cursor made by EncodeCursor, or a
+// BAD_USER_INPUT error for anything else.
+func DecodeCursor(c string, n int) ([]string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
+		return nil, Errorf(BadUserInput, "malformed cursor")
+	}
+	parts := strings.Split(string(b[len(cursorPrefix):]), ":")
+	if len(parts) != n {
+		return nil, Errorf(BadUserInput, "malformed cursor")
+	}
+	for _, p := range parts {
+		if p == "" {
+			return nil, Errorf(BadUserInput, "malformed cursor")
+		}
+	}
+	return parts, nil
+}
+
+// Connection is one page of a list, newest first.
+type Connection[T any] struct {
+	Items   []T
+	Cursors []string
+	HasNext bool
+	Total   int
+}

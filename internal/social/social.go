@@ -1,0 +1,101 @@
+// Package social holds the domain of the gateway: users, posts, comments,
+// the viewer, page requests, and the error type every layer speaks.
+//
+// It imports nothing else of the module; adapters (internal/redisstore),
+// auth and the GraphQL layer all depend on it, never the other way round.
+package social
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// User is an account as the rest of the system sees it. Email is always
+// loaded; the GraphQL layer shows it to its owner only.
+type User struct {
+	ID        string
+	Name      string
+	Email     string
+	Bio       string
+	CreatedAt time.Time
+}
+
+// Visibility says who may see a post.
+type Visibility string
+
+// The audiences a post can have.
+const (
+	Public Visibility = "PUBLIC"
+	OnlyTo Visibility = "ONLY_TO"
+	NotTo  Visibility = "NOT_TO"
+)
+
+// Post is a post or a repost (RepostOf set). Audience lists are not part of
+// the hot record: they are loaded only when they are needed.
+type Post struct {
+	ID         string
+	AuthorID   string
+	Content    string
+	CreatedAt  time.Time
+	Visibility Visibility
+	RepostOfID string
+}
+
+// Comment is a comment on a post.
+type Comment struct {
+	ID        string
+	PostID    string
+	AuthorID  string
+	Content   string
+	CreatedAt time.Time
+}
+
+// Viewer is who a request acts for, taken from a verified access token.
+type Viewer struct {
+	UserID    string
+	TokenID   string // jti of the access token
+	Session   string // refresh-token family the access token was issued with
+	ExpiresAt time.Time
+}
+
+type viewerKey struct{}
+
+// WithViewer returns a context carrying the authenticated viewer.
+func WithViewer(ctx context.Context, v Viewer) context.Context {
+	return context.WithValue(ctx, viewerKey{}, v)
+}
+
+// ViewerFrom returns the viewer of the request and whether there is one.
+func ViewerFrom(ctx context.Context) (Viewer, bool) {
+	v, ok := ctx.Value(viewerKey{}).(Viewer)
+	return v, ok && v.UserID != ""
+}
+
+// ViewerID returns the viewer's user id, or "" for an anonymous request.
+func ViewerID(ctx context.Context) string {
+	v, _ := ViewerFrom(ctx)
+	return v.UserID
+}
+
+// RequireViewer returns the viewer or an UNAUTHENTICATED error.
+func RequireViewer(ctx context.Context) (Viewer, error) {
+	v, ok := ViewerFrom(ctx)
+	if !ok {
+		return Viewer{}, Errorf(Unauthenticated, "authentication required")
+	}
+	return v, nil
+}
+
+// MaxBioLen is the longest bio, in characters.
+const MaxBioLen = 300
+
+// ValidateBio trims a bio and checks its length.
+func ValidateBio(bio string) (string, error) {
+	bio = strings.TrimSpace(bio)
+	if utf8.RuneCountInString(bio) > MaxBioLen || !utf8.ValidString(bio) {
+		return "", Errorf(BadUserInput, "bio must be at most %d characters", MaxBioLen)
+	}
+	return bio, nil
+}
