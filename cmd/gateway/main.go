@@ -189,4 +189,3 @@ func baseURL(addr net.Addr) string {
 	}
 	return "http://" + host + ":" + port
 }
-

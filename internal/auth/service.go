@@ -114,7 +114,7 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.openSession(ctx, u)
+	return s.StartSession(ctx, u)
 }
 
 // errBadLogin is the one answer to an unknown login and a wrong password.
@@ -140,10 +140,12 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	return s.openSession(ctx, u)
+	return s.StartSession(ctx, u)
 }
 
-func (s *Service) openSession(ctx context.Context, u *social.User) (*Result, error) {
+// StartSession opens a refresh-token family for an authenticated user and
+// issues its first token pair.
+func (s *Service) StartSession(ctx context.Context, u *social.User) (*Result, error) {
 	family := randomID(16)
 	refresh := family + "." + randomID(32)
 	if err := s.Sessions.CreateSession(ctx, family, u.ID, hashToken(refresh), s.RefreshTTL); err != nil {

@@ -31,14 +31,14 @@ const MinSecretLen = 32
 
 // Tokens issues and verifies JWT access tokens.
 type Tokens struct {
-	method   jwt.SigningMethod
-	signKey  any
+	method    jwt.SigningMethod
+	signKey   any
 	verifyKey any
-	issuer   string
-	audience string
-	ttl      time.Duration
-	parser   *jwt.Parser
-	now      func() time.Time
+	issuer    string
+	audience  string
+	ttl       time.Duration
+	parser    *jwt.Parser
+	now       func() time.Time
 }
 
 // Claims are the claims of an access token: the registered ones plus the

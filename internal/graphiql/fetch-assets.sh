@@ -39,6 +39,11 @@ install -m 0644 "$tmp/react-dom/LICENSE" "$dest/LICENSE.react-dom"
 
 # These hashes equal the upstream npm files (and the SRI hashes gqlgen's
 # playground package pins for the same files on cdn.jsdelivr.net).
+# When upgrading, run with SKIP_VERIFY=1 and copy the printed hashes here.
+if [ -n "${SKIP_VERIFY:-}" ]; then
+	(cd "$dest" && sha256sum ./*.js ./*.css)
+	exit 0
+fi
 (
 	cd "$dest"
 	sha256sum -c - <<SUMS

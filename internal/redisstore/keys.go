@@ -32,3 +32,70 @@ func (k Keys) Session(family string) string { return k.prefix + "sess:{" + famil
 
 // Denied marks a revoked access token id until the token expires.
 func (k Keys) Denied(jti string) string { return k.prefix + "deny:{" + jti + "}" }
+
+// Social graph (all in the owning user's slot).
+
+// Following is the zset of users u follows, scored by follow time (ms).
+func (k Keys) Following(u string) string { return k.User(u) + ":following" }
+
+// Followers is the zset of users following u, scored by follow time (ms).
+func (k Keys) Followers(u string) string { return k.User(u) + ":followers" }
+
+// Blocks is the set of users u blocked.
+func (k Keys) Blocks(u string) string { return k.User(u) + ":blocks" }
+
+// BlockedBy is the set of users who blocked u (the mirror of Blocks), so a
+// reader's filters load with its own keys.
+func (k Keys) BlockedBy(u string) string { return k.User(u) + ":blockedby" }
+
+// Mutes is the set of users u muted.
+func (k Keys) Mutes(u string) string { return k.User(u) + ":mutes" }
+
+// Posts and timelines.
+
+// PostSeq is the INCR counter that hands out post ids.
+func (k Keys) PostSeq() string { return k.prefix + "{seq}:post" }
+
+// Post is the hash of one post.
+func (k Keys) Post(id string) string { return k.prefix + "p:{p" + id + "}" }
+
+// PostOnlyTo is the set of users a post is restricted to.
+func (k Keys) PostOnlyTo(id string) string { return k.Post(id) + ":only" }
+
+// PostNotTo is the set of users a post is hidden from.
+func (k Keys) PostNotTo(id string) string { return k.Post(id) + ":not" }
+
+// PostReposts is the set of reposts of a post (ids).
+func (k Keys) PostReposts(id string) string { return k.Post(id) + ":reposts" }
+
+// UserPosts is u's own timeline: a zset of post ids scored by id.
+func (k Keys) UserPosts(u string) string { return k.User(u) + ":posts" }
+
+// Home is u's home timeline as filled by fan-out, capped.
+func (k Keys) Home(u string) string { return k.User(u) + ":home" }
+
+// HomeMark is u's home-timeline bookkeeping hash (last pull mark, last
+// activity, rebuild state).
+func (k Keys) HomeMark(u string) string { return k.User(u) + ":homemark" }
+
+// Fan-out queue.
+
+// FanoutStream is the stream of fan-out jobs (consumer group "fanout").
+func (k Keys) FanoutStream() string { return k.prefix + "{fanout}:jobs" }
+
+// FanoutDead is the dead-letter stream of jobs that kept failing.
+func (k Keys) FanoutDead() string { return k.prefix + "{fanout}:dead" }
+
+// Likes and comments (in the post's slot).
+
+// Likers is the zset of users who liked a post, scored by like time (ms).
+func (k Keys) Likers(post string) string { return k.Post(post) + ":likers" }
+
+// PostComments is the list of a post's comment ids, newest first.
+func (k Keys) PostComments(post string) string { return k.Post(post) + ":comments" }
+
+// CommentSeq is the INCR counter that hands out comment ids.
+func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
+
+// Comment is the hash of one comment.
+func (k Keys) Comment(id string) string { return k.prefix + "c:{c" + id + "}" }
