@@ -1,0 +1,509 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// The social graph. Each user's side of it lives in that user's hash slot:
+// Following and Followers zsets scored by follow time (ms), Blocks and its
+// mirror BlockedBy, and Mutes. No counter is stored: followersCount and
+// followingCount are the ZCARDs of the lists, so they cannot drift from
+// what the lists hold, whatever retries or races happen.
+//
+// Every edit is one Lua script that checks the target user exists (and,
+// for a follow, that no block stands either way) in the same atomic step
+// as its writes, and is idempotent, so go-redis re-sending it after a slow
+// reply changes nothing: ZADD NX keeps the first follow time, SADD, SREM
+// and ZREM of a member already added or removed are no-ops.
+//
+// Redis Cluster: a follow or a block writes keys of two users, which are in
+// two slots ({u<a>} and {u<b>}), so these scripts are rejected there
+// (CROSSSLOT). A Cluster deployment would split each into one idempotent
+// single-slot script per side and run them in order:
+//   - follow: the follower's side first (check Blocks/BlockedBy of the
+//     follower, ZADD NX Following), then the followee's side (check EXISTS
+//     of the user hash and that the followee's Blocks lacks the follower,
+//     ZADD NX Followers with the same score; when the check fails, undo the
+//     follower's side and answer FORBIDDEN);
+//   - block: the blocker's side first (SADD Blocks, ZREM both edges from the
+//     blocker's zsets), then the blocked user's side (SADD BlockedBy, ZREM
+//     both edges from their zsets);
+//   - unfollow/unblock: the follower's or blocker's side first.
+//
+// A crash between the two steps leaves a half edge that the client's retry
+// of the (idempotent) mutation completes; a periodic reconciliation pass
+// would compare each Following entry with the other side's Followers and
+// each Blocks entry with BlockedBy, and finish or undo half-done edits.
+// The counts would then briefly differ between the two users, never from
+// their own lists.
+
+// Replies of the edit scripts besides "OK".
+const (
+	replyNotFound  = "NOT_FOUND"
+	replyForbidden = "FORBIDDEN"
+)
+
+// followScript records the follow on both sides (the viewer's Following,
+// the target's Followers) unless the target does not exist or a block
+// stands either way; the viewer's Blocks and its mirror BlockedBy answer
+// both questions.
+//
+// KEYS: user hash of the target, Following(viewer), Followers(target),
+// Blocks(viewer), BlockedBy(viewer). ARGV: viewer, target, time (ms).
+var followScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'NOT_FOUND' end
+if redis.call('SISMEMBER', KEYS[4], ARGV[2]) == 1 or redis.call('SISMEMBER', KEYS[5], ARGV[2]) == 1 then
+  return 'FORBIDDEN'
+end
+redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[2])
+redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[1])
+return 'OK'
+`)
+
+// blockScript removes the follow edges both ways and records the block on
+// both sides.
+//
+// KEYS: user hash of the target, Following(viewer), Followers(viewer),
+// Following(target), Followers(target), Blocks(viewer), BlockedBy(target).
+// ARGV: viewer, target.
+var blockScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'NOT_FOUND' end
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('SADD', KEYS[6], ARGV[2])
+redis.call('SADD', KEYS[7], ARGV[1])
+return 'OK'
+`)
+
+// memberScript serves the edits that add or remove one member per key
+// (unfollow, unblock, mute, unmute): when the target exists, it runs
+// ARGV[1] (SADD, SREM or ZREM, chosen by the Go code, never by a client)
+// on each KEYS[i] (i >= 2) with member ARGV[i].
+var memberScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'NOT_FOUND' end
+for i = 2, #KEYS do redis.call(ARGV[1], KEYS[i], ARGV[i]) end
+return 'OK'
+`)
+
+// Follow makes viewerID follow userID. Idempotent.
+func (s *Store) Follow(ctx context.Context, viewerID, userID string) error {
+	k := s.keys
+	// afterFollow runs also when the follow already existed: the hook is
+	// idempotent, and a retried mutation whose first run failed in the
+	// hook gets a second chance.
+	return s.editGraph(ctx, "follow", viewerID, userID, s.afterFollow, followScript,
+		[]string{k.User(userID), k.Following(viewerID), k.Followers(userID), k.Blocks(viewerID), k.BlockedBy(viewerID)},
+		viewerID, userID, s.now().UnixMilli())
+}
+
+// Unfollow makes viewerID stop following userID. Idempotent.
+func (s *Store) Unfollow(ctx context.Context, viewerID, userID string) error {
+	k := s.keys
+	return s.editGraph(ctx, "unfollow", viewerID, userID, s.afterUnfollow, memberScript,
+		[]string{k.User(userID), k.Following(viewerID), k.Followers(userID)},
+		"ZREM", userID, viewerID)
+}
+
+// Block makes viewerID block userID: the follow edges both ways go, and
+// neither can follow the other until the block is lifted. Idempotent.
+func (s *Store) Block(ctx context.Context, viewerID, userID string) error {
+	k := s.keys
+	return s.editGraph(ctx, "block", viewerID, userID, s.afterBlock, blockScript,
+		[]string{
+			k.User(userID),
+			k.Following(viewerID), k.Followers(viewerID),
+			k.Following(userID), k.Followers(userID),
+			k.Blocks(viewerID), k.BlockedBy(userID),
+		},
+		viewerID, userID)
+}
+
+// Unblock lifts viewerID's block of userID. The follow edges the block
+// removed stay removed. Idempotent.
+func (s *Store) Unblock(ctx context.Context, viewerID, userID string) error {
+	k := s.keys
+	return s.editGraph(ctx, "unblock", viewerID, userID, nil, memberScript,
+		[]string{k.User(userID), k.Blocks(viewerID), k.BlockedBy(userID)},
+		"SREM", userID, viewerID)
+}
+
+// Mute makes viewerID mute userID. Only the viewer's own key changes, so
+// userID is not told. Idempotent.
+func (s *Store) Mute(ctx context.Context, viewerID, userID string) error {
+	return s.editGraph(ctx, "mute", viewerID, userID, s.afterMute, memberScript,
+		[]string{s.keys.User(userID), s.keys.Mutes(viewerID)},
+		"SADD", userID)
+}
+
+// Unmute lifts viewerID's mute of userID. Idempotent.
+func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
+	return s.editGraph(ctx, "unmute", viewerID, userID, nil, memberScript,
+		[]string{s.keys.User(userID), s.keys.Mutes(viewerID)},
+		"SREM", userID)
+}
+
+// editGraph runs one edit script of viewerID on userID, turns its reply
+// into the domain's errors and, after a success, runs the timeline hook
+// (when there is one).
+func (s *Store) editGraph(ctx context.Context, op, viewerID, userID string, hook func(ctx context.Context, viewerID, userID string) error,
+	script *redis.Script, keys []string, args ...any) error {
+	if viewerID == userID {
+		return social.Errorf(social.BadUserInput, "you cannot %s yourself", op)
+	}
+	res, err := script.Run(ctx, s.rdb, keys, args...).Text()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, userID, err)
+	}
+	switch res {
+	case "OK":
+	case replyNotFound:
+		return social.Errorf(social.NotFound, "user %s not found", userID)
+	case replyForbidden:
+		return social.Errorf(social.Forbidden, "you cannot %s user %s", op, userID)
+	default:
+		return fmt.Errorf("%s %s: unexpected reply %q", op, userID, res)
+	}
+	if hook != nil {
+		if err := hook(ctx, viewerID, userID); err != nil {
+			return fmt.Errorf("%s %s: %w", op, userID, err)
+		}
+	}
+	return nil
+}
+
+// Followers lists the users following userID, newest follow first.
+func (s *Store) Followers(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error) {
+	c, err := s.edgePage(ctx, s.keys.Followers(userID), p)
+	if err != nil {
+		return c, fmt.Errorf("followers of %s: %w", userID, err)
+	}
+	return c, nil
+}
+
+// Following lists the users userID follows, newest follow first.
+func (s *Store) Following(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error) {
+	c, err := s.edgePage(ctx, s.keys.Following(userID), p)
+	if err != nil {
+		return c, fmt.Errorf("following of %s: %w", userID, err)
+	}
+	return c, nil
+}
+
+// Chunks in which CommonFollowing walks the first user's following list:
+// the first is large enough to fill most pages in one go, later ones grow
+// so a sparse intersection of long lists takes few round trips.
+const (
+	commonChunk    = 256
+	commonChunkMax = 4096
+)
+
+// CommonFollowing lists the users both userID and otherID follow, in the
+// order userID followed them (newest first); an unknown otherID is
+// NOT_FOUND.
+//
+// It walks userID's following list from the cursor in chunks and keeps the
+// members otherID's list holds (ZMSCORE), so each page costs two round
+// trips when the first chunk fills it, and every step works on a single
+// slot, except the total (commonCountScript), which Redis Cluster rejects
+// (CROSSSLOT); there it would become a count by the same chunked ZMSCORE
+// walk, or a cached value.
+func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
+	wrap := func(err error) error { return fmt.Errorf("common following of %s and %s: %w", userID, otherID, err) }
+	pos, err := edgeCursor(p)
+	if err != nil {
+		return social.Connection[string]{}, err
+	}
+	mine, theirs := s.keys.Following(userID), s.keys.Following(otherID)
+
+	chunk := commonChunk
+	var exists *redis.IntCmd
+	var total, first *redis.Cmd
+	_, err = s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		exists = pl.Exists(ctx, s.keys.User(otherID))
+		// EVAL, not EVALSHA: a pipeline cannot fall back on NOSCRIPT.
+		total = commonCountScript.EvalRO(ctx, pl, []string{mine, theirs})
+		first = edgePageScript.EvalRO(ctx, pl, []string{mine}, pos.score, pos.member, chunk)
+		return nil
+	})
+	if err != nil {
+		return social.Connection[string]{}, wrap(err)
+	}
+	if exists.Val() == 0 {
+		return social.Connection[string]{}, social.Errorf(social.NotFound, "user %s not found", otherID)
+	}
+	_, edges, err := parseEdgePage(first)
+	var common []edge
+	for {
+		if err != nil {
+			return social.Connection[string]{}, wrap(err)
+		}
+		if len(edges) == 0 {
+			break
+		}
+		var in []bool
+		if in, err = s.zsetHas(ctx, theirs, edges); err != nil {
+			return social.Connection[string]{}, wrap(err)
+		}
+		for i, e := range edges {
+			if in[i] {
+				common = append(common, e)
+			}
+		}
+		// One match beyond the page says there is a next page.
+		if len(common) > p.First || len(edges) < chunk {
+			break
+		}
+		last := edges[len(edges)-1]
+		chunk = min(2*chunk, commonChunkMax)
+		_, edges, err = s.readEdges(ctx, mine, edgePos(last), chunk)
+	}
+	n, err := total.Int()
+	if err != nil {
+		return social.Connection[string]{}, wrap(err)
+	}
+	return edgeConnection(common, p.First, n), nil
+}
+
+// commonCountScript counts the intersection of two zsets without sending
+// it over. ZINTERCARD would do the same without building the intersection,
+// but the embedded Redis of development mode (miniredis) lacks it.
+var commonCountScript = redis.NewScript(`return #redis.call('ZINTER', 2, KEYS[1], KEYS[2])`)
+
+// zsetHas reports which of the edges' members key holds, with one ZMSCORE.
+// go-redis's typed ZMScore reads a missing member as score 0, so the raw
+// reply is used to tell the two apart.
+func (s *Store) zsetHas(ctx context.Context, key string, edges []edge) ([]bool, error) {
+	args := make([]any, 0, len(edges)+2)
+	args = append(args, "ZMSCORE", key)
+	for _, e := range edges {
+		args = append(args, e.member)
+	}
+	return zmscoreFlags(s.rdb.Do(ctx, args...))
+}
+
+// zmscoreFlags turns a ZMSCORE reply into membership flags.
+func zmscoreFlags(c *redis.Cmd) ([]bool, error) {
+	vals, err := c.Slice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(vals))
+	for i, v := range vals {
+		out[i] = v != nil
+	}
+	return out, nil
+}
+
+// UserCounts returns the profile counters of users with one pipeline of
+// ZCARDs: followers, following and the user's own posts.
+func (s *Store) UserCounts(ctx context.Context, ids []string) ([]social.UserCounts, error) {
+	out := make([]social.UserCounts, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	cmds := make([][3]*redis.IntCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = [3]*redis.IntCmd{
+				p.ZCard(ctx, s.keys.Followers(id)),
+				p.ZCard(ctx, s.keys.Following(id)),
+				p.ZCard(ctx, s.keys.UserPosts(id)),
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load counters of %d users: %w", len(ids), err)
+	}
+	for i, c := range cmds {
+		out[i] = social.UserCounts{Followers: int(c[0].Val()), Following: int(c[1].Val()), Posts: int(c[2].Val())}
+	}
+	return out, nil
+}
+
+// Relations returns how viewerID and each user stand to each other. It
+// reads only the viewer's own keys (the mirrored Followers and BlockedBy
+// make that possible), so a batch of any size is five commands in one
+// pipeline, all in the viewer's slot.
+func (s *Store) Relations(ctx context.Context, viewerID string, ids []string) ([]social.Relation, error) {
+	out := make([]social.Relation, len(ids))
+	if len(ids) == 0 || viewerID == "" {
+		return out, nil
+	}
+	members := make([]any, len(ids))
+	for i, id := range ids {
+		members[i] = id
+	}
+	zmscore := func(p redis.Pipeliner, key string) *redis.Cmd {
+		return p.Do(ctx, append([]any{"ZMSCORE", key}, members...)...)
+	}
+	var following, followers *redis.Cmd
+	var blocks, blockedBy, mutes *redis.BoolSliceCmd
+	k := s.keys
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		following = zmscore(p, k.Following(viewerID))
+		followers = zmscore(p, k.Followers(viewerID))
+		blocks = p.SMIsMember(ctx, k.Blocks(viewerID), members...)
+		blockedBy = p.SMIsMember(ctx, k.BlockedBy(viewerID), members...)
+		mutes = p.SMIsMember(ctx, k.Mutes(viewerID), members...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load relations of %s: %w", viewerID, err)
+	}
+	follows, err := zmscoreFlags(following)
+	if err != nil {
+		return nil, fmt.Errorf("load relations of %s: %w", viewerID, err)
+	}
+	followed, err := zmscoreFlags(followers)
+	if err != nil {
+		return nil, fmt.Errorf("load relations of %s: %w", viewerID, err)
+	}
+	for i := range ids {
+		out[i] = social.Relation{
+			ViewerFollows: follows[i],
+			FollowsViewer: followed[i],
+			ViewerBlocked: blocks.Val()[i],
+			BlockedViewer: blockedBy.Val()[i],
+			ViewerMuted:   mutes.Val()[i],
+		}
+	}
+	return out, nil
+}
+
+// Paging of zsets scored by time, newest first.
+//
+// The order is Redis's own for ZRANGE ... REV: score descending, and for
+// equal scores (two follows in one millisecond) member descending, bytewise.
+// A cursor is the (score, member) of the last edge shown; the next page
+// starts strictly after that position in this order, wherever it is now,
+// so edges added or removed between pages neither repeat nor hide an edge
+// that stayed.
+
+// edge is one zset entry as Redis formats it.
+type edge struct {
+	member, score string
+}
+
+// edgePos is a position in a zset's newest-first order; the zero value is
+// the start.
+type edgePos edge
+
+// edgePageScript returns ZCARD and up to ARGV[3] entries (WITHSCORES) of
+// the zset KEYS[1] that come after the position (ARGV[1] score, ARGV[2]
+// member) in newest-first order; an empty ARGV[1] is the start.
+//
+// When the cursor's member is still there with the cursor's score, its
+// ZREVRANK is the position (O(log n)). Otherwise (unfollowed, or followed
+// again later) the position is the number of entries that come before it:
+// those with a higher score plus those with the same score and a greater
+// member. Members are compared byte by byte as Redis does; Lua's own string
+// comparison follows the server's collation locale.
+var edgePageScript = redis.NewScript(`
+local key, n = KEYS[1], tonumber(ARGV[3])
+local start = 0
+if ARGV[1] ~= '' then
+  local sc = redis.call('ZSCORE', key, ARGV[2])
+  if sc and tonumber(sc) == tonumber(ARGV[1]) then
+    start = redis.call('ZREVRANK', key, ARGV[2]) + 1
+  else
+    local function greater(a, b)
+      for i = 1, math.min(#a, #b) do
+        local x, y = string.byte(a, i), string.byte(b, i)
+        if x ~= y then return x > y end
+      end
+      return #a > #b
+    end
+    start = redis.call('ZCOUNT', key, '(' .. ARGV[1], '+inf')
+    for _, m in ipairs(redis.call('ZRANGE', key, ARGV[1], ARGV[1], 'BYSCORE')) do
+      if greater(m, ARGV[2]) then start = start + 1 end
+    end
+  end
+end
+return {redis.call('ZCARD', key), redis.call('ZRANGE', key, start, start + n - 1, 'REV', 'WITHSCORES')}
+`)
+
+// edgePage returns one page of the zset at key, newest first, with its
+// total: one script run, so page and total are of the same moment.
+func (s *Store) edgePage(ctx context.Context, key string, p social.PageRequest) (social.Connection[string], error) {
+	pos, err := edgeCursor(p)
+	if err != nil {
+		return social.Connection[string]{}, err
+	}
+	total, edges, err := s.readEdges(ctx, key, pos, p.First+1)
+	if err != nil {
+		return social.Connection[string]{}, err
+	}
+	return edgeConnection(edges, p.First, total), nil
+}
+
+// readEdges reads up to n entries of key after pos, and the zset's size.
+func (s *Store) readEdges(ctx context.Context, key string, pos edgePos, n int) (int, []edge, error) {
+	return parseEdgePage(edgePageScript.RunRO(ctx, s.rdb, []string{key}, pos.score, pos.member, n))
+}
+
+// parseEdgePage reads the reply of edgePageScript.
+func parseEdgePage(c *redis.Cmd) (int, []edge, error) {
+	res, err := c.Slice()
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(res) != 2 {
+		return 0, nil, fmt.Errorf("page script: unexpected reply %v", res)
+	}
+	total, _ := res[0].(int64)
+	flat, _ := res[1].([]any)
+	edges := make([]edge, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		m, _ := flat[i].(string)
+		sc, _ := flat[i+1].(string)
+		edges = append(edges, edge{member: m, score: sc})
+	}
+	return int(total), edges, nil
+}
+
+// edgeConnection makes a page of up to first edges; a further edge, when
+// read, only says there is a next page.
+func edgeConnection(edges []edge, first, total int) social.Connection[string] {
+	c := social.Connection[string]{Total: total, HasNext: len(edges) > first}
+	edges = edges[:min(len(edges), first)]
+	c.Items = make([]string, len(edges))
+	c.Cursors = make([]string, len(edges))
+	for i, e := range edges {
+		c.Items[i] = e.member
+		c.Cursors[i] = social.EncodeCursor(e.score, e.member)
+	}
+	return c
+}
+
+// edgeCursor validates a page request of an edge list and decodes its
+// cursor. The resolvers validate first already; the store checks again
+// because the cursor's score goes into Redis commands.
+func edgeCursor(p social.PageRequest) (edgePos, error) {
+	if p.First < 1 || p.First > social.MaxFirst {
+		return edgePos{}, social.Errorf(social.BadUserInput, "first must be between 1 and %d", social.MaxFirst)
+	}
+	if p.After == "" {
+		return edgePos{}, nil
+	}
+	parts, err := social.DecodeCursor(p.After, 2)
+	if err != nil {
+		return edgePos{}, err
+	}
+	f, err := strconv.ParseFloat(parts[0], 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return edgePos{}, social.Errorf(social.BadUserInput, "malformed cursor")
+	}
+	// Canonical decimal form: Redis and Lua both read it, whatever spelling
+	// (hex, exponent) ParseFloat accepted.
+	return edgePos{score: strconv.FormatFloat(f, 'f', -1, 64), member: parts[1]}, nil
+}
