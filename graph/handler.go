@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"time"
@@ -56,8 +57,11 @@ func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Opt
 			// A token in connection_init wins over the upgrade request's
 			// header, which the HTTP middleware already checked.
 			if h := p.Authorization(); h != "" {
-				ctx, err := auth.ViewerFromHeader(ctx, authn, h)
-				return ctx, nil, err
+				vctx, err := auth.ViewerFromHeader(ctx, authn, h)
+				if err != nil {
+					return refuseSocket(ctx, err)
+				}
+				return vctx, nil, nil
 			}
 			return ctx, nil, nil
 		},
@@ -93,6 +97,11 @@ func complexity() ComplexityRoot {
 		if first != nil && *first > 0 {
 			n = *first
 		}
+		// Saturate: a product that wrapped around would let a deeply
+		// nested document through the limit.
+		if childComplexity > (math.MaxInt-1)/n {
+			return math.MaxInt
+		}
 		return 1 + n*childComplexity
 	}
 	c.Query.Timeline = func(cc int, first *int, _ *string) int { return page(cc, first) }
@@ -104,6 +113,19 @@ func complexity() ComplexityRoot {
 	c.Post.Likers = func(cc int, first *int, _ *string) int { return page(cc, first) }
 	c.Post.Comments = func(cc int, first *int, _ *string) int { return page(cc, first) }
 	return c
+}
+
+// refuseSocket ends a websocket whose connection_init carried a bad token:
+// closed with 4403 (graphql-transport-ws's "Forbidden"), or 4500 with the
+// error logged and masked when authentication itself failed.
+func refuseSocket(ctx context.Context, err error) (context.Context, *transport.InitPayload, error) {
+	code, msg := 4403, social.ErrorMessage(err)
+	if social.ErrorCode(err) == social.Internal {
+		presentError(ctx, err) // logs it
+		code = 4500
+	}
+	ctx = transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, code), msg)
+	return ctx, nil, errors.New(msg)
 }
 
 // authenticate puts the viewer of the Authorization header into the

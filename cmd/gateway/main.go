@@ -51,7 +51,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg, stdout)
+	log, err := newLogger(cfg, stdout)
+	if err != nil {
+		return err
+	}
 
 	rdb, closeRedis, err := openRedis(cfg, log)
 	if err != nil {
@@ -110,20 +113,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
+		// Cut off what did not finish in time, before Redis closes under it.
+		_ = srv.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	log.Info("stopped")
 	return nil
 }
 
-func newLogger(cfg *Config, w io.Writer) *slog.Logger {
+func newLogger(cfg *Config, w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
 
 // openRedis connects to REDIS_URL, or starts the embedded server.

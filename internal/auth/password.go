@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -24,8 +25,9 @@ const (
 // 19 MiB, so the number running at once is bounded: a burst of logins
 // queues instead of exhausting memory.
 type Passwords struct {
-	slots chan struct{}
-	dummy string // compared against for unknown logins, to equalise latency
+	slots   chan struct{}
+	dummy   string       // compared against for unknown logins, to equalise latency
+	derived atomic.Int64 // derivations run; tests check every login runs exactly one
 }
 
 // NewPasswords returns a hasher running at most concurrency hashes at once.
@@ -68,27 +70,33 @@ func (p *Passwords) VerifyDummy(password string) { p.Verify(password, p.dummy) }
 func (p *Passwords) derive(pw, salt []byte, t, m uint32, threads uint8, n uint32) []byte {
 	p.slots <- struct{}{}
 	defer func() { <-p.slots }()
+	p.derived.Add(1)
 	return argon2.IDKey(pw, salt, t, m, threads, n)
 }
 
 var errBadPHC = errors.New("malformed argon2id hash")
 
+// Shortest salt and key accepted in a PHC string: argon2's minimum salt,
+// and a key long enough that a wrong password cannot match by chance.
+const (
+	minSaltLen = 8
+	minKeyLen  = 16
+)
+
+// parsePHC reads an argon2id PHC string, accepting only its canonical form.
 func parsePHC(s string) (t, m uint32, threads uint8, salt, key []byte, err error) {
 	parts := strings.Split(s, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" {
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" || parts[2] != fmt.Sprintf("v=%d", argon2.Version) {
 		return 0, 0, 0, nil, nil, errBadPHC
 	}
-	var v int
-	if _, err = fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
+	if _, err = fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &threads); err != nil || m == 0 || t == 0 || threads == 0 || m > 1<<20 ||
+		parts[3] != fmt.Sprintf("m=%d,t=%d,p=%d", m, t, threads) {
 		return 0, 0, 0, nil, nil, errBadPHC
 	}
-	if _, err = fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &threads); err != nil || m == 0 || t == 0 || threads == 0 || m > 1<<20 {
+	if salt, err = base64.RawStdEncoding.DecodeString(parts[4]); err != nil || len(salt) < minSaltLen {
 		return 0, 0, 0, nil, nil, errBadPHC
 	}
-	if salt, err = base64.RawStdEncoding.DecodeString(parts[4]); err != nil {
-		return 0, 0, 0, nil, nil, errBadPHC
-	}
-	if key, err = base64.RawStdEncoding.DecodeString(parts[5]); err != nil || len(key) == 0 {
+	if key, err = base64.RawStdEncoding.DecodeString(parts[5]); err != nil || len(key) < minKeyLen {
 		return 0, 0, 0, nil, nil, errBadPHC
 	}
 	return t, m, threads, salt, key, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -96,6 +97,7 @@ func NewTokens(o TokenOptions) (*Tokens, error) {
 		jwt.WithAudience(o.Audience),
 		jwt.WithLeeway(Leeway),
 		jwt.WithTimeFunc(func() time.Time { return t.now() }),
+		jwt.WithStrictDecoding(),
 	)
 	return t, nil
 }
@@ -121,8 +123,14 @@ func (t *Tokens) Issue(userID, session string) (token string, claims Claims, err
 	return token, claims, nil
 }
 
-// Parse verifies a token's signature and claims.
+// Parse verifies a token's signature and claims. Only the canonical
+// encoding is accepted, so a signed token has exactly one spelling: base64
+// decoding alone would skip newlines and ignore the spare bits of the
+// signature's last character.
 func (t *Tokens) Parse(token string) (*Claims, error) {
+	if strings.IndexFunc(token, notCompact) >= 0 {
+		return nil, errors.New("token is not in compact base64url form")
+	}
 	var c Claims
 	_, err := t.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.verifyKey, nil })
 	if err != nil {
@@ -132,6 +140,11 @@ func (t *Tokens) Parse(token string) (*Claims, error) {
 		return nil, errors.New("token lacks sub or jti")
 	}
 	return &c, nil
+}
+
+// notCompact reports a rune outside the alphabet of a compact JWT.
+func notCompact(r rune) bool {
+	return !('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.')
 }
 
 // randomID returns n random bytes, base64url encoded.

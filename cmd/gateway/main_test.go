@@ -1,0 +1,537 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/socialgw/gateway/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+const testSecret = "main-test-secret-0123456789abcdefghij"
+
+// syncBuffer collects the gateway's log lines, written from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gateway is run() serving in the background.
+type gateway struct {
+	url    string
+	out    *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+	// checked is set when the test called stop and judged run's result.
+	checked bool
+}
+
+// launch runs the gateway on a free port with env as its environment and
+// returns once it is ready; it is stopped when the test ends.
+func launch(t *testing.T, env map[string]string, args ...string) *gateway {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &gateway{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	ready := make(chan string, 1)
+	go func() {
+		g.done <- run(ctx, append([]string{"--listen=127.0.0.1:0"}, args...), mapEnv(env), g.out,
+			func(u string) { ready <- u })
+	}()
+	t.Cleanup(func() {
+		if checked := g.checked; !checked {
+			if err := g.stop(t); err != nil {
+				t.Errorf("run: %v", err)
+			}
+		}
+	})
+	select {
+	case g.url = <-ready:
+		return g
+	case err := <-g.done:
+		g.once.Do(func() {})
+		g.checked = true
+		t.Fatalf("run returned before it was ready: %v\n%s", err, g.out)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gateway not ready after 30s\n%s", g.out)
+	}
+	return nil
+}
+
+// stop cancels run's context and returns its result.
+func (g *gateway) stop(t *testing.T) error {
+	t.Helper()
+	g.checked = true
+	g.once.Do(func() {
+		g.cancel()
+		select {
+		case g.err = <-g.done:
+		case <-time.After(30 * time.Second):
+			g.err = errors.New("run did not return within 30s of cancellation")
+		}
+	})
+	return g.err
+}
+
+func mapEnv(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
+
+// get fetches path and returns status, headers and body.
+func (g *gateway) get(t *testing.T, path string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Get(g.url + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// gqlResult is a GraphQL response.
+type gqlResult struct {
+	Data   map[string]any `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+}
+
+// query posts a document as the holder of token ("" for anonymous).
+func (g *gateway) query(t *testing.T, token, doc string, vars map[string]any) gqlResult {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, g.url+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /query: %v", err)
+	}
+	defer resp.Body.Close()
+	var r gqlResult
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("decode /query response (status %d): %v", resp.StatusCode, err)
+	}
+	return r
+}
+
+// closedAddr returns a local address nothing listens on (never 6379).
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		if !strings.HasSuffix(addr, ":6379") {
+			return addr
+		}
+	}
+}
+
+func TestRunServes(t *testing.T) {
+	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret})
+	if !strings.HasPrefix(g.url, "http://127.0.0.1:") {
+		t.Errorf("ready URL %q", g.url)
+	}
+	if r := g.query(t, "", `{ __typename }`, nil); r.Data["__typename"] != "Query" {
+		t.Errorf("query: %+v", r)
+	}
+	tests := []struct {
+		path, contentType, contains string
+		status                      int
+	}{
+		{"/healthz", "", "ok", 200},
+		{"/readyz", "", "ready", 200},
+		{"/metrics", "text/plain", `gateway_http_requests_total{code="200",path="/query"}`, 200},
+		{"/metrics", "text/plain", "go_goroutines", 200},
+		{"/", "text/html", "graphiql", 200},
+		{"/nowhere", "", "", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			status, h, body := g.get(t, tt.path)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d", status, tt.status)
+			}
+			if !strings.HasPrefix(h.Get("Content-Type"), tt.contentType) {
+				t.Errorf("Content-Type %q, want %s", h.Get("Content-Type"), tt.contentType)
+			}
+			if !strings.Contains(strings.ToLower(body), strings.ToLower(tt.contains)) {
+				t.Errorf("body does not contain %q:\n%.500s", tt.contains, body)
+			}
+			if h.Get("X-Request-Id") == "" {
+				t.Errorf("no X-Request-Id")
+			}
+		})
+	}
+	if log := g.out.String(); !strings.Contains(log, "listening") || !strings.Contains(log, g.url) {
+		t.Errorf("log lacks the listening line with %s:\n%s", g.url, log)
+	}
+}
+
+// TestProductionSwitches: production turns off GraphiQL, introspection and
+// suggestions unless each is enabled explicitly.
+func TestProductionSwitches(t *testing.T) {
+	const introspect = `{ __schema { queryType { name } } }`
+	tests := []struct {
+		name                              string
+		env                               map[string]string
+		graphiql, introspection, suggests bool
+	}{
+		{"development", nil, true, true, true},
+		{"production", map[string]string{"PRODUCTION": "true"}, false, false, false},
+		{"production with GraphiQL", map[string]string{"PRODUCTION": "true", "GRAPHIQL": "true"}, true, false, false},
+		{"production with introspection", map[string]string{"PRODUCTION": "1", "INTROSPECTION": "true"}, false, true, true},
+		{"development without GraphiQL", map[string]string{"GRAPHIQL": "false"}, false, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			g := launch(t, env)
+			wantStatus := map[bool]int{true: 200, false: 404}
+			if status, _, _ := g.get(t, "/"); status != wantStatus[tt.graphiql] {
+				t.Errorf("GET / = %d, want %d", status, wantStatus[tt.graphiql])
+			}
+			if status, _, _ := g.get(t, "/graphiql/graphiql-4.1.2.min.js"); status != wantStatus[tt.graphiql] {
+				t.Errorf("GraphiQL asset = %d, want %d", status, wantStatus[tt.graphiql])
+			}
+			r := g.query(t, "", introspect, nil)
+			if got := r.Data["__schema"] != nil && len(r.Errors) == 0; got != tt.introspection {
+				t.Errorf("introspection answered = %v, want %v: %+v", got, tt.introspection, r)
+			}
+			r = g.query(t, "", `{ mee { id } }`, nil)
+			if len(r.Errors) == 0 {
+				t.Fatalf("unknown field accepted")
+			}
+			if got := strings.Contains(r.Errors[0].Message, "Did you mean"); got != tt.suggests {
+				t.Errorf("suggestion in %q = %v, want %v", r.Errors[0].Message, got, tt.suggests)
+			}
+			if status, _, _ := g.get(t, "/healthz"); status != 200 {
+				t.Errorf("/healthz = %d", status)
+			}
+		})
+	}
+}
+
+func TestReadyzWithoutRedis(t *testing.T) {
+	g := launch(t, map[string]string{"REDIS_URL": "redis://" + closedAddr(t), "JWT_SECRET": testSecret})
+	if status, _, _ := g.get(t, "/healthz"); status != 200 {
+		t.Errorf("/healthz = %d, want 200", status)
+	}
+	if status, _, body := g.get(t, "/readyz"); status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d %q, want 503", status, body)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--help"}, mapEnv(nil), &out, func(string) { t.Error("--help started the server") })
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run(--help) = %v, want flag.ErrHelp", err)
+	}
+	help := out.String()
+	for _, s := range (&Config{}).settings() {
+		for _, want := range []string{"-" + s.flag, s.env, fmt.Sprintf("default %q", s.def)} {
+			if !strings.Contains(help, want) {
+				t.Errorf("--help lacks %q for --%s", want, s.flag)
+			}
+		}
+	}
+}
+
+// TestConfigPrecedence: a flag wins over its variable, which wins over the
+// default.
+func TestConfigPrecedence(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want func(c *Config) bool
+	}{
+		{"default", nil, nil, func(c *Config) bool { return c.ListenAddr == ":8080" && c.AccessTokenTTL == 15*time.Minute }},
+		{"environment", map[string]string{"LISTEN_ADDR": ":9000"}, nil, func(c *Config) bool { return c.ListenAddr == ":9000" }},
+		{"flag over environment", map[string]string{"LISTEN_ADDR": ":9000"}, []string{"--listen=:9001"}, func(c *Config) bool { return c.ListenAddr == ":9001" }},
+		{"flag repairs a bad variable", map[string]string{"LOG_FORMAT": "json"}, []string{"--log-format", "text"}, func(c *Config) bool { return c.LogFormat == "text" }},
+		{"CORS list", map[string]string{"CORS_ORIGINS": " https://a.example, ,https://b.example "}, nil,
+			func(c *Config) bool { return strings.Join(c.CORSOrigins, "|") == "https://a.example|https://b.example" }},
+		{"production defaults", map[string]string{"PRODUCTION": "true"}, nil, func(c *Config) bool { return !c.GraphiQL && !c.Introspection }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, mapEnv(tt.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.want(c) {
+				t.Errorf("config %+v", c)
+			}
+		})
+	}
+}
+
+// TestBadConfig: every bad setting stops run before it serves, with an
+// error naming the setting.
+func TestBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string // in the error
+	}{
+		{"duration", map[string]string{"ACCESS_TOKEN_TTL": "soon"}, nil, "ACCESS_TOKEN_TTL"},
+		{"negative duration", map[string]string{"ACCESS_TOKEN_TTL": "-1m"}, nil, "positive"},
+		{"zero refresh lifetime", map[string]string{"REFRESH_TOKEN_TTL": "0s"}, nil, "positive"},
+		{"boolean", map[string]string{"REDIS_CLUSTER": "maybe"}, nil, "REDIS_CLUSTER"},
+		{"production switch", map[string]string{"PRODUCTION": "yes please"}, nil, "PRODUCTION"},
+		{"graphiql switch", map[string]string{"GRAPHIQL": "perhaps"}, nil, "graphiql"},
+		{"introspection switch", map[string]string{"INTROSPECTION": "2"}, nil, "introspection"},
+		{"body limit with unit", map[string]string{"MAX_BODY_BYTES": "1MB"}, nil, "MAX_BODY_BYTES"},
+		{"zero body limit", map[string]string{"MAX_BODY_BYTES": "0"}, nil, "body"},
+		{"complexity", map[string]string{"COMPLEXITY_LIMIT": "lots"}, nil, "COMPLEXITY_LIMIT"},
+		{"password concurrency", map[string]string{"PASSWORD_CONCURRENCY": "0"}, nil, "concurrency"},
+		{"log format", map[string]string{"LOG_FORMAT": "xml"}, nil, "xml"},
+		{"log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "loud"},
+		{"short JWT secret", map[string]string{"JWT_SECRET": strings.Repeat("s", 31)}, nil, "32"},
+		{"JWT method none", map[string]string{"JWT_METHOD": "none", "JWT_SECRET": testSecret}, nil, "none"},
+		{"EdDSA without key files", map[string]string{"JWT_METHOD": "EdDSA"}, nil, "EdDSA"},
+		{"missing key file", map[string]string{"JWT_METHOD": "EdDSA", "JWT_PRIVATE_KEY_FILE": filepath.Join(dir, "nope.pem")}, nil, "nope.pem"},
+		{"garbage key file", map[string]string{"JWT_METHOD": "RS256", "JWT_PRIVATE_KEY_FILE": garbage, "JWT_PUBLIC_KEY_FILE": garbage}, nil, "RS256"},
+		{"redis URL scheme", map[string]string{"REDIS_URL": "http://localhost:1"}, nil, "redis"},
+		{"listen address", nil, []string{"--listen=256.0.0.1:x"}, "listen"},
+		{"unknown flag", nil, []string{"--nope"}, "nope"},
+		{"positional argument", nil, []string{"extra"}, "extra"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"REDIS_URL": redistest.URL(t)}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			done := make(chan error, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				done <- run(ctx, tt.args, mapEnv(env), io.Discard, func(string) { t.Error("bad configuration served") })
+			}()
+			select {
+			case err := <-done:
+				if err == nil || errors.Is(err, flag.ErrHelp) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("run = %v, want an error about %q", err, tt.want)
+				}
+			case <-time.After(20 * time.Second):
+				cancel()
+				t.Fatalf("run did not refuse the configuration")
+			}
+		})
+	}
+}
+
+// holdRequest opens a POST /query whose body the server has started to
+// read (it answered 100 Continue), and returns the connection with the
+// rest of the body still to be sent.
+func holdRequest(t *testing.T, g *gateway) (net.Conn, *bufio.Reader, string) {
+	t.Helper()
+	u, _ := url.Parse(g.url)
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	const body = `{"query": "{ __typename }"}`
+	fmt.Fprintf(conn, "POST /query HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", u.Host, len(body))
+	br := bufio.NewReader(conn)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
+		t.Fatalf("want 100 Continue, got %q, %v", line, err)
+	}
+	if blank, err := br.ReadString('\n'); err != nil || blank != "\r\n" {
+		t.Fatalf("after 100 Continue: %q, %v", blank, err)
+	}
+	return conn, br, body
+}
+
+// waitPortClosed waits until nothing accepts connections at the gateway's
+// address.
+func waitPortClosed(t *testing.T, g *gateway) {
+	t.Helper()
+	u, _ := url.Parse(g.url)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still accepts connections", u.Host)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestGracefulShutdown cancels run while a request is in flight: the
+// listener closes at once, the request still gets its answer, and run then
+// returns nil.
+func TestGracefulShutdown(t *testing.T) {
+	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret})
+	conn, br, body := holdRequest(t, g)
+
+	g.cancel()
+	waitPortClosed(t, g)
+	select {
+	case err := <-g.done:
+		t.Fatalf("run returned with a request in flight: %v", err)
+	default:
+	}
+
+	if _, err := io.WriteString(conn, body); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("in-flight request: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"__typename":"Query"`) {
+		t.Errorf("in-flight request answered %d %s", resp.StatusCode, b)
+	}
+	start := time.Now()
+	if err := g.stop(t); err != nil {
+		t.Errorf("run = %v, want nil", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("run returned %v after the last request", d)
+	}
+	if !strings.Contains(g.out.String(), "stopped") {
+		t.Errorf("no 'stopped' log line:\n%s", g.out)
+	}
+}
+
+// TestShutdownDeadline: a request that does not finish within
+// SHUTDOWN_TIMEOUT is cut off, and run reports the deadline.
+func TestShutdownDeadline(t *testing.T) {
+	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret, "SHUTDOWN_TIMEOUT": "300ms"})
+	conn, br, _ := holdRequest(t, g)
+	start := time.Now()
+	err := g.stop(t)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("run = %v, want the shutdown deadline", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("run returned after %v with a 300ms shutdown timeout", d)
+	}
+	// The stuck connection is closed, not left to the read timeout.
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the stuck connection is still open after run returned: %v", err)
+	}
+}
+
+// TestEmbeddedRedis: with no REDIS_URL and no JWT_SECRET the gateway works
+// out of the box, warning that data and tokens do not survive a restart.
+func TestEmbeddedRedis(t *testing.T) {
+	g := launch(t, nil)
+	log := g.out.String()
+	for _, want := range []string{"REDIS_URL is not set", "JWT_SECRET is not set"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	registerAndMe(t, g)
+	if status, _, _ := g.get(t, "/readyz"); status != 200 {
+		t.Errorf("/readyz = %d", status)
+	}
+}
+
+// TestEdDSAKeyFiles runs the gateway with EdDSA key files.
+func TestEdDSAKeyFiles(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	privDER, _ := x509.MarshalPKCS8PrivateKey(priv)
+	pubDER, _ := x509.MarshalPKIXPublicKey(priv.Public())
+	dir := t.TempDir()
+	privFile, pubFile := filepath.Join(dir, "jwt.key"), filepath.Join(dir, "jwt.pub")
+	if err := os.WriteFile(privFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: privDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "REDIS_PREFIX": "eddsa:"},
+		"--jwt-method=EdDSA", "--jwt-private-key-file="+privFile, "--jwt-public-key-file="+pubFile)
+	tok := registerAndMe(t, g)
+	header, _, _ := strings.Cut(tok, ".")
+	if header != "eyJhbGciOiJFZERTQSIsInR5cCI6IkpXVCJ9" { // {"alg":"EdDSA","typ":"JWT"}
+		t.Errorf("token header %q is not EdDSA", header)
+	}
+}
+
+// registerAndMe registers an account over HTTP, checks me with its token
+// and returns the token.
+func registerAndMe(t *testing.T, g *gateway) string {
+	t.Helper()
+	r := g.query(t, "", `mutation($i: RegisterInput!) { register(input: $i) { accessToken user { name } } }`,
+		map[string]any{"i": map[string]any{"name": "first_user", "email": "first@example.com", "password": "password123"}})
+	reg, _ := r.Data["register"].(map[string]any)
+	tok, _ := reg["accessToken"].(string)
+	if len(r.Errors) > 0 || tok == "" {
+		t.Fatalf("register: %+v", r)
+	}
+	me := g.query(t, tok, `{ me { name } }`, nil)
+	if m, _ := me.Data["me"].(map[string]any); m == nil || m["name"] != "first_user" {
+		t.Fatalf("me: %+v", me)
+	}
+	return tok
+}
