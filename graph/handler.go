@@ -36,6 +36,10 @@ type Options struct {
 	ComplexityLimit int
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
+	// Naive turns off batching, caching and page prefetching: one Redis
+	// call per field, as a straightforward implementation would do. Only
+	// the benchmark uses it, as the baseline.
+	Naive bool
 	// WebsocketOrigins are the host patterns of other origins allowed to
 	// open a websocket (same-origin is always allowed).
 	WebsocketOrigins []string
@@ -82,8 +86,12 @@ func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Opt
 	srv.SetRecoverFunc(recoverPanic)
 	// Fresh loaders for every response: per request over HTTP, per event
 	// on a subscription, so no cache outlives what it was read for.
+	newLoaders := loader.New
+	if o.Naive {
+		newLoaders = loader.NewNaive
+	}
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(loader.With(ctx, loader.New(store, social.ViewerID(ctx))))
+		return next(loader.With(ctx, newLoaders(store, social.ViewerID(ctx))))
 	})
 	return limitBody(o.MaxBodyBytes, authenticate(authn, srv))
 }

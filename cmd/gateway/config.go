@@ -2,22 +2,21 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/socialgw/gateway/cmd/internal/app"
 )
 
 // Config is the whole configuration of the gateway, parsed once here from
 // flags with environment-variable fallbacks. No other package reads the
 // environment.
 type Config struct {
-	ListenAddr   string
-	RedisURL     string
-	RedisCluster bool
-	RedisPrefix  string
+	app.Common // Redis, logging, shutdown: shared with cmd/worker
+
+	ListenAddr string
 
 	JWTMethod         string
 	JWTSecret         string
@@ -36,9 +35,11 @@ type Config struct {
 	MaxBodyBytes        int64
 	ComplexityLimit     int
 	PasswordConcurrency int
-	ShutdownTimeout     time.Duration
-	LogFormat           string
-	LogLevel            string
+
+	// Feed is the timeline and fan-out configuration, shared with
+	// cmd/worker; FanoutWorker runs a fan-out worker inside the gateway.
+	Feed         app.Feed
+	FanoutWorker bool
 
 	// graphiql and introspection are "", "true" or "false" as given;
 	// finish resolves them against Production.
@@ -53,11 +54,10 @@ type setting struct {
 }
 
 func (c *Config) settings() []setting {
-	return []setting{
+	shared := append(c.Common.Settings("redis:// or rediss:// URL; empty starts an embedded in-memory Redis (data is lost on exit)"), c.Feed.Settings()...)
+	shared = append(shared, app.Bool(&c.FanoutWorker, "fanout-worker", "FANOUT_WORKER", "true", "run a fan-out worker inside the gateway (cmd/worker runs more)"))
+	own := []setting{
 		str(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
-		str(&c.RedisURL, "redis-url", "REDIS_URL", "", "redis:// or rediss:// URL; empty starts an embedded in-memory Redis (data is lost on exit)"),
-		boolean(&c.RedisCluster, "redis-cluster", "REDIS_CLUSTER", "false", "REDIS_URL names a Redis Cluster (redis://host1:port1?addr=host2:port2)"),
-		str(&c.RedisPrefix, "redis-prefix", "REDIS_PREFIX", "sg:", "prefix of every Redis key"),
 		str(&c.JWTMethod, "jwt-method", "JWT_METHOD", "HS256", "access-token signature: HS256 (JWT_SECRET), EdDSA or RS256 (key files)"),
 		str(&c.JWTSecret, "jwt-secret", "JWT_SECRET", "", "HS256 secret, at least 32 bytes; empty generates one per process (tokens die on restart)"),
 		str(&c.JWTPrivateKeyFile, "jwt-private-key-file", "JWT_PRIVATE_KEY_FILE", "", "PEM private key for EdDSA or RS256"),
@@ -73,43 +73,24 @@ func (c *Config) settings() []setting {
 		integer64(&c.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413"),
 		integer(&c.ComplexityLimit, "complexity-limit", "COMPLEXITY_LIMIT", "20000", "largest query cost (lists count as their page size); 0 disables"),
 		integer(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
-		duration(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long in-flight requests may finish after SIGINT/SIGTERM"),
-		str(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json"),
-		str(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error"),
 	}
+	for _, sh := range shared {
+		own = append(own, local(sh))
+	}
+	return own
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
 // defaults. --help prints every setting with its variable and default.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
 	c := &Config{}
-	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	fs.SetOutput(out)
-	settings := c.settings()
-	for _, s := range settings {
-		s := s
-		fs.Func(s.flag, fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def), s.set)
+	own := c.settings()
+	list := make([]app.Setting, len(own))
+	for i, s := range own {
+		list[i] = app.Setting{Flag: s.flag, Env: s.env, Def: s.def, Usage: s.usage, Set: s.set}
 	}
-	fs.Usage = func() {
-		fmt.Fprintln(out, "Usage: gateway [flags]\n\nEvery flag can also be set by the environment variable named with it; a flag wins over the variable.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	// Defaults first, then the environment, then the flags.
-	for _, s := range settings {
-		if err := s.set(s.def); err != nil {
-			return nil, fmt.Errorf("default of --%s: %w", s.flag, err)
-		}
-		if v := getenv(s.env); v != "" {
-			if err := s.set(v); err != nil {
-				return nil, fmt.Errorf("%s: %w", s.env, err)
-			}
-		}
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := app.Parse("gateway", list, args, getenv, out); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	return c, c.finish()
 }
@@ -130,22 +111,22 @@ func (c *Config) finish() error {
 		return errors.New("max body bytes must be positive")
 	case c.PasswordConcurrency < 1:
 		return errors.New("password concurrency must be at least 1")
-	case c.LogFormat != "text" && c.LogFormat != "json":
-		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
 	}
-	return nil
+	if err := c.Common.Check(); err != nil {
+		return err
+	}
+	return c.Feed.Finish()
 }
 
+// local turns a shared setting into this command's.
+func local(s app.Setting) setting { return setting{s.Flag, s.Env, s.Def, s.Usage, s.Set} }
+
 func str(p *string, fl, env, def, usage string) setting {
-	return setting{fl, env, def, usage, func(v string) error { *p = v; return nil }}
+	return local(app.String(p, fl, env, def, usage))
 }
 
 func boolean(p *bool, fl, env, def, usage string) setting {
-	return setting{fl, env, def, usage, func(v string) error {
-		b, err := strconv.ParseBool(v)
-		*p = b
-		return err
-	}}
+	return local(app.Bool(p, fl, env, def, usage))
 }
 
 // orDefault parses an optional boolean.
@@ -157,37 +138,17 @@ func orDefault(v string, def bool) (bool, error) {
 }
 
 func duration(p *time.Duration, fl, env, def, usage string) setting {
-	return setting{fl, env, def, usage, func(v string) error {
-		d, err := time.ParseDuration(v)
-		*p = d
-		return err
-	}}
+	return local(app.Duration(p, fl, env, def, usage))
 }
 
 func integer(p *int, fl, env, def, usage string) setting {
-	return setting{fl, env, def, usage, func(v string) error {
-		n, err := strconv.Atoi(v)
-		*p = n
-		return err
-	}}
+	return local(app.Int(p, fl, env, def, usage))
 }
 
 func integer64(p *int64, fl, env, def, usage string) setting {
-	return setting{fl, env, def, usage, func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		*p = n
-		return err
-	}}
+	return local(app.Int64(p, fl, env, def, usage))
 }
 
 func list(p *[]string, fl, env, def, usage string) setting {
-	return setting{fl, env, def, usage, func(v string) error {
-		*p = nil
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				*p = append(*p, s)
-			}
-		}
-		return nil
-	}}
+	return local(app.List(p, fl, env, def, usage))
 }

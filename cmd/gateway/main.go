@@ -25,6 +25,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -62,6 +63,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer closeRedis()
 	store := redisstore.New(rdb, cfg.RedisPrefix)
+	if err := store.SetFeed(cfg.Feed.Store); err != nil {
+		return err
+	}
+	stopWorker := func(time.Duration) {}
+	if cfg.FanoutWorker {
+		w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
+		if err != nil {
+			return err
+		}
+		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
+		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, log)
+	}
+	// Stops the worker also when serving fails; after a graceful shutdown
+	// it is already stopped and this returns at once.
+	defer stopWorker(cfg.ShutdownTimeout)
 
 	tokens, err := newTokens(cfg, log)
 	if err != nil {
@@ -117,21 +133,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		_ = srv.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	// The fan-out worker finishes the jobs it is running, within what is
+	// left of the shutdown timeout; anything cut off is claimed again by a
+	// worker later.
+	if deadline, ok := sctx.Deadline(); ok {
+		stopWorker(time.Until(deadline))
+	}
 	log.Info("stopped")
 	return nil
 }
 
-func newLogger(cfg *Config, w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return nil, fmt.Errorf("LOG_LEVEL: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return slog.New(slog.NewTextHandler(w, opts)), nil
-}
+func newLogger(cfg *Config, w io.Writer) (*slog.Logger, error) { return cfg.Common.NewLogger(w) }
 
 // openRedis connects to REDIS_URL, or starts the embedded server.
 func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {

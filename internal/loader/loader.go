@@ -42,6 +42,13 @@ func options() []dataloadgen.Option {
 	return []dataloadgen.Option{dataloadgen.WithWait(Wait), dataloadgen.WithBatchCapacity(BatchCapacity)}
 }
 
+// naiveOptions make every Load its own fetch at once: what resolvers
+// without dataloaders do, one Redis call per field. The benchmark compares
+// against it; nothing serves traffic with it.
+func naiveOptions() []dataloadgen.Option {
+	return []dataloadgen.Option{dataloadgen.WithWait(0), dataloadgen.WithBatchCapacity(1), dataloadgen.WithoutCache()}
+}
+
 // Loaders are the loaders of one request.
 type Loaders struct {
 	ViewerID   string
@@ -76,7 +83,13 @@ func (l *Loaders) IsSelf(userID string) bool {
 }
 
 // New returns the loaders for one request of viewerID ("" when anonymous).
-func New(s Store, viewerID string) *Loaders {
+func New(s Store, viewerID string) *Loaders { return build(s, viewerID, options) }
+
+// NewNaive returns loaders that do not batch or cache: one Redis call per
+// Load, for the benchmark's naive mode.
+func NewNaive(s Store, viewerID string) *Loaders { return build(s, viewerID, naiveOptions) }
+
+func build(s Store, viewerID string, options func() []dataloadgen.Option) *Loaders {
 	return &Loaders{
 		ViewerID:   viewerID,
 		Users:      dataloadgen.NewLoader(batch(s.Users), options()...),

@@ -146,7 +146,7 @@ func (s *Store) Mute(ctx context.Context, viewerID, userID string) error {
 
 // Unmute lifts viewerID's mute of userID. Idempotent.
 func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
-	return s.editGraph(ctx, "unmute", viewerID, userID, nil, memberScript,
+	return s.editGraph(ctx, "unmute", viewerID, userID, s.afterUnmute, memberScript,
 		[]string{s.keys.User(userID), s.keys.Mutes(viewerID)},
 		"SREM", userID)
 }

@@ -1,21 +1,117 @@
 package redisstore
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // Timeline hooks: what the social graph does to home timelines. The
 // social-graph code calls them after a successful change; the timeline
 // code implements them (backfill on follow, removal on unfollow, block
 // and mute). They must be idempotent: a retried mutation calls them again.
+//
+// Each write is a script in the reader's slot that checks the graph as it
+// stands when it runs (homeMergeScript and homePurgeScript keep or drop an
+// author by the reader's Following and Mutes), so hooks of quick
+// follow/unfollow sequences that run late or twice leave the list as the
+// last change wants it.
 
-// afterFollow runs after follower started following followee.
-func (s *Store) afterFollow(ctx context.Context, follower, followee string) error { return nil }
+// afterFollow runs after follower started following followee: it copies
+// up to Backfill of the followee's recent posts that the follower may see
+// into the follower's home list. When the followee has more, the list's
+// floor rises to the oldest post copied, so pages below it are read from
+// the followees' own timelines and the older posts are not skipped. A
+// followee who is a pulled author is added to the follower's CelebFollowing.
+func (s *Store) afterFollow(ctx context.Context, follower, followee string) error {
+	return s.backfill(ctx, follower, followee)
+}
+
+// afterUnmute runs after muter unmuted muted: like a follow, it copies the
+// recent posts of a followee back (the mute removed them, and fan-out
+// skipped those posted meanwhile), so every mode shows the same pages
+// again. Nothing happens when muter does not follow muted.
+//
+// The social-graph code's Unmute is to call it; until it does, posts from
+// before the unmute come back only where a page reads them from the
+// author's own timeline (pulled authors, pages below the floor, pull mode).
+func (s *Store) afterUnmute(ctx context.Context, muter, muted string) error {
+	return s.backfill(ctx, muter, muted)
+}
+
+// backfill copies followee's recent posts into follower's home list.
+func (s *Store) backfill(ctx context.Context, follower, followee string) error {
+	n := int64(max(s.feed.Backfill, 1))
+	var recent *redis.StringSliceCmd
+	var total *redis.IntCmd
+	var celeb *redis.BoolCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		recent = p.ZRevRange(ctx, s.keys.UserPosts(followee), 0, n-1)
+		total = p.ZCard(ctx, s.keys.UserPosts(followee))
+		celeb = p.HExists(ctx, s.keys.Celebrities(), followee)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("backfill %s: %w", followee, err)
+	}
+	ids := recent.Val()
+	posts, err := s.VisiblePosts(ctx, follower, ids)
+	if err != nil {
+		return fmt.Errorf("backfill %s: %w", followee, err)
+	}
+	var cut int64
+	if total.Val() > int64(len(ids)) && len(ids) > 0 {
+		cut, _ = strconv.ParseInt(ids[len(ids)-1], 10, 64)
+	}
+	args := []any{follower, s.feed.HomeCap, "max", cut, "0", "", "", ""}
+	for _, p := range posts {
+		if p != nil {
+			args = append(args, homeEntry(p.ID, followee))
+		}
+	}
+	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
+		homeMergeScript.EvalSha(ctx, p, s.homeKeys(follower)[:4], args...)
+		if celeb.Val() {
+			// SADD is idempotent.
+			p.SAdd(ctx, s.keys.CelebFollowing(follower), followee)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("backfill %s: %w", followee, err)
+	}
+	return nil
+}
 
 // afterUnfollow runs after follower stopped following followee.
-func (s *Store) afterUnfollow(ctx context.Context, follower, followee string) error { return nil }
+func (s *Store) afterUnfollow(ctx context.Context, follower, followee string) error {
+	return s.purgeHome(ctx, [2]string{follower, followee})
+}
 
 // afterBlock runs after blocker blocked blocked (follow edges both ways are
-// already gone).
-func (s *Store) afterBlock(ctx context.Context, blocker, blocked string) error { return nil }
+// already gone): each side's posts leave the other's home list.
+func (s *Store) afterBlock(ctx context.Context, blocker, blocked string) error {
+	return s.purgeHome(ctx, [2]string{blocker, blocked}, [2]string{blocked, blocker})
+}
 
 // afterMute runs after muter muted muted.
-func (s *Store) afterMute(ctx context.Context, muter, muted string) error { return nil }
+func (s *Store) afterMute(ctx context.Context, muter, muted string) error {
+	return s.purgeHome(ctx, [2]string{muter, muted})
+}
+
+// purgeHome removes, for each (reader, author) pair, the author's entries
+// from the reader's home list, with one pipeline.
+func (s *Store) purgeHome(ctx context.Context, pairs ...[2]string) error {
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, rw := range pairs {
+			homePurgeScript.EvalSha(ctx, p, s.homeKeys(rw[0]), rw[0], rw[1])
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("remove posts from home timeline: %w", err)
+	}
+	return nil
+}

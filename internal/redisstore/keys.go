@@ -99,3 +99,37 @@ func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
 
 // Comment is the hash of one comment.
 func (k Keys) Comment(id string) string { return k.prefix + "c:{c" + id + "}" }
+
+// PostComment is the hash of one comment (author, content, created ms), kept
+// in its post's slot rather than under Comment's own tag: adding or deleting
+// a comment and its entry in PostComments is then one atomic script, also
+// under Redis Cluster, so commentsCount (LLEN) never drifts. One per comment
+// (plus a deleted comment's tombstone for a minute); removed with the
+// comment or its post.
+func (k Keys) PostComment(post, id string) string { return k.Post(post) + ":c:" + id }
+
+// CommentPost is the comment→post index that finds PostComment from a bare
+// comment id: a hash whose field is the comment id and value its post id.
+// Comment ids are bucketed by id/100, so a bucket holds at most 100 fields
+// and stays a compact listpack.
+func (k Keys) CommentPost(id string) string {
+	bucket := "0"
+	if len(id) > 2 {
+		bucket = id[:len(id)-2]
+	}
+	return k.prefix + "ci:{ci" + bucket + "}"
+}
+
+// Celebrities and pulled authors (hybrid fan-out, docs/fanout.md).
+
+// Celebrities is the hash of the authors hybrid fan-out no longer pushes
+// (more followers than the threshold when they posted): author id →
+// "pending" while the worker registers them with their followers, "done"
+// after. One field per such author; a status is sticky.
+func (k Keys) Celebrities() string { return k.prefix + "{celeb}:all" }
+
+// CelebFollowing is the set of the Celebrities u follows, whose posts u's
+// home pages merge in at read time. At most one member per user u follows;
+// written by the fan-out worker (registration) and the follow hook, trimmed
+// by the unfollow and block hooks.
+func (k Keys) CelebFollowing(u string) string { return k.User(u) + ":celebs" }

@@ -22,11 +22,12 @@ type Store struct {
 	rdb  redis.UniversalClient
 	keys Keys
 	now  func() time.Time
+	feed FeedConfig // timelines and fan-out (timeline.go)
 }
 
 // New returns a Store over rdb whose keys start with prefix.
 func New(rdb redis.UniversalClient, prefix string) *Store {
-	return &Store{rdb: rdb, keys: NewKeys(prefix), now: time.Now}
+	return &Store{rdb: rdb, keys: NewKeys(prefix), now: time.Now, feed: DefaultFeed()}
 }
 
 // Client returns the underlying go-redis client.

@@ -1,25 +1,24 @@
-// Package redistest starts a throwaway redis-server for tests: one per test
-// package, on a free port (never 6379), with nothing saved to disk, stopped
-// when the package's tests end. Without redis-server on PATH it falls back
+// Package redistest starts a throwaway redis-server for tests (through
+// internal/redisproc): one per test package, on a free port (never 6379),
+// with nothing saved to disk, stopped when the package's tests end and
+// killed with the test binary. Without redis-server on PATH it falls back
 // to the embedded miniredis and says so, unless REQUIRE_REDIS=1 (set by
 // .ci/run), where the missing server fails the tests.
 package redistest
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/redisproc"
 )
 
 var (
@@ -75,8 +74,8 @@ func Real() bool { return realServer }
 var realServer bool
 
 func start() {
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
+	srv, err := redisproc.Start()
+	if errors.Is(err, redisproc.ErrNotFound) {
 		if os.Getenv("REQUIRE_REDIS") == "1" {
 			initErr = fmt.Errorf("redis-server not on PATH and REQUIRE_REDIS=1")
 			return
@@ -90,67 +89,9 @@ func start() {
 		addr, stop = m.Addr(), m.Close
 		return
 	}
-	for try := 0; try < 5; try++ {
-		if addr, stop, initErr = startServer(path); initErr == nil {
-			realServer = true
-			return
-		}
-	}
-}
-
-func startServer(path string) (string, func(), error) {
-	port, err := freePort()
 	if err != nil {
-		return "", nil, err
+		initErr = err
+		return
 	}
-	a := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	dir, err := os.MkdirTemp("", "redistest")
-	if err != nil {
-		return "", nil, err
-	}
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
-	// The server dies with the test binary even when TestMain is skipped
-	// or the binary is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("start redis-server: %w", err)
-	}
-	stopFn := func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
-	}
-	c := redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return a, stopFn, nil
-		}
-		if time.Now().After(deadline) {
-			stopFn()
-			return "", nil, fmt.Errorf("redis-server on %s did not answer: %w", a, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// freePort asks the kernel for a free port, never Redis's standard one.
-func freePort() (int, error) {
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if port != 6379 {
-			return port, nil
-		}
-	}
+	addr, stop, realServer = srv.Addr, srv.Stop, true
 }

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+// Common are the settings every command has: Redis, logging, shutdown.
+type Common struct {
+	RedisURL        string
+	RedisCluster    bool
+	RedisPrefix     string
+	LogFormat       string
+	LogLevel        string
+	ShutdownTimeout time.Duration
+}
+
+// Settings binds the common settings; redisURLUsage says what an empty
+// REDIS_URL means to the command.
+func (c *Common) Settings(redisURLUsage string) []Setting {
+	return []Setting{
+		String(&c.RedisURL, "redis-url", "REDIS_URL", "", redisURLUsage),
+		Bool(&c.RedisCluster, "redis-cluster", "REDIS_CLUSTER", "false", "REDIS_URL names a Redis Cluster (redis://host1:port1?addr=host2:port2)"),
+		String(&c.RedisPrefix, "redis-prefix", "REDIS_PREFIX", "sg:", "prefix of every Redis key"),
+		Duration(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long in-flight work may finish after SIGINT/SIGTERM"),
+		String(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json"),
+		String(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error"),
+	}
+}
+
+// Check validates the common settings.
+func (c *Common) Check() error {
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
+	}
+	if c.ShutdownTimeout <= 0 {
+		return errors.New("shutdown timeout must be positive")
+	}
+	return nil
+}
+
+// NewLogger returns the logger the settings ask for, writing to w.
+func (c *Common) NewLogger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), nil
+}
+
+// Feed is the configuration of timelines and fan-out (docs/fanout.md).
+// The gateway and the worker read it from the same variables, and must
+// run with the same values.
+type Feed struct {
+	Store  redisstore.FeedConfig
+	Worker fanout.Config // tuning only: NewWorker names the streams
+
+	mode         string
+	inactiveDays int
+}
+
+// Settings binds the timeline and fan-out settings.
+func (f *Feed) Settings() []Setting {
+	return []Setting{
+		String(&f.mode, "fanout-mode", "FANOUT_MODE", string(redisstore.Hybrid), "how posts reach home timelines: push, pull or hybrid"),
+		Int(&f.Store.CelebrityThreshold, "celebrity-threshold", "CELEBRITY_THRESHOLD", fmt.Sprint(redisstore.DefaultCelebrityThreshold), "hybrid: an author with more followers is not fanned out; followers pull their posts when they read"),
+		Int(&f.inactiveDays, "inactive-days", "INACTIVE_DAYS", "7", "hybrid: followers who have not read their home timeline for this many days are skipped by fan-out, and rebuilt when they come back"),
+		Int(&f.Store.HomeCap, "home-cap", "HOME_CAP", fmt.Sprint(redisstore.DefaultHomeCap), "entries kept per home timeline; older pages are read from the followees' own timelines"),
+		Int(&f.Store.Backfill, "follow-backfill", "FOLLOW_BACKFILL", fmt.Sprint(redisstore.DefaultBackfill), "recent posts a follow copies into the follower's home timeline"),
+		Int(&f.Store.FanoutBatch, "fanout-batch", "FANOUT_BATCH", fmt.Sprint(redisstore.DefaultFanoutBatch), "home timelines written per fan-out pipeline"),
+		Int(&f.Worker.Read, "fanout-read", "FANOUT_READ", fmt.Sprint(fanout.DefaultRead), "fan-out jobs a worker reads at once"),
+		Int(&f.Worker.Concurrency, "fanout-concurrency", "FANOUT_CONCURRENCY", fmt.Sprint(fanout.DefaultConcurrency), "fan-out jobs a worker runs at once"),
+		Duration(&f.Worker.MinIdle, "fanout-min-idle", "FANOUT_MIN_IDLE", fanout.DefaultMinIdle.String(), "a job pending this long (its worker died, or it failed) is claimed and run again"),
+		Int(&f.Worker.MaxDeliveries, "fanout-max-deliveries", "FANOUT_MAX_DELIVERIES", fmt.Sprint(fanout.DefaultMaxDeliveries), "runs of a failing job before it moves to the dead-letter stream"),
+		String(&f.Worker.Consumer, "fanout-consumer", "FANOUT_CONSUMER", "", "this worker's name in the consumer group, unique among running workers (empty: host-pid-random)"),
+	}
+}
+
+// Finish checks the settings and derives the store's configuration.
+func (f *Feed) Finish() error {
+	if f.inactiveDays < 1 {
+		return errors.New("inactive days must be at least 1")
+	}
+	f.Store.Mode = redisstore.FeedMode(f.mode)
+	f.Store.InactiveAfter = time.Duration(f.inactiveDays) * 24 * time.Hour
+	if err := f.Store.Validate(); err != nil {
+		return err
+	}
+	switch w := f.Worker; {
+	case w.Read < 1 || w.Concurrency < 1:
+		return errors.New("fan-out read and concurrency must be at least 1")
+	case w.MinIdle <= 0:
+		return errors.New("fan-out min idle must be positive")
+	case w.MaxDeliveries < 1:
+		return errors.New("fan-out max deliveries must be at least 1")
+	}
+	return nil
+}
+
+// NewWorker returns a fan-out worker of the store's job stream.
+func NewWorker(rdb redis.UniversalClient, store *redisstore.Store, cfg fanout.Config, log *slog.Logger) (*fanout.Worker, error) {
+	cfg.Stream = store.Keys().FanoutStream()
+	cfg.Dead = store.Keys().FanoutDead()
+	return fanout.New(rdb, cfg, store.HandleFanoutJob, log)
+}
+
+// StartWorker runs w in the background until ctx ends. The returned stop
+// cancels it and waits, at most timeout, for the jobs it is running to
+// finish; a job cut off is claimed again later by a worker.
+func StartWorker(ctx context.Context, w *fanout.Worker, log *slog.Logger) (stop func(timeout time.Duration)) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Run(ctx); err != nil {
+			log.Error("fan-out worker failed", "err", err)
+		}
+	}()
+	return func(timeout time.Duration) {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(timeout):
+			log.Warn("fan-out worker still busy at shutdown; its jobs will be claimed again")
+		}
+	}
+}

@@ -1,0 +1,117 @@
+// Command worker runs fan-out workers outside the gateway, to scale fan-out
+// on its own: each process joins the consumer group of the fan-out stream
+// and delivers posts to home timelines (docs/fanout.md).
+//
+// It reads the same variables as the gateway for what they share
+// (REDIS_URL, REDIS_PREFIX, FANOUT_MODE, CELEBRITY_THRESHOLD, …) and must
+// run with the same values. `--help` lists every setting. SIGINT or
+// SIGTERM stops it after the jobs it is running finish.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/socialgw/gateway/cmd/internal/app"
+	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+// Config is the worker's configuration.
+type Config struct {
+	app.Common
+	Feed app.Feed
+	// StatsEvery is how often the worker logs its counters.
+	StatsEvery time.Duration
+}
+
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
+	c := &Config{}
+	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
+	list = append(list, app.Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
+	if err := app.Parse("worker", list, args, getenv, out); err != nil {
+		return nil, err
+	}
+	if c.RedisURL == "" {
+		return nil, errors.New("REDIS_URL is required")
+	}
+	if err := c.Common.Check(); err != nil {
+		return nil, err
+	}
+	return c, c.Feed.Finish()
+}
+
+// run works until ctx is cancelled, then stops gracefully.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	log, err := cfg.NewLogger(stdout)
+	if err != nil {
+		return err
+	}
+	rdb, err := redisstore.Connect(cfg.RedisURL, cfg.RedisCluster)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	store := redisstore.New(rdb, cfg.RedisPrefix)
+	if err := store.SetFeed(cfg.Feed.Store); err != nil {
+		return err
+	}
+	w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
+	if err != nil {
+		return err
+	}
+	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
+	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, log)
+	if cfg.StatsEvery > 0 {
+		tick := time.NewTicker(cfg.StatsEvery)
+		defer tick.Stop()
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				break loop
+			case <-tick.C:
+				logStats(ctx, log, w, store)
+			}
+		}
+	} else {
+		<-ctx.Done()
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	stopWorker(cfg.ShutdownTimeout)
+	log.Info("stopped", "stats", fmt.Sprintf("%+v", w.Stats()))
+	return nil
+}
+
+// logStats logs the worker's counters and the queue's backlog.
+func logStats(ctx context.Context, log *slog.Logger, w *fanout.Worker, store *redisstore.Store) {
+	queued, dead, err := fanout.Backlog(ctx, store.Client(), store.Keys().FanoutStream(), store.Keys().FanoutDead())
+	st := w.Stats()
+	log.Info("fan-out worker", "processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,
+		"dead_lettered", st.DeadLettered, "queued", queued, "dead_letter_stream", dead, "err", err)
+}

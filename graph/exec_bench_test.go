@@ -1,0 +1,155 @@
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// memStore serves every read from memory, so BenchmarkExecuteReference
+// measures GraphQL execution alone: parsing is cached, and what is left is
+// field resolution, loaders and JSON rendering.
+type memStore struct {
+	graph.Posts
+	graph.Engagement
+	posts    map[string]*social.Post
+	users    map[string]*social.User
+	comments map[string]*social.Comment
+	home     []string
+	byPost   map[string][]string
+}
+
+func newMemStore(n int) *memStore {
+	m := &memStore{posts: map[string]*social.Post{}, users: map[string]*social.User{}, comments: map[string]*social.Comment{}, byPost: map[string][]string{}}
+	now := time.Now()
+	for i := 1; i <= 50; i++ {
+		id := strconv.Itoa(i)
+		m.users[id] = &social.User{ID: id, Name: "user_" + id, CreatedAt: now}
+	}
+	cid := 0
+	for i := 1; i <= n; i++ {
+		id := strconv.Itoa(1000 + i)
+		p := &social.Post{ID: id, AuthorID: strconv.Itoa(1 + i%50), Content: "post number " + id + " with some words in it", CreatedAt: now, Visibility: social.Public}
+		if i%4 == 0 {
+			p.RepostOfID = strconv.Itoa(1000 + i - 1)
+		}
+		m.posts[id] = p
+		m.home = append(m.home, id)
+		for j := 0; j < 3; j++ {
+			cid++
+			c := &social.Comment{ID: strconv.Itoa(cid), PostID: id, AuthorID: strconv.Itoa(1 + (i+j)%50), Content: "a comment", CreatedAt: now}
+			m.comments[c.ID] = c
+			m.byPost[id] = append(m.byPost[id], c.ID)
+		}
+	}
+	return m
+}
+
+func pick[V any](m map[string]V, ids []string) []V {
+	out := make([]V, len(ids))
+	for i, id := range ids {
+		out[i] = m[id]
+	}
+	return out
+}
+
+func (m *memStore) Users(_ context.Context, ids []string) ([]*social.User, error) {
+	return pick(m.users, ids), nil
+}
+func (m *memStore) UserCounts(_ context.Context, ids []string) ([]social.UserCounts, error) {
+	return make([]social.UserCounts, len(ids)), nil
+}
+func (m *memStore) Relations(_ context.Context, _ string, ids []string) ([]social.Relation, error) {
+	return make([]social.Relation, len(ids)), nil
+}
+func (m *memStore) VisiblePosts(_ context.Context, _ string, ids []string) ([]*social.Post, error) {
+	return pick(m.posts, ids), nil
+}
+func (m *memStore) PostCounts(_ context.Context, ids []string) ([]social.PostCounts, error) {
+	out := make([]social.PostCounts, len(ids))
+	for i := range out {
+		out[i] = social.PostCounts{Likes: 7, Comments: 3, Reposts: 1}
+	}
+	return out, nil
+}
+func (m *memStore) Liked(_ context.Context, _ string, ids []string) ([]bool, error) {
+	return make([]bool, len(ids)), nil
+}
+func (m *memStore) Comments(_ context.Context, ids []string) ([]*social.Comment, error) {
+	return pick(m.comments, ids), nil
+}
+func (m *memStore) HomeTimeline(_ context.Context, _ string, p social.PageRequest) (social.Connection[string], error) {
+	ids := m.home[:min(p.First, len(m.home))]
+	cur := make([]string, len(ids))
+	for i, id := range ids {
+		cur[i] = social.EncodeCursor(id)
+	}
+	return social.Connection[string]{Items: ids, Cursors: cur, HasNext: true}, nil
+}
+func (m *memStore) PostComments(_ context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
+	ids := m.byPost[postID]
+	ids = ids[:min(p.First, len(ids))]
+	cur := make([]string, len(ids))
+	for i, id := range ids {
+		cur[i] = social.EncodeCursor(id)
+	}
+	return social.Connection[string]{Items: ids, Cursors: cur, Total: len(m.byPost[postID])}, nil
+}
+
+type fixedViewer struct{}
+
+func (fixedViewer) Authenticate(context.Context, string) (social.Viewer, error) {
+	return social.Viewer{UserID: "1"}, nil
+}
+
+func referenceQuery(tb testing.TB) []byte {
+	q, err := os.ReadFile("testdata/reference.graphql")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"query": string(q)})
+	return body
+}
+
+// BenchmarkExecuteReference runs the reference query (a 20-post home page
+// with authors, counters, three comments each and reposts) through the
+// whole HTTP handler over an in-memory store: the GraphQL share of a page.
+func BenchmarkExecuteReference(b *testing.B) {
+	m := newMemStore(20)
+	if w := os.Getenv("LOADER_WAIT"); w != "" {
+		d, _ := time.ParseDuration(w)
+		old := loader.Wait
+		loader.Wait = d
+		defer func() { loader.Wait = old }()
+	}
+	h := graph.NewHandler(&graph.Resolver{Posts: m, Engagement: m}, m, fixedViewer{}, graph.Options{MaxBodyBytes: 1 << 20})
+	body := referenceQuery(b)
+	run := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer x")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	if w := run(); w.Code != 200 || bytes.Contains(w.Body.Bytes(), []byte(`"errors"`)) {
+		b.Fatalf("reference query failed: %d %s", w.Code, w.Body)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/page")
+}
+

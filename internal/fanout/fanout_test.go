@@ -1,0 +1,277 @@
+package fanout_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// queue is a stream and dead-letter stream of their own.
+func queue(tb testing.TB) (redis.UniversalClient, fanout.Config) {
+	tb.Helper()
+	p := redistest.Prefix(tb)
+	return redistest.Client(tb), fanout.Config{Stream: p + "{fanout}:jobs", Dead: p + "{fanout}:dead"}
+}
+
+func newWorker(tb testing.TB, rdb redis.UniversalClient, cfg fanout.Config, h fanout.Handler) *fanout.Worker {
+	tb.Helper()
+	w, err := fanout.New(rdb, cfg, h, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// eventually calls f until it reports true, failing the test after a
+// deadline. Claiming needs entries idle for MinIdle, which only time gives.
+func eventually(tb testing.TB, what string, f func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func addJobs(tb testing.TB, rdb redis.UniversalClient, stream string, n int) {
+	tb.Helper()
+	for i := 0; i < n; i++ {
+		if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: stream, Values: []any{"n", i}}).Err(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func TestJobsQueuedBeforeTheGroupExist(t *testing.T) {
+	rdb, cfg := queue(t)
+	addJobs(t, rdb, cfg.Stream, 3)
+	var seen sync.Map
+	w := newWorker(t, rdb, cfg, func(_ context.Context, job map[string]string) error {
+		seen.Store(job["n"], true)
+		return nil
+	})
+	n, err := w.Drain(context.Background())
+	if err != nil || n != 3 {
+		t.Fatalf("drained %d, %v", n, err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, ok := seen.Load(fmt.Sprint(i)); !ok {
+			t.Fatalf("job %d not handled", i)
+		}
+	}
+	if l := rdb.XLen(context.Background(), cfg.Stream).Val(); l != 0 {
+		t.Fatalf("acknowledged jobs left in the stream: %d", l)
+	}
+}
+
+func TestFailingJobGoesToDeadLetters(t *testing.T) {
+	rdb, cfg := queue(t)
+	cfg.MaxDeliveries, cfg.MinIdle, cfg.ClaimEvery = 3, time.Millisecond, time.Millisecond
+	var runs atomic.Int64
+	w := newWorker(t, rdb, cfg, func(context.Context, map[string]string) error {
+		runs.Add(1)
+		return errors.New("always fails")
+	})
+	addJobs(t, rdb, cfg.Stream, 1)
+	ctx := context.Background()
+	eventually(t, "the dead letter", func() bool {
+		if _, err := w.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return w.Stats().DeadLettered == 1
+	})
+	if runs.Load() != 3 {
+		t.Fatalf("handler ran %d times, want 3", runs.Load())
+	}
+	dead, err := rdb.XRange(ctx, cfg.Dead, "-", "+").Result()
+	if err != nil || len(dead) != 1 || dead[0].Values["job.n"] != "0" || dead[0].Values["deliveries"] != "4" {
+		t.Fatalf("dead letters: %+v, %v", dead, err)
+	}
+	queued, deadN, err := fanout.Backlog(ctx, rdb, cfg.Stream, cfg.Dead)
+	if err != nil || queued != 0 || deadN != 1 {
+		t.Fatalf("backlog %d, dead %d, %v", queued, deadN, err)
+	}
+	if st := w.Stats(); st.Failed != 3 || st.Processed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestRunFinishesTheRunningJobOnShutdown(t *testing.T) {
+	rdb, cfg := queue(t)
+	cfg.Block = 50 * time.Millisecond
+	started, release := make(chan struct{}), make(chan struct{})
+	w := newWorker(t, rdb, cfg, func(ctx context.Context, _ map[string]string) error {
+		close(started)
+		<-release
+		return ctx.Err() // the job's context is not cancelled by shutdown
+	})
+	addJobs(t, rdb, cfg.Stream, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	<-started
+	cancel()
+	select {
+	case <-done:
+		t.Fatal("Run returned while a job was running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after the job finished")
+	}
+	if st := w.Stats(); st.Processed != 1 || st.Failed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// failAfter makes a client's pipelines of scripts fail once n of them ran:
+// a worker dying in the middle of a fan-out.
+type failAfter struct {
+	n    atomic.Int64
+	left int64
+}
+
+func (f *failAfter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (f *failAfter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (f *failAfter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "evalsha" && f.n.Add(1) > f.left {
+			return errors.New("worker killed")
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestWorkerCrash kills fan-out workers two ways — one reads jobs and dies
+// before acknowledging any, another dies halfway through delivering a
+// post — and checks that a second worker finishes everything, with each
+// post exactly once in each follower's home list.
+func TestWorkerCrash(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	prefix := redistest.Prefix(t)
+	cfg := redisstore.DefaultFeed()
+	cfg.Mode = redisstore.Push
+	cfg.FanoutBatch = 4 // several pipelines per post
+	s := redisstore.New(rdb, prefix)
+	if err := s.SetFeed(cfg); err != nil {
+		t.Fatal(err)
+	}
+	author := user(t, s, "author")
+	var followers []string
+	for i := 0; i < 13; i++ {
+		f := user(t, s, fmt.Sprint("f", i))
+		if err := s.Follow(ctx, f, author); err != nil {
+			t.Fatal(err)
+		}
+		followers = append(followers, f)
+	}
+	var posts []string
+	for i := 0; i < 5; i++ {
+		p, err := s.CreatePost(ctx, author, social.NewPost{Content: fmt.Sprint("post ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		posts = append(posts, p.ID)
+	}
+	qcfg := fanout.Config{Stream: s.Keys().FanoutStream(), Dead: s.Keys().FanoutDead(), MinIdle: 30 * time.Millisecond, ClaimEvery: time.Millisecond}
+
+	// Worker 1 takes two jobs and dies before acknowledging them.
+	if err := rdb.XGroupCreateMkStream(ctx, qcfg.Stream, fanout.DefaultGroup, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group: fanout.DefaultGroup, Consumer: "killed-1", Streams: []string{qcfg.Stream, ">"}, Count: 2, Block: -1,
+	}).Result()
+	if err != nil || len(taken[0].Messages) != 2 {
+		t.Fatalf("worker 1 read %v, %v", taken, err)
+	}
+	// Worker 2 dies after the first pipeline of deliveries of the next job.
+	crashing := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	t.Cleanup(func() { _ = crashing.Close() })
+	crashing.AddHook(&failAfter{left: 1})
+	cs := redisstore.New(crashing, prefix)
+	if err := cs.SetFeed(cfg); err != nil {
+		t.Fatal(err)
+	}
+	c2 := qcfg
+	c2.Consumer, c2.Read = "killed-2", 1
+	w2 := newWorker(t, crashing, c2, cs.HandleFanoutJob)
+	if _, err := w2.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w2.Stats().Failed == 0 {
+		t.Fatal("worker 2 did not fail halfway")
+	}
+
+	// Worker 3 finishes: the three jobs left pending are claimed once idle.
+	c3 := qcfg
+	c3.Consumer = "survivor"
+	w3 := newWorker(t, rdb, c3, s.HandleFanoutJob)
+	eventually(t, "every job done", func() bool {
+		if _, err := w3.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return rdb.XLen(ctx, qcfg.Stream).Val() == 0
+	})
+	if st := w3.Stats(); st.Claimed < 3 || st.Failed != 0 || st.DeadLettered != 0 {
+		t.Fatalf("survivor stats %+v", st)
+	}
+	want := fmt.Sprint(reverse(posts))
+	for _, f := range followers {
+		list, err := rdb.LRange(ctx, s.Keys().Home(f), 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(list))
+		for i, e := range list {
+			ids[i], _, _ = strings.Cut(e, ":")
+		}
+		if fmt.Sprint(ids) != want {
+			t.Fatalf("follower %s's home list %v, want each of %s once", f, list, want)
+		}
+	}
+}
+
+func reverse(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+var userSeq atomic.Int64
+
+func user(tb testing.TB, s *redisstore.Store, name string) string {
+	tb.Helper()
+	name = fmt.Sprintf("%s_%d", name, userSeq.Add(1))
+	u, err := s.CreateUser(context.Background(), auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u.ID
+}

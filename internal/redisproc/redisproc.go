@@ -1,0 +1,135 @@
+// Package redisproc starts and stops a throwaway redis-server from PATH: on
+// a free loopback port (never 6379), saving nothing to disk, and killed by
+// the kernel when the process that started it dies. Tests (through
+// internal/redistest) and cmd/bench use it.
+package redisproc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNotFound says redis-server is not on PATH.
+var ErrNotFound = errors.New("redis-server not found on PATH")
+
+// Server is a running redis-server.
+type Server struct {
+	// Addr is the server's host:port on 127.0.0.1.
+	Addr   string
+	cmd    *exec.Cmd
+	dir    string
+	exited chan struct{} // closed when the process has ended
+}
+
+// URL returns a redis:// URL of the server.
+func (s *Server) URL() string { return "redis://" + s.Addr }
+
+// Stop kills the server and removes its working directory. It is safe to
+// call more than once.
+func (s *Server) Stop() {
+	if s == nil || s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	_ = os.RemoveAll(s.dir)
+	s.cmd = nil
+}
+
+// Start starts a redis-server from PATH, with extra command-line arguments
+// appended (e.g. "--maxmemory", "1gb"), and returns once it answers PING.
+// A port taken between choosing it and binding it is retried on another.
+func Start(extra ...string) (*Server, error) {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, ErrNotFound
+	}
+	for try := 0; ; try++ {
+		s, err := start(path, extra)
+		if err == nil || try == 4 {
+			return s, err
+		}
+	}
+}
+
+// Version returns the output of redis-server --version, or "" when it is
+// not on PATH.
+func Version() string {
+	out, err := exec.Command("redis-server", "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(out))
+}
+
+func start(path string, extra []string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	dir, err := os.MkdirTemp("", "redisproc")
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning"}, extra...)
+	cmd := exec.Command(path, args...)
+	// The server dies with this process even when it is killed before it
+	// can call Stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	s := &Server{Addr: addr, cmd: cmd, dir: dir, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.exited) }()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		select {
+		case <-s.exited: // e.g. the port was taken meanwhile
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("redis-server on %s exited at start", addr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("redis-server on %s did not answer: %w", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// freePort asks the kernel for a free loopback port, never Redis's
+// standard one.
+func freePort() (int, error) {
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if port != 6379 {
+			return port, nil
+		}
+	}
+}

@@ -1,0 +1,318 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Fan-out: the jobs createPost and deletePost queue on FanoutStream, and
+// what the worker (internal/fanout) does with them. Every step of a job is
+// idempotent, so a job delivered twice (a worker died before its XACK, or
+// go-redis retried a command) changes nothing the second time: a post lands
+// once per timeline.
+
+// Fan-out jobs: the fields of the entries of FanoutStream.
+const (
+	jobOp     = "op"     // opPost or opDelete
+	jobPost   = "post"   // the post id
+	jobAuthor = "author" // its author
+	jobRepost = "repost" // the original, when the post is a repost
+
+	opPost   = "post"
+	opDelete = "delete"
+)
+
+// deliverScript puts a post in one follower's home list, in the follower's
+// slot, if they still follow the author and have not muted them (a hook
+// that removes an unfollowed, blocked or muted author's posts runs after
+// the graph change, so a delivery either sees the change or is undone by
+// the hook). In hybrid mode a follower whose last home read is older than
+// the inactivity limit is skipped and marked stale instead: their list is
+// rebuilt when they come back. The insert skips a post already there.
+//
+// KEYS: Home, HomeMark, Following, Mutes. ARGV: post id, entry, author,
+// cap, inactive-before (ms; 0: deliver to everyone).
+// Reply: 1 delivered, 0 not (already there, not following, muted), 2
+// skipped as inactive.
+var deliverScript = redis.NewScript(homeLib + `
+if redis.call('ZSCORE', KEYS[3], ARGV[3]) == false or redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 1 then return 0 end
+local before = tonumber(ARGV[5])
+if before > 0 then
+  local a = redis.call('HGET', KEYS[2], 'active')
+  if not a or tonumber(a) < before then
+    redis.call('HSET', KEYS[2], 'stale', '1')
+    return 2
+  end
+end
+return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4]))
+`)
+
+// HandleFanoutJob carries out one fan-out job (the fields of an entry of
+// FanoutStream). An error leaves the job pending, to be retried.
+func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) error {
+	post, author, repost := job[jobPost], job[jobAuthor], job[jobRepost]
+	if !isID(post) || !isID(author) || (repost != "" && !isID(repost)) {
+		return fmt.Errorf("malformed fan-out job %v", job)
+	}
+	switch job[jobOp] {
+	case opPost:
+		return s.fanOutPost(ctx, post, author, repost)
+	case opDelete:
+		return s.fanOutDelete(ctx, post, author, repost)
+	}
+	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
+}
+
+// fanOutPost delivers a new post to the home lists of its author's
+// followers, as the mode says.
+func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) error {
+	var hash *redis.SliceCmd
+	var followers *redis.IntCmd
+	var listed *redis.FloatCmd
+	var celeb *redis.StringCmd
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hash = p.HMGet(ctx, s.keys.Post(post), postAuthorField, "vis")
+		listed = p.ZScore(ctx, s.keys.UserPosts(author), post)
+		followers = p.ZCard(ctx, s.keys.Followers(author))
+		celeb = p.HGet(ctx, s.keys.Celebrities(), author)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("load post %s for fan-out: %w", post, err)
+	}
+	vals := hash.Val()
+	if a, _ := vals[0].(string); a != author {
+		return nil // deleted meanwhile (or never written): nothing to deliver
+	}
+	if isNil(listed.Err()) {
+		// createPost stopped after queueing this job: finish its writes.
+		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+			s.queuePublished(ctx, p, post, author, repost)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("publish post %s: %w", post, err)
+		}
+	}
+	switch s.feed.Mode {
+	case Pull:
+		return nil
+	case Hybrid:
+		if st := celeb.Val(); st != "" || followers.Val() > int64(s.feed.CelebrityThreshold) {
+			return s.registerCelebrity(ctx, author, st)
+		}
+	}
+	var inactiveBefore int64
+	if s.feed.Mode == Hybrid {
+		inactiveBefore = s.now().Add(-s.feed.InactiveAfter).UnixMilli()
+	}
+	d := delivery{s: s, post: post, author: author, inactiveBefore: inactiveBefore}
+	vis, _ := vals[1].(string)
+	if social.Visibility(vis) == social.OnlyTo {
+		// At most MaxAudienceSize users; the script keeps those who follow.
+		only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(post)).Result()
+		if err != nil {
+			return fmt.Errorf("load audience of post %s: %w", post, err)
+		}
+		return d.send(ctx, only)
+	}
+	var excluded map[string]bool
+	if social.Visibility(vis) == social.NotTo {
+		not, err := s.rdb.SMembers(ctx, s.keys.PostNotTo(post)).Result()
+		if err != nil {
+			return fmt.Errorf("load audience of post %s: %w", post, err)
+		}
+		excluded = make(map[string]bool, len(not))
+		for _, u := range not {
+			excluded[u] = true
+		}
+	}
+	return s.eachFollowers(ctx, author, func(batch []string) error {
+		if excluded != nil {
+			kept := batch[:0]
+			for _, u := range batch {
+				if !excluded[u] {
+					kept = append(kept, u)
+				}
+			}
+			batch = kept
+		}
+		return d.send(ctx, batch)
+	})
+}
+
+// delivery is one post on its way to home lists.
+type delivery struct {
+	s              *Store
+	post, author   string
+	inactiveBefore int64
+}
+
+// send delivers to recipients, FanoutBatch timelines per pipeline.
+func (d delivery) send(ctx context.Context, recipients []string) error {
+	s := d.s
+	entry := homeEntry(d.post, d.author)
+	for start := 0; start < len(recipients); start += s.feed.FanoutBatch {
+		part := recipients[start:min(start+s.feed.FanoutBatch, len(recipients))]
+		_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, r := range part {
+				k := s.keys
+				deliverScript.EvalSha(ctx, p, []string{k.Home(r), k.HomeMark(r), k.Following(r), k.Mutes(r)},
+					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("deliver post %s: %w", d.post, err)
+		}
+	}
+	return nil
+}
+
+// eachFollowers calls fn with the followers of author, FanoutBatch at a
+// time. ZSCAN returns every follower present for the whole scan at least
+// once, whatever follows and unfollows happen meanwhile (a repeat is
+// harmless: delivery is idempotent); someone who follows during the scan
+// gets the post from the follow's backfill instead.
+func (s *Store) eachFollowers(ctx context.Context, author string, fn func([]string) error) error {
+	key := s.keys.Followers(author)
+	var cursor uint64
+	batch := make([]string, 0, s.feed.FanoutBatch)
+	for {
+		kv, next, err := s.rdb.ZScan(ctx, key, cursor, "", int64(s.feed.FanoutBatch)).Result()
+		if err != nil {
+			return fmt.Errorf("scan followers of %s: %w", author, err)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			batch = append(batch, kv[i])
+		}
+		if len(batch) >= s.feed.FanoutBatch || (next == 0 && len(batch) > 0) {
+			if err := fn(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// registerCelebrity makes author a pulled author (hybrid mode): it records
+// them in Celebrities, then adds them to the CelebFollowing set of each
+// follower, whose pages then merge the author's posts in at read time. The
+// status is "pending" until every follower has it, so a worker that dies
+// halfway is followed by one that finishes; a follow that happens meanwhile
+// adds the author itself (the follow hook reads Celebrities after the
+// follow edge exists, and this scan reads the edges after the status
+// exists). Done once per author: later posts cost no write at all.
+func (s *Store) registerCelebrity(ctx context.Context, author, status string) error {
+	if status == "done" {
+		return nil
+	}
+	if status == "" {
+		if err := s.rdb.HSet(ctx, s.keys.Celebrities(), author, "pending").Err(); err != nil {
+			return fmt.Errorf("register celebrity %s: %w", author, err)
+		}
+	}
+	err := s.eachFollowers(ctx, author, func(batch []string) error {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, f := range batch {
+				p.SAdd(ctx, s.keys.CelebFollowing(f), author)
+			}
+			return nil
+		})
+		return err
+	})
+	if err == nil {
+		err = s.rdb.HSet(ctx, s.keys.Celebrities(), author, "done").Err()
+	}
+	if err != nil {
+		return fmt.Errorf("register celebrity %s: %w", author, err)
+	}
+	return nil
+}
+
+// DeletePost deletes one of viewerID's posts. The post hash goes at once,
+// so the post disappears from post(id) and from every page (all of them
+// check it at read time); the job it queues first removes it from the
+// followers' home lists and cleans up its audience sets, likes, comments
+// and repost links, also when this call dies halfway.
+func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
+	if !isID(postID) {
+		return social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	v := s.newVisibility(viewerID, []string{postID})
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
+		return fmt.Errorf("load post %s: %w", postID, err)
+	}
+	if v.verdict(0) != visOK {
+		return social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	p := v.post(0)
+	if p.AuthorID != viewerID {
+		return social.Errorf(social.Forbidden, "only its author may delete a post")
+	}
+	// A retried XADD queues the job twice: harmless.
+	job := []any{jobOp, opDelete, jobPost, postID, jobAuthor, p.AuthorID}
+	if p.RepostOfID != "" {
+		job = append(job, jobRepost, p.RepostOfID)
+	}
+	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.keys.FanoutStream(), Values: job}).Err(); err != nil {
+		return fmt.Errorf("queue deletion of post %s: %w", postID, err)
+	}
+	// DEL, ZREM, LREM and SREM are idempotent. The repost link goes at
+	// once too, so the original's repostsCount drops with the page.
+	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		pl.Del(ctx, s.keys.Post(postID))
+		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
+		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
+		if p.RepostOfID != "" {
+			pl.SRem(ctx, s.keys.PostReposts(p.RepostOfID), postID)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete post %s: %w", postID, err)
+	}
+	return nil
+}
+
+// fanOutDelete finishes a deletion: everything the post owned, the link
+// from its original, and its entries in the home lists of the author's
+// followers. The reposts of the post stay; their repostOf reads null.
+func (s *Store) fanOutDelete(ctx context.Context, post, author, repost string) error {
+	k := s.keys
+	entry := homeEntry(post, author)
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post))
+		p.ZRem(ctx, k.UserPosts(author), post)
+		p.LRem(ctx, k.Home(author), 0, entry)
+		if repost != "" {
+			p.SRem(ctx, k.PostReposts(repost), post)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete post %s: %w", post, err)
+	}
+	if err := s.deletePostEngagement(ctx, post); err != nil {
+		return err
+	}
+	return s.eachFollowers(ctx, author, func(batch []string) error {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, f := range batch {
+				p.LRem(ctx, k.Home(f), 0, entry)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("remove post %s from home timelines: %w", post, err)
+		}
+		return nil
+	})
+}

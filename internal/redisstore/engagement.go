@@ -1,0 +1,479 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Likes and comments.
+//
+// Everything a like or a comment writes lives in its post's {p<id>} slot —
+// the post hash, the Likers zset, the PostComments list and each
+// PostComment hash — so every write is one atomic script that also checks
+// the post still exists, and one that a deletion of the post can not
+// interleave with. Only the comment→post index (CommentPost) lives
+// elsewhere; it is written before a comment and removed after it, so a
+// crash between the two steps leaves a dangling index entry, which reads
+// as a missing comment, and never a visible half-written one.
+
+// maxCommentLen is the longest comment, in characters (Unicode code points)
+// after trimming.
+const maxCommentLen = 1000
+
+// deletedCommentTTL is how long a deleted comment's tombstone lets a
+// retried delete recognise its own earlier run.
+const deletedCommentTTL = time.Minute
+
+// commentFields are the fields of a PostComment hash, in the order read.
+var commentFields = []string{"author", "content", "created"}
+
+// postAuthorField is the post hash field holding the author's id.
+const postAuthorField = "author"
+
+// engageable checks that viewerID may like or comment on postID, with the
+// read-time visibility check of the read path (one pipeline). A post that
+// does not exist or whose audience excludes the viewer is NOT_FOUND, so a
+// hidden post's existence is not revealed; a post whose author blocked the
+// viewer, or whom the viewer blocked, is FORBIDDEN.
+func (s *Store) engageable(ctx context.Context, viewerID, postID string) error {
+	v := s.newVisibility(viewerID, []string{postID})
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
+		return fmt.Errorf("check post %s: %w", postID, err)
+	}
+	switch v.verdict(0) {
+	case visMissing, visHidden:
+		return social.Errorf(social.NotFound, "post %s not found", postID)
+	case visBlocked:
+		return social.Errorf(social.Forbidden, "you cannot interact with this user's posts")
+	}
+	return nil
+}
+
+// likeScript adds a like if the post still exists, in one step, so a like
+// can not outlive a post deleted concurrently. The score is Redis's own
+// clock: every like of a post is ordered by one clock whatever gateway
+// took it. ZADD NX makes a retried or repeated like a no-op.
+var likeScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], 'NX', t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
+return 1
+`)
+
+// Like records that viewerID likes postID. Idempotent.
+func (s *Store) Like(ctx context.Context, viewerID, postID string) error {
+	if err := s.engageable(ctx, viewerID, postID); err != nil {
+		return err
+	}
+	ok, err := likeScript.Run(ctx, s.rdb, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID).Int()
+	if err != nil {
+		return fmt.Errorf("like post %s: %w", postID, err)
+	}
+	if ok == 0 {
+		return social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	return nil
+}
+
+// Unlike removes viewerID's like of postID. Idempotent. It answers as Like
+// does for a post the viewer may not see or interact with: the post is
+// hidden from a blocked user altogether, so there is nothing to unlike.
+func (s *Store) Unlike(ctx context.Context, viewerID, postID string) error {
+	if err := s.engageable(ctx, viewerID, postID); err != nil {
+		return err
+	}
+	if err := s.rdb.ZRem(ctx, s.keys.Likers(postID), viewerID).Err(); err != nil {
+		return fmt.Errorf("unlike post %s: %w", postID, err)
+	}
+	return nil
+}
+
+// Liked reports, for each post, whether viewerID likes it (one pipeline).
+func (s *Store) Liked(ctx context.Context, viewerID string, postIDs []string) ([]bool, error) {
+	cmds := make([]*redis.FloatCmd, len(postIDs))
+	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range postIDs {
+			if isID(id) {
+				cmds[i] = p.ZScore(ctx, s.keys.Likers(id), viewerID)
+			}
+		}
+		return nil
+	})
+	if err := pipelineErr(sent, err); err != nil {
+		return nil, fmt.Errorf("load likes of %d posts: %w", len(postIDs), err)
+	}
+	out := make([]bool, len(postIDs))
+	for i, c := range cmds {
+		out[i] = c != nil && c.Err() == nil
+	}
+	return out, nil
+}
+
+// Likers returns a page of the ids of the users who liked postID, newest
+// like first; Total is the number of likes. Likers is a zset scored by time
+// like the graph's edge lists, and pages the same way (edgePage), with
+// cursors that stay stable while others like and unlike.
+func (s *Store) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
+	c, err := s.edgePage(ctx, s.keys.Likers(postID), p)
+	if err != nil && !social.IsCode(err, social.BadUserInput) {
+		return c, fmt.Errorf("load likers of post %s: %w", postID, err)
+	}
+	return c, err
+}
+
+// addCommentScript writes a comment hash and inserts its id into the post's
+// list in one step, if the post still exists. The id is fresh from INCR, so
+// an existing hash means this is go-redis retrying a run that already
+// succeeded: it answers OK and writes nothing, and the list never holds an
+// id twice.
+//
+// The list is kept sorted by id, descending, which is what lets a cursor
+// (a comment id) find its place by binary search. Ids are handed out
+// before this script runs, so two concurrent comments may arrive out of
+// order: the usual case is a plain LPUSH, the other an insert after the
+// few newer ids already at the head.
+var addCommentScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'OK' end
+redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+local id = tonumber(ARGV[1])
+local head = redis.call('LINDEX', KEYS[3], 0)
+if not head or tonumber(head) < id then
+  redis.call('LPUSH', KEYS[3], ARGV[1])
+  return 'OK'
+end
+local pos = 1
+while true do
+  local chunk = redis.call('LRANGE', KEYS[3], pos, pos + 63)
+  if #chunk == 0 then
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+    return 'OK'
+  end
+  for _, v in ipairs(chunk) do
+    if tonumber(v) < id then
+      redis.call('LINSERT', KEYS[3], 'BEFORE', v, ARGV[1])
+      return 'OK'
+    end
+  end
+  pos = pos + 64
+end
+`)
+
+// validateComment trims a comment and checks its length.
+func validateComment(content string) (string, error) {
+	content = strings.TrimSpace(content)
+	if n := utf8.RuneCountInString(content); n < 1 || n > maxCommentLen || !utf8.ValidString(content) {
+		return "", social.Errorf(social.BadUserInput, "a comment must be 1 to %d characters", maxCommentLen)
+	}
+	return content, nil
+}
+
+// AddComment adds viewerID's comment to postID.
+func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error) {
+	content, err := validateComment(content)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.engageable(ctx, viewerID, postID); err != nil {
+		return nil, err
+	}
+	// A retried INCR only leaves a gap in the ids.
+	n, err := s.rdb.Incr(ctx, s.keys.CommentSeq()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("allocate comment id: %w", err)
+	}
+	id := strconv.FormatInt(n, 10)
+	// The index first: until the script below runs it points at nothing,
+	// which reads as a missing comment.
+	if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
+		return nil, fmt.Errorf("index comment %s: %w", id, err)
+	}
+	created := s.now().UTC()
+	res, err := addCommentScript.Run(ctx, s.rdb,
+		[]string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID)},
+		id, "author", viewerID, "content", content, "created", msString(created),
+	).Text()
+	if err != nil {
+		return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
+	}
+	if res == "GONE" {
+		// The post was deleted meanwhile; the index entry is garbage.
+		_ = s.rdb.HDel(ctx, s.keys.CommentPost(id), id).Err()
+		return nil, social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	return &social.Comment{ID: id, PostID: postID, AuthorID: viewerID, Content: content, CreatedAt: created.Truncate(time.Millisecond)}, nil
+}
+
+// deleteCommentScript deletes a comment hash and its id in the post's list
+// in one step, if the viewer (ARGV[2]) wrote the comment or the post. The
+// comments of a deleted post are gone with it, whatever cleanup is left. It
+// leaves a short-lived tombstone naming the deleter, so go-redis retrying a
+// run that already succeeded answers OK rather than GONE.
+var deleteCommentScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
+local author = redis.call('HGET', KEYS[2], 'author')
+if not author then
+  if redis.call('HGET', KEYS[2], 'deleted') == ARGV[2] then return 'OK' end
+  return 'GONE'
+end
+if author ~= ARGV[2] and redis.call('HGET', KEYS[1], ARGV[4]) ~= ARGV[2] then
+  return 'FORBIDDEN'
+end
+redis.call('LREM', KEYS[3], 0, ARGV[1])
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'deleted', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 'OK'
+`)
+
+// DeleteComment deletes a comment; only its author and the post's author
+// may. Deleting it again within a minute (a retry) succeeds again.
+func (s *Store) DeleteComment(ctx context.Context, viewerID, commentID string) error {
+	postID, err := s.commentPost(ctx, commentID)
+	if err != nil {
+		return err
+	}
+	if postID == "" {
+		return social.Errorf(social.NotFound, "comment %s not found", commentID)
+	}
+	res, err := deleteCommentScript.Run(ctx, s.rdb,
+		[]string{s.keys.Post(postID), s.keys.PostComment(postID, commentID), s.keys.PostComments(postID)},
+		commentID, viewerID, deletedCommentTTL.Milliseconds(), postAuthorField,
+	).Text()
+	if err != nil {
+		return fmt.Errorf("delete comment %s: %w", commentID, err)
+	}
+	switch res {
+	case "GONE":
+		return social.Errorf(social.NotFound, "comment %s not found", commentID)
+	case "FORBIDDEN":
+		// Say NOT_FOUND when the post is hidden from the viewer, so that
+		// neither it nor its comments are revealed.
+		if err := s.engageable(ctx, viewerID, postID); social.IsCode(err, social.NotFound) {
+			return social.Errorf(social.NotFound, "comment %s not found", commentID)
+		} else if err != nil && !social.IsCode(err, social.Forbidden) {
+			return err
+		}
+		return social.Errorf(social.Forbidden, "only the comment's author and the post's author may delete it")
+	}
+	if err := s.rdb.HDel(ctx, s.keys.CommentPost(commentID), commentID).Err(); err != nil {
+		return fmt.Errorf("unindex comment %s: %w", commentID, err)
+	}
+	return nil
+}
+
+// commentPost returns the id of a comment's post from the index, or "".
+func (s *Store) commentPost(ctx context.Context, id string) (string, error) {
+	if !isID(id) {
+		return "", nil
+	}
+	post, err := s.rdb.HGet(ctx, s.keys.CommentPost(id), id).Result()
+	if isNil(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up post of comment %s: %w", id, err)
+	}
+	return post, nil
+}
+
+// Comments loads comments by id; missing or deleted ones are nil. It costs
+// two pipelines: the index, then the comment hashes. Callers that already
+// know the post ids (a page of a post's comments) use commentsOf instead.
+func (s *Store) Comments(ctx context.Context, ids []string) ([]*social.Comment, error) {
+	posts := make([]*redis.StringCmd, len(ids))
+	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			if isID(id) {
+				posts[i] = p.HGet(ctx, s.keys.CommentPost(id), id)
+			}
+		}
+		return nil
+	})
+	if err := pipelineErr(sent, err); err != nil {
+		return nil, fmt.Errorf("look up posts of %d comments: %w", len(ids), err)
+	}
+	refs := make([]commentRef, len(ids))
+	for i, c := range posts {
+		refs[i].ID = ids[i]
+		if c != nil {
+			refs[i].PostID = c.Val()
+		}
+	}
+	return s.commentsOf(ctx, refs)
+}
+
+// commentRef names a comment and its post.
+type commentRef struct{ ID, PostID string }
+
+// commentsOf loads comments whose post is known with one pipeline; refs
+// with no post, and comments that are missing or deleted, are nil.
+func (s *Store) commentsOf(ctx context.Context, refs []commentRef) ([]*social.Comment, error) {
+	cmds := make([]*redis.SliceCmd, len(refs))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range refs {
+			if r.PostID != "" {
+				cmds[i] = p.HMGet(ctx, s.keys.PostComment(r.PostID, r.ID), commentFields...)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load %d comments: %w", len(refs), err)
+	}
+	out := make([]*social.Comment, len(refs))
+	for i, c := range cmds {
+		if c == nil {
+			continue
+		}
+		v := c.Val()
+		author, _ := v[0].(string)
+		if author == "" {
+			continue // missing, or a deleted comment's tombstone
+		}
+		content, _ := v[1].(string)
+		created, _ := v[2].(string)
+		out[i] = &social.Comment{ID: refs[i].ID, PostID: refs[i].PostID, AuthorID: author, Content: content, CreatedAt: msTime(created)}
+	}
+	return out, nil
+}
+
+// commentsPageScript returns LLEN and one page of a post's comment ids,
+// newest first. The list is sorted by id, descending, so the page after a
+// cursor starts at the first id below it, found by binary search; that
+// works as well when the cursor's comment was deleted meanwhile.
+var commentsPageScript = redis.NewScript(`
+local n = tonumber(ARGV[2])
+local len = redis.call('LLEN', KEYS[1])
+local start = 0
+if ARGV[1] ~= '' then
+  local c = tonumber(ARGV[1])
+  local lo, hi = 0, len
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if tonumber(redis.call('LINDEX', KEYS[1], mid)) < c then hi = mid else lo = mid + 1 end
+  end
+  start = lo
+end
+return {len, redis.call('LRANGE', KEYS[1], start, start + n - 1)}
+`)
+
+// PostComments returns a page of a post's comment ids, newest first; Total
+// is the number of comments.
+func (s *Store) PostComments(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
+	if p.First < 1 || p.First > social.MaxFirst {
+		return social.Connection[string]{}, social.Errorf(social.BadUserInput, "first must be between 1 and %d", social.MaxFirst)
+	}
+	var after string
+	if p.After != "" {
+		parts, err := social.DecodeCursor(p.After, 1)
+		if err != nil {
+			return social.Connection[string]{}, err
+		}
+		if !isID(parts[0]) {
+			return social.Connection[string]{}, social.Errorf(social.BadUserInput, "malformed cursor")
+		}
+		after = parts[0]
+	}
+	first := p.First
+	res, err := commentsPageScript.RunRO(ctx, s.rdb, []string{s.keys.PostComments(postID)}, after, first+1).Slice()
+	if err != nil {
+		return social.Connection[string]{}, fmt.Errorf("load comments of post %s: %w", postID, err)
+	}
+	total, ids, err := totalAndList(res)
+	if err != nil {
+		return social.Connection[string]{}, fmt.Errorf("load comments of post %s: %w", postID, err)
+	}
+	c := social.Connection[string]{Total: total, HasNext: len(ids) > first}
+	for _, v := range ids[:min(len(ids), first)] {
+		id, _ := v.(string)
+		c.Items = append(c.Items, id)
+		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
+	}
+	return c, nil
+}
+
+// deletePostEngagement removes a post's likes and comments. DeletePost
+// calls it after the post hash is gone, when no new like or comment can
+// arrive (their scripts check the post exists in the same step). The list
+// goes last, so a run cut short is finished by running it again.
+func (s *Store) deletePostEngagement(ctx context.Context, postID string) error {
+	list := s.keys.PostComments(postID)
+	ids, err := s.rdb.LRange(ctx, list, 0, -1).Result()
+	if err != nil {
+		return fmt.Errorf("list comments of post %s: %w", postID, err)
+	}
+	const batch = 1000
+	for start := 0; start < len(ids); start += batch {
+		part := ids[start:min(start+batch, len(ids))]
+		keys := make([]string, len(part))
+		for i, id := range part {
+			keys[i] = s.keys.PostComment(postID, id)
+		}
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, keys...)
+			for _, id := range part {
+				p.HDel(ctx, s.keys.CommentPost(id), id)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete comments of post %s: %w", postID, err)
+		}
+	}
+	if err := s.rdb.Del(ctx, s.keys.Likers(postID), list).Err(); err != nil {
+		return fmt.Errorf("delete likes and comments of post %s: %w", postID, err)
+	}
+	return nil
+}
+
+// pipelineErr is the error of a pipeline whose commands may answer
+// redis.Nil for a missing key or field: the first other error among the
+// commands sent, or nil.
+func pipelineErr(cmds []redis.Cmder, err error) error {
+	if err == nil || !isNil(err) {
+		return err
+	}
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && !isNil(e) {
+			return e
+		}
+	}
+	return nil
+}
+
+// totalAndList splits a {count, list} script reply.
+func totalAndList(res []any) (int, []any, error) {
+	if len(res) != 2 {
+		return 0, nil, fmt.Errorf("unexpected script reply %v", res)
+	}
+	total, ok := res[0].(int64)
+	list, ok2 := res[1].([]any)
+	if !ok || !ok2 {
+		return 0, nil, fmt.Errorf("unexpected script reply %v", res)
+	}
+	return int(total), list, nil
+}
+
+// isID reports whether s is an id as INCR hands them out: a positive
+// decimal without leading zeros. Anything else names nothing, and is never
+// spliced into a key.
+func isID(s string) bool {
+	if s == "" || len(s) > 19 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

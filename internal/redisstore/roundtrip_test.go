@@ -1,0 +1,103 @@
+package redisstore_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// tripCounter counts round trips: a pipeline is one.
+type tripCounter struct{ n atomic.Int64 }
+
+func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.n.Add(1); return next(ctx, cmd) }
+}
+func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
+}
+
+// trips runs f and returns its round trips.
+func (c *tripCounter) trips(tb testing.TB, f func() error) int64 {
+	tb.Helper()
+	before := c.n.Load()
+	if err := f(); err != nil {
+		tb.Fatal(err)
+	}
+	return c.n.Load() - before
+}
+
+// TestRoundTrips pins the round trips of createPost (the same with 0 and
+// with many followers: fan-out is the worker's) and of a home page in each
+// mode, as docs/fanout.md states them.
+func TestRoundTrips(t *testing.T) {
+	tests := []struct {
+		mode              redisstore.FeedMode
+		celebrity         bool
+		page, firstOfPull int64
+	}{
+		{redisstore.Push, false, 2, 2},
+		{redisstore.Hybrid, false, 2, 2},
+		{redisstore.Hybrid, true, 3, 3},
+		{redisstore.Pull, false, 2, 5},
+	}
+	for _, tt := range tests {
+		name := string(tt.mode)
+		if tt.celebrity {
+			name += " following a pulled author"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := feedConfig(tt.mode)
+			cfg.CelebrityThreshold = 30
+			rdb := redistest.Client(t)
+			cnt := &tripCounter{}
+			rdb.AddHook(cnt)
+			s := redisstore.New(rdb, redistest.Prefix(t))
+			feedOK(t, s.SetFeed(cfg))
+			w := feedWorker(t, s, rdb)
+			ctx := context.Background()
+			u := feedUsers(t, s, 43)
+			lonely, popular, reader, fans := u[0], u[1], u[2], u[3:]
+			for _, f := range fans {
+				feedOK(t, s.Follow(ctx, f, popular))
+			}
+			feedOK(t, s.Follow(ctx, reader, lonely))
+			if tt.celebrity {
+				feedOK(t, s.Follow(ctx, reader, popular))
+			}
+			// Warm the script cache (the first EVALSHA of each script
+			// costs a NOSCRIPT and an EVAL).
+			feedPost(t, s, popular, social.NewPost{})
+			feedPost(t, s, lonely, social.NewPost{})
+			drain(t, w)
+			home(t, s, reader, 5)
+			feedOK(t, func() error { _, err := s.HomeTimeline(ctx, reader, social.PageRequest{First: 5}); return err }())
+
+			create := func(author string) func() error {
+				return func() error { _, err := s.CreatePost(ctx, author, social.NewPost{Content: "x"}); return err }
+			}
+			if a, b := cnt.trips(t, create(lonely)), cnt.trips(t, create(popular)); a != 3 || b != 3 {
+				t.Errorf("createPost: %d round trips with no follower, %d with %d", a, b, len(fans))
+			}
+			drain(t, w)
+			page := func(after string) func() error {
+				return func() error {
+					_, err := s.HomeTimeline(ctx, reader, social.PageRequest{First: 5, After: after})
+					return err
+				}
+			}
+			if n := cnt.trips(t, page("")); n != tt.firstOfPull {
+				t.Errorf("first home page: %d round trips, want %d", n, tt.firstOfPull)
+			}
+			if n := cnt.trips(t, page(social.EncodeCursor("999999999"))); n != tt.page {
+				t.Errorf("a later home page: %d round trips, want %d", n, tt.page)
+			}
+		})
+	}
+}
