@@ -24,52 +24,6 @@ func pageInfo[T any](c social.Connection[T]) *model.PageInfo {
 	return pi
 }
 
-// userConnection loads the users of a page of ids; users that vanished
-// between the two reads are left out.
-func userConnection(ctx context.Context, c social.Connection[string]) (*model.UserConnection, error) {
-	users, err := loader.For(ctx).Users.LoadAll(ctx, c.Items)
-	if err != nil {
-		return nil, err
-	}
-	edges := make([]*model.UserEdge, 0, len(users))
-	for i, u := range users {
-		if u != nil {
-			edges = append(edges, &model.UserEdge{Cursor: c.Cursors[i], Node: u})
-		}
-	}
-	return &model.UserConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
-}
-
-// timeline loads the posts of a page of ids; posts deleted or hidden since
-// the ids were read are left out (the loader checks visibility).
-func timeline(ctx context.Context, c social.Connection[string]) (*model.Timeline, error) {
-	posts, err := loader.For(ctx).Posts.LoadAll(ctx, c.Items)
-	if err != nil {
-		return nil, err
-	}
-	edges := make([]*model.TimelineEdge, 0, len(posts))
-	for i, p := range posts {
-		if p != nil {
-			edges = append(edges, &model.TimelineEdge{Cursor: c.Cursors[i], Node: p})
-		}
-	}
-	return &model.Timeline{Edges: edges, PageInfo: pageInfo(c)}, nil
-}
-
-func commentConnection(ctx context.Context, c social.Connection[string]) (*model.CommentConnection, error) {
-	comments, err := loader.For(ctx).Comments.LoadAll(ctx, c.Items)
-	if err != nil {
-		return nil, err
-	}
-	edges := make([]*model.CommentEdge, 0, len(comments))
-	for i, cm := range comments {
-		if cm != nil {
-			edges = append(edges, &model.CommentEdge{Cursor: c.Cursors[i], Node: cm})
-		}
-	}
-	return &model.CommentConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
-}
-
 // loadUser returns a user that must exist, or NOT_FOUND.
 func loadUser(ctx context.Context, id string) (*social.User, error) {
 	u, err := loader.For(ctx).Users.Load(ctx, id)

@@ -88,14 +88,45 @@ func (m *memStore) Liked(_ context.Context, _ string, ids []string) ([]bool, err
 func (m *memStore) Comments(_ context.Context, ids []string) ([]*social.Comment, error) {
 	return pick(m.comments, ids), nil
 }
-func (m *memStore) HomeTimeline(_ context.Context, _ string, p social.PageRequest) (social.Connection[string], error) {
+
+// HomePage builds the page a store would, with everything w asks for, so
+// the benchmark runs the primed path the gateway runs.
+func (m *memStore) HomePage(_ context.Context, _ string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
 	ids := m.home[:min(p.First, len(m.home))]
-	cur := make([]string, len(ids))
-	for i, id := range ids {
-		cur[i] = social.EncodeCursor(id)
+	page := &social.Page{
+		Users: map[string]*social.User{}, Counts: map[string]social.PostCounts{}, Liked: map[string]bool{},
+		Comments: map[string]social.Connection[*social.Comment]{}, Originals: map[string]*social.Post{},
 	}
-	return social.Connection[string]{Items: ids, Cursors: cur, HasNext: true}, nil
+	page.Posts.HasNext = true
+	for _, id := range ids {
+		post := m.posts[id]
+		page.Posts.Items = append(page.Posts.Items, post)
+		page.Posts.Cursors = append(page.Posts.Cursors, social.EncodeCursor(id))
+		page.Users[post.AuthorID] = m.users[post.AuthorID]
+		page.Counts[id] = social.PostCounts{Likes: 7, Comments: 3, Reposts: 1}
+		page.Liked[id] = false
+		var cc social.Connection[*social.Comment]
+		for _, cid := range m.byPost[id][:min(w.Comments, len(m.byPost[id]))] {
+			c := m.comments[cid]
+			cc.Items = append(cc.Items, c)
+			cc.Cursors = append(cc.Cursors, social.EncodeCursor(cid))
+			page.Users[c.AuthorID] = m.users[c.AuthorID]
+		}
+		cc.Total = len(m.byPost[id])
+		page.Comments[id] = cc
+		if post.RepostOfID != "" {
+			orig := m.posts[post.RepostOfID]
+			page.Originals[orig.ID] = orig
+			page.Users[orig.AuthorID] = m.users[orig.AuthorID]
+		}
+	}
+	return page, nil
 }
+
+func (m *memStore) UserPage(ctx context.Context, v, _ string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+	return m.HomePage(ctx, v, p, w)
+}
+
 func (m *memStore) PostComments(_ context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
 	ids := m.byPost[postID]
 	ids = ids[:min(p.First, len(ids))]
@@ -152,4 +183,3 @@ func BenchmarkExecuteReference(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/page")
 }
-

@@ -51,7 +51,7 @@ func (r *Resolver) userList(ctx context.Context, userID string, first *int, afte
 	if err != nil {
 		return nil, err
 	}
-	return userConnection(ctx, c)
+	return r.userConnection(ctx, c)
 }
 
 func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, after *string) (*model.Timeline, error) {
@@ -59,11 +59,11 @@ func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Posts.UserTimeline(ctx, social.ViewerID(ctx), userID, p)
+	page, err := r.Posts.UserPage(ctx, social.ViewerID(ctx), userID, p, pageWants(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return timeline(ctx, c)
+	return primePage(ctx, page), nil
 }
 
 // audience returns a post's audience lists when the viewer is its author;

@@ -23,6 +23,9 @@ type Accounts interface {
 type Profiles interface {
 	UserIDByName(ctx context.Context, name string) (string, error)
 	UpdateBio(ctx context.Context, userID, bio string) error
+	// UserDetails loads a list of users with what w asks for in one round
+	// trip.
+	UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error)
 }
 
 // Graph is the social graph: follows, blocks, mutes and their lists.
@@ -39,14 +42,16 @@ type Graph interface {
 	CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error)
 }
 
-// Posts writes posts and reads timelines. Timelines return post ids the
+// Posts writes posts and reads timelines. Timelines hold the posts the
 // viewer may see, newest first.
 type Posts interface {
 	CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error)
 	DeletePost(ctx context.Context, viewerID, postID string) error
 	Audience(ctx context.Context, postID string) (social.Audience, error)
-	HomeTimeline(ctx context.Context, viewerID string, p social.PageRequest) (social.Connection[string], error)
-	UserTimeline(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error)
+	// HomePage and UserPage fetch a page of posts together with what the
+	// query asks for (w), in a fixed number of round trips.
+	HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error)
+	UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error)
 }
 
 // Engagement is likes and comments.
@@ -56,7 +61,7 @@ type Engagement interface {
 	AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error)
 	DeleteComment(ctx context.Context, viewerID, commentID string) error
 	Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error)
-	PostComments(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error)
+	PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error)
 }
 
 // Resolver is the root resolver; its fields are the services resolvers

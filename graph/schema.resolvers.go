@@ -249,7 +249,7 @@ func (r *postResolver) Likers(ctx context.Context, obj *social.Post, first *int,
 	if err != nil {
 		return nil, err
 	}
-	return userConnection(ctx, c)
+	return r.userConnection(ctx, c)
 }
 
 // CommentsCount is the resolver for the commentsCount field.
@@ -264,11 +264,14 @@ func (r *postResolver) Comments(ctx context.Context, obj *social.Post, first *in
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Engagement.PostComments(ctx, obj.ID, p)
+	if c, ok := loader.For(ctx).CommentPage(obj.ID, p); ok {
+		return r.commentConnection(ctx, c, true)
+	}
+	c, err := r.Engagement.PostCommentsPage(ctx, obj.ID, p)
 	if err != nil {
 		return nil, err
 	}
-	return commentConnection(ctx, c)
+	return r.commentConnection(ctx, c, false)
 }
 
 // Me is the resolver for the me field.
@@ -327,11 +330,11 @@ func (r *queryResolver) Timeline(ctx context.Context, first *int, after *string)
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Posts.HomeTimeline(ctx, v.UserID, p)
+	page, err := r.Posts.HomePage(ctx, v.UserID, p, pageWants(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return timeline(ctx, c)
+	return primePage(ctx, page), nil
 }
 
 // UserTimeline is the resolver for the userTimeline field.

@@ -6,6 +6,7 @@ package loader
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,7 +52,10 @@ func naiveOptions() []dataloadgen.Option {
 
 // Loaders are the loaders of one request.
 type Loaders struct {
-	ViewerID   string
+	ViewerID string
+	// Naive is set for the benchmark's baseline: no batching, no caching,
+	// and resolvers do not prefetch pages.
+	Naive      bool
 	Users      *dataloadgen.Loader[string, *social.User]
 	UserCounts *dataloadgen.Loader[string, social.UserCounts]
 	Relations  *dataloadgen.Loader[string, social.Relation]
@@ -64,6 +68,37 @@ type Loaders struct {
 	// just authenticated as: its payload may show that user's private
 	// fields although the request itself carried no token.
 	self atomic.Pointer[string]
+
+	// commentPages holds the first comments of posts fetched with a page
+	// (post id → Connection[string] of the first n comments), so
+	// Post.comments does not query again.
+	commentPages sync.Map
+}
+
+// PrimeCommentPage records the first comments of a post as fetched with a
+// timeline page.
+func (l *Loaders) PrimeCommentPage(postID string, c social.Connection[*social.Comment]) {
+	l.commentPages.Store(postID, c)
+}
+
+// CommentPage returns the first comments of a post when a page fetch
+// already read at least p.First of them from the top.
+func (l *Loaders) CommentPage(postID string, p social.PageRequest) (social.Connection[*social.Comment], bool) {
+	v, ok := l.commentPages.Load(postID)
+	if !ok || p.After != "" {
+		return social.Connection[*social.Comment]{}, false
+	}
+	c := v.(social.Connection[*social.Comment])
+	if len(c.Items) >= p.First {
+		return social.Connection[*social.Comment]{
+			Items: c.Items[:p.First], Cursors: c.Cursors[:p.First],
+			HasNext: len(c.Items) > p.First || c.HasNext, Total: c.Total,
+		}, true
+	}
+	if c.HasNext {
+		return social.Connection[*social.Comment]{}, false // fewer read than asked for
+	}
+	return c, true
 }
 
 // ActAs records that this request authenticated as userID.
@@ -87,7 +122,11 @@ func New(s Store, viewerID string) *Loaders { return build(s, viewerID, options)
 
 // NewNaive returns loaders that do not batch or cache: one Redis call per
 // Load, for the benchmark's naive mode.
-func NewNaive(s Store, viewerID string) *Loaders { return build(s, viewerID, naiveOptions) }
+func NewNaive(s Store, viewerID string) *Loaders {
+	l := build(s, viewerID, naiveOptions)
+	l.Naive = true
+	return l
+}
 
 func build(s Store, viewerID string, options func() []dataloadgen.Option) *Loaders {
 	return &Loaders{

@@ -109,7 +109,7 @@ func (s *Store) Users(ctx context.Context, ids []string) ([]*social.User, error)
 	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, s.keys.User(id), userFields...)
+			cmds[i] = s.queueUser(ctx, p, id)
 		}
 		return nil
 	})
@@ -121,6 +121,11 @@ func (s *Store) Users(ctx context.Context, ids []string) ([]*social.User, error)
 		out[i] = userFromValues(ids[i], c.Val())
 	}
 	return out, nil
+}
+
+// queueUser queues the profile read of one user.
+func (s *Store) queueUser(ctx context.Context, p redis.Pipeliner, id string) *redis.SliceCmd {
+	return p.HMGet(ctx, s.keys.User(id), userFields...)
 }
 
 // userFromValues builds a user from an HMGET of userFields; nil when the

@@ -101,9 +101,7 @@ func (s *Store) Liked(ctx context.Context, viewerID string, postIDs []string) ([
 	cmds := make([]*redis.FloatCmd, len(postIDs))
 	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range postIDs {
-			if isID(id) {
-				cmds[i] = p.ZScore(ctx, s.keys.Likers(id), viewerID)
-			}
+			cmds[i] = s.queueLiked(ctx, p, viewerID, id)
 		}
 		return nil
 	})
@@ -112,10 +110,20 @@ func (s *Store) Liked(ctx context.Context, viewerID string, postIDs []string) ([
 	}
 	out := make([]bool, len(postIDs))
 	for i, c := range cmds {
-		out[i] = c != nil && c.Err() == nil
+		out[i] = liked(c)
 	}
 	return out, nil
 }
+
+// queueLiked queues whether viewerID likes postID (ZSCORE; nil reply: no).
+func (s *Store) queueLiked(ctx context.Context, p redis.Pipeliner, viewerID, postID string) *redis.FloatCmd {
+	if !isID(postID) || viewerID == "" {
+		return nil
+	}
+	return p.ZScore(ctx, s.keys.Likers(postID), viewerID)
+}
+
+func liked(c *redis.FloatCmd) bool { return c != nil && c.Err() == nil }
 
 // Likers returns a page of the ids of the users who liked postID, newest
 // like first; Total is the number of likes. Likers is a zset scored by time

@@ -306,28 +306,8 @@ func zmscoreFlags(c *redis.Cmd) ([]bool, error) {
 // UserCounts returns the profile counters of users with one pipeline of
 // ZCARDs: followers, following and the user's own posts.
 func (s *Store) UserCounts(ctx context.Context, ids []string) ([]social.UserCounts, error) {
-	out := make([]social.UserCounts, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	cmds := make([][3]*redis.IntCmd, len(ids))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = [3]*redis.IntCmd{
-				p.ZCard(ctx, s.keys.Followers(id)),
-				p.ZCard(ctx, s.keys.Following(id)),
-				p.ZCard(ctx, s.keys.UserPosts(id)),
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load counters of %d users: %w", len(ids), err)
-	}
-	for i, c := range cmds {
-		out[i] = social.UserCounts{Followers: int(c[0].Val()), Following: int(c[1].Val()), Posts: int(c[2].Val())}
-	}
-	return out, nil
+	d, err := s.UserDetails(ctx, "", ids, social.UserWants{Counts: true})
+	return d.Counts, err
 }
 
 // Relations returns how viewerID and each user stand to each other. It
@@ -335,49 +315,128 @@ func (s *Store) UserCounts(ctx context.Context, ids []string) ([]social.UserCoun
 // make that possible), so a batch of any size is five commands in one
 // pipeline, all in the viewer's slot.
 func (s *Store) Relations(ctx context.Context, viewerID string, ids []string) ([]social.Relation, error) {
-	out := make([]social.Relation, len(ids))
-	if len(ids) == 0 || viewerID == "" {
-		return out, nil
+	d, err := s.UserDetails(ctx, viewerID, ids, social.UserWants{Relations: true})
+	return d.Relations, err
+}
+
+// UserDetails loads, for a list of users, what w asks for (profiles,
+// counters, relations to viewerID) with one pipeline whatever the length
+// of the list: lists of users (followers, likers, comment authors) cost
+// one round trip for all their users.
+func (s *Store) UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error) {
+	var d social.UserDetails
+	if len(ids) == 0 {
+		return d, nil
 	}
+	var users []*redis.SliceCmd
+	var counts []userCountCmds
+	var rel *relationCmds
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if w.Profiles {
+			users = make([]*redis.SliceCmd, len(ids))
+			for i, id := range ids {
+				users[i] = s.queueUser(ctx, p, id)
+			}
+		}
+		if w.Counts {
+			counts = make([]userCountCmds, len(ids))
+			for i, id := range ids {
+				counts[i] = s.queueUserCounts(ctx, p, id)
+			}
+		}
+		if w.Relations && viewerID != "" {
+			rel = s.queueRelations(ctx, p, viewerID, ids)
+		}
+		return nil
+	})
+	if err != nil {
+		return d, fmt.Errorf("load %d users: %w", len(ids), err)
+	}
+	if w.Profiles {
+		d.Users = make([]*social.User, len(ids))
+		for i, c := range users {
+			d.Users[i] = userFromValues(ids[i], c.Val())
+		}
+	}
+	if w.Counts {
+		d.Counts = make([]social.UserCounts, len(ids))
+		for i, c := range counts {
+			d.Counts[i] = c.counts()
+		}
+	}
+	if w.Relations {
+		d.Relations = make([]social.Relation, len(ids))
+		if rel != nil {
+			if err := rel.read(d.Relations); err != nil {
+				return d, fmt.Errorf("load relations of %s: %w", viewerID, err)
+			}
+		}
+	}
+	return d, nil
+}
+
+// userCountCmds are the replies of one user's counters: ZCARD of
+// Followers, Following and UserPosts.
+type userCountCmds [3]*redis.IntCmd
+
+func (s *Store) queueUserCounts(ctx context.Context, p redis.Pipeliner, id string) userCountCmds {
+	return userCountCmds{
+		p.ZCard(ctx, s.keys.Followers(id)),
+		p.ZCard(ctx, s.keys.Following(id)),
+		p.ZCard(ctx, s.keys.UserPosts(id)),
+	}
+}
+
+func (c userCountCmds) counts() social.UserCounts {
+	return social.UserCounts{Followers: int(c[0].Val()), Following: int(c[1].Val()), Posts: int(c[2].Val())}
+}
+
+// relationCmds read how a viewer stands to a list of users. They read
+// only the viewer's own keys (the mirrored Followers and BlockedBy make
+// that possible), so a list of any length is five commands, all in the
+// viewer's slot.
+type relationCmds struct {
+	following, followers     *redis.Cmd
+	blocks, blockedBy, mutes *redis.BoolSliceCmd
+}
+
+func (s *Store) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
 	members := make([]any, len(ids))
 	for i, id := range ids {
 		members[i] = id
 	}
-	zmscore := func(p redis.Pipeliner, key string) *redis.Cmd {
+	zmscore := func(key string) *redis.Cmd {
 		return p.Do(ctx, append([]any{"ZMSCORE", key}, members...)...)
 	}
-	var following, followers *redis.Cmd
-	var blocks, blockedBy, mutes *redis.BoolSliceCmd
 	k := s.keys
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		following = zmscore(p, k.Following(viewerID))
-		followers = zmscore(p, k.Followers(viewerID))
-		blocks = p.SMIsMember(ctx, k.Blocks(viewerID), members...)
-		blockedBy = p.SMIsMember(ctx, k.BlockedBy(viewerID), members...)
-		mutes = p.SMIsMember(ctx, k.Mutes(viewerID), members...)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load relations of %s: %w", viewerID, err)
+	return &relationCmds{
+		following: zmscore(k.Following(viewerID)),
+		followers: zmscore(k.Followers(viewerID)),
+		blocks:    p.SMIsMember(ctx, k.Blocks(viewerID), members...),
+		blockedBy: p.SMIsMember(ctx, k.BlockedBy(viewerID), members...),
+		mutes:     p.SMIsMember(ctx, k.Mutes(viewerID), members...),
 	}
-	follows, err := zmscoreFlags(following)
+}
+
+func (c *relationCmds) read(out []social.Relation) error {
+	follows, err := zmscoreFlags(c.following)
 	if err != nil {
-		return nil, fmt.Errorf("load relations of %s: %w", viewerID, err)
+		return err
 	}
-	followed, err := zmscoreFlags(followers)
+	followed, err := zmscoreFlags(c.followers)
 	if err != nil {
-		return nil, fmt.Errorf("load relations of %s: %w", viewerID, err)
+		return err
 	}
-	for i := range ids {
+	for i := range out {
 		out[i] = social.Relation{
 			ViewerFollows: follows[i],
 			FollowsViewer: followed[i],
-			ViewerBlocked: blocks.Val()[i],
-			BlockedViewer: blockedBy.Val()[i],
-			ViewerMuted:   mutes.Val()[i],
+			ViewerBlocked: c.blocks.Val()[i],
+			BlockedViewer: c.blockedBy.Val()[i],
+			ViewerMuted:   c.mutes.Val()[i],
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Paging of zsets scored by time, newest first.

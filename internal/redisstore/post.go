@@ -42,7 +42,7 @@ import (
 // count: delivering to followers is the worker's job.
 
 // Post hash fields, in the order VisiblePosts reads them.
-var postFields = []string{postAuthorField, "content", "created", "vis", "repost"}
+var postFields = []string{postAuthorField, "content", "created", "vis", "repost", "rauthor"}
 
 // Limits of createPost.
 const (
@@ -137,8 +137,12 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 
 	// 2. The post itself: audience set and hash in one step.
 	args := []any{0, postAuthorField, authorID, "content", content, "created", msString(created), "vis", string(vis)}
+	var repostAuthor string
 	if in.RepostOf != "" {
-		args = append(args, "repost", in.RepostOf)
+		// The original's author is immutable: recording it lets a page
+		// load the original and its author in one round trip.
+		repostAuthor = orig.post(0).AuthorID
+		args = append(args, "repost", in.RepostOf, "rauthor", repostAuthor)
 	}
 	args[0] = len(args) - 1
 	for _, u := range audience {
@@ -157,7 +161,7 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 	if err := s.publish(ctx, id, authorID, in.RepostOf); err != nil {
 		return nil, err
 	}
-	return &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis, RepostOfID: in.RepostOf}, nil
+	return &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis, RepostOfID: in.RepostOf, RepostOfAuthorID: repostAuthor}, nil
 }
 
 // publish queues the fan-out job of a new post and writes what its author
@@ -239,11 +243,33 @@ func validateAudience(in social.NewPost) (social.Visibility, []string, error) {
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *Store) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
+	return s.visiblePosts(ctx, viewerID, ids, nil, nil)
+}
+
+// visiblePosts is VisiblePosts that also queues a page fetch's reads of the
+// same posts (by their authors, when known) in its pipeline.
+func (s *Store) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
 	v := s.newVisibility(viewerID, ids)
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
+	// ZSCORE of a like that is not there answers nil: not an error.
+	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		v.queue(ctx, p)
+		if f != nil {
+			f.queue(ctx, p, ids, authors)
+		}
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
 		return nil, fmt.Errorf("load %d posts: %w", len(ids), err)
 	}
 	return v.posts(), nil
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }
 
 // Why a post is or is not shown to a viewer.
@@ -368,9 +394,10 @@ func postFromValues(id string, vals []any) *social.Post {
 	created, _ := vals[2].(string)
 	vis, _ := vals[3].(string)
 	repost, _ := vals[4].(string)
+	repostAuthor, _ := vals[5].(string)
 	return &social.Post{
 		ID: id, AuthorID: author, Content: content, CreatedAt: msTime(created),
-		Visibility: social.Visibility(vis), RepostOfID: repost,
+		Visibility: social.Visibility(vis), RepostOfID: repost, RepostOfAuthorID: repostAuthor,
 	}
 }
 
@@ -382,16 +409,10 @@ func (s *Store) PostCounts(ctx context.Context, ids []string) ([]social.PostCoun
 	if len(ids) == 0 {
 		return out, nil
 	}
-	cmds := make([][3]*redis.IntCmd, len(ids))
+	cmds := make([]countCmds, len(ids))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			if isID(id) {
-				cmds[i] = [3]*redis.IntCmd{
-					p.ZCard(ctx, s.keys.Likers(id)),
-					p.LLen(ctx, s.keys.PostComments(id)),
-					p.SCard(ctx, s.keys.PostReposts(id)),
-				}
-			}
+			cmds[i] = s.queueCounts(ctx, p, id)
 		}
 		return nil
 	})
@@ -399,11 +420,32 @@ func (s *Store) PostCounts(ctx context.Context, ids []string) ([]social.PostCoun
 		return nil, fmt.Errorf("load counters of %d posts: %w", len(ids), err)
 	}
 	for i, c := range cmds {
-		if c[0] != nil {
-			out[i] = social.PostCounts{Likes: int(c[0].Val()), Comments: int(c[1].Val()), Reposts: int(c[2].Val())}
-		}
+		out[i] = c.counts()
 	}
 	return out, nil
+}
+
+// countCmds are the replies of one post's counters.
+type countCmds [3]*redis.IntCmd
+
+// queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
+// PostComments and SCARD of PostReposts.
+func (s *Store) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
+	if !isID(id) {
+		return countCmds{}
+	}
+	return countCmds{
+		p.ZCard(ctx, s.keys.Likers(id)),
+		p.LLen(ctx, s.keys.PostComments(id)),
+		p.SCard(ctx, s.keys.PostReposts(id)),
+	}
+}
+
+func (c countCmds) counts() social.PostCounts {
+	if c[0] == nil {
+		return social.PostCounts{}
+	}
+	return social.PostCounts{Likes: int(c[0].Val()), Comments: int(c[1].Val()), Reposts: int(c[2].Val())}
 }
 
 // Audience returns a post's audience lists (members sorted by id). The

@@ -164,6 +164,12 @@ func (s *Store) UserTimeline(ctx context.Context, viewerID, userID string, p soc
 // below the cursor; on the first round with the viewer's block flags for
 // userID, which end the page at once), then the visibility of those posts.
 func (s *Store) UserPostsPage(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[*social.Post], error) {
+	return s.userPostsPage(ctx, viewerID, userID, p, nil)
+}
+
+// userPostsPage is UserPostsPage that also queues f's reads (when set)
+// with the visibility check of the candidates.
+func (s *Store) userPostsPage(ctx context.Context, viewerID, userID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	before, err := timelineCursor(p)
 	if err != nil || !isID(userID) {
 		return social.Connection[*social.Post]{}, err
@@ -195,7 +201,7 @@ func (s *Store) UserPostsPage(ctx context.Context, viewerID, userID string, p so
 		if len(page) == 0 {
 			break
 		}
-		posts, err := s.VisiblePosts(ctx, viewerID, page)
+		posts, err := s.visiblePosts(ctx, viewerID, page, repeat(userID, len(page)), f)
 		if err != nil {
 			return social.Connection[*social.Post]{}, err
 		}
@@ -485,6 +491,12 @@ func (s *Store) HomeTimeline(ctx context.Context, viewerID string, p social.Page
 // and every first page in pull mode, first fill the list (three more:
 // following list, pull pipeline, merge script).
 func (s *Store) HomePostsPage(ctx context.Context, viewerID string, p social.PageRequest) (social.Connection[*social.Post], error) {
+	return s.homePostsPage(ctx, viewerID, p, nil)
+}
+
+// homePostsPage is HomePostsPage that also queues f's reads (when set)
+// with the visibility check of the candidates.
+func (s *Store) homePostsPage(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	before, err := timelineCursor(p)
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
@@ -492,7 +504,7 @@ func (s *Store) HomePostsPage(ctx context.Context, viewerID string, p social.Pag
 	if !isID(viewerID) {
 		return social.Connection[*social.Post]{}, social.Errorf(social.Unauthenticated, "authentication required")
 	}
-	h := &homePage{s: s, viewer: viewerID, first: p.First, before: before, firstPage: p.After == ""}
+	h := &homePage{s: s, viewer: viewerID, first: p.First, before: before, firstPage: p.After == "", fetch: f}
 	c, err := h.read(ctx)
 	if err != nil {
 		return c, fmt.Errorf("home timeline of %s: %w", viewerID, err)
@@ -507,6 +519,7 @@ type homePage struct {
 	first     int
 	before    int64 // everything newer was read: the next round reads below it
 	firstPage bool
+	fetch     *pageFetch // what to read along with the posts, or nil
 
 	floor     int64
 	listDone  bool          // the list has nothing more below before
@@ -697,14 +710,16 @@ func (h *homePage) merge(ctx context.Context, list *listRound, n int) (bool, err
 	}
 	slices.SortFunc(items, func(a, b homeItem) int { return cmp.Compare(b.id, a.id) })
 	ids := make([]string, 0, len(items))
+	authors := make([]string, 0, len(items))
 	for i, it := range items {
 		if (more && it.id < bound) || (i > 0 && it.id == items[i-1].id) {
 			continue
 		}
 		ids = append(ids, strconv.FormatInt(it.id, 10))
+		authors = append(authors, it.author)
 	}
 	if len(ids) > 0 {
-		posts, err := h.s.VisiblePosts(ctx, h.viewer, ids)
+		posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
 		if err != nil {
 			return false, err
 		}
@@ -892,7 +907,7 @@ func (s *Store) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (
 }
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines.
-var pipelinedScripts = []*redis.Script{homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript}
+var pipelinedScripts = []*redis.Script{commentRowsScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript}
 
 func noScript(cmds []redis.Cmder) bool {
 	for _, c := range cmds {

@@ -32,3 +32,16 @@ type Audience struct {
 	OnlyTo []string
 	NotTo  []string
 }
+
+// UserWants says what to load for a list of users.
+type UserWants struct {
+	Profiles, Counts, Relations bool
+}
+
+// UserDetails holds what UserWants asked for, index by index with the ids
+// asked about (nil slices for what was not asked).
+type UserDetails struct {
+	Users     []*User
+	Counts    []UserCounts
+	Relations []Relation
+}

@@ -41,6 +41,11 @@ type Post struct {
 	CreatedAt  time.Time
 	Visibility Visibility
 	RepostOfID string
+	// RepostOfAuthorID is the original's author, recorded when the repost
+	// is made so a timeline page can load it together with the original.
+	// Empty for posts that are not reposts (and for reposts made before
+	// it was recorded).
+	RepostOfAuthorID string
 }
 
 // Comment is a comment on a post.

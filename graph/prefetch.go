@@ -1,0 +1,156 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/socialgw/gateway/graph/model"
+	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Timeline pages are fetched ahead of their fields: the resolver of a
+// Timeline field reads its own selection to learn what the posts' fields
+// will need (authors, counters, likes, first comments, reposted originals),
+// fetches the page with exactly that in a fixed number of pipelined round
+// trips, and primes the request's loaders. The nested resolvers then find
+// everything cached and neither wait for a batch nor query again.
+
+// pageWants reads what the selection of the current Timeline field asks of
+// its posts.
+func pageWants(ctx context.Context) social.PageWants {
+	var w social.PageWants
+	if loader.For(ctx).Naive {
+		return w
+	}
+	oc := graphql.GetOperationContext(ctx)
+	fc := graphql.GetFieldContext(ctx)
+	for _, edges := range graphql.CollectFields(oc, fc.Field.Selections, []string{"Timeline"}) {
+		if edges.Name != "edges" {
+			continue
+		}
+		for _, node := range graphql.CollectFields(oc, edges.Selections, []string{"TimelineEdge"}) {
+			if node.Name == "node" {
+				postWants(oc, node.Selections, &w, false)
+			}
+		}
+	}
+	return w
+}
+
+// postWants adds what a selection of Post fields needs; original is set
+// for the selection under repostOf.
+func postWants(oc *graphql.OperationContext, sel ast.SelectionSet, w *social.PageWants, original bool) {
+	for _, f := range graphql.CollectFields(oc, sel, []string{"Post"}) {
+		switch f.Name {
+		case "author":
+			if original {
+				w.OriginalAuthors = true
+			} else {
+				w.Authors = true
+			}
+		case "likesCount", "commentsCount", "repostsCount":
+			if original {
+				w.OriginalCounts = true
+			} else {
+				w.Counts = true
+			}
+		case "viewerHasLiked":
+			if original {
+				w.OriginalLiked = true
+			} else {
+				w.Liked = true
+			}
+		case "comments":
+			if original {
+				continue
+			}
+			args := f.ArgumentMap(oc.Variables)
+			if args["after"] != nil {
+				continue
+			}
+			first := social.DefaultFirst
+			if n, ok := intArg(args["first"]); ok {
+				first = n
+			}
+			if first >= 1 && first <= social.MaxFirst {
+				w.Comments = max(w.Comments, first)
+			}
+			if commentAuthorsWanted(oc, f.Selections) {
+				w.CommentAuthors = true
+			}
+		case "repostOf":
+			if !original {
+				w.Reposts = true
+				postWants(oc, f.Selections, w, true)
+			}
+		}
+	}
+}
+
+func commentAuthorsWanted(oc *graphql.OperationContext, sel ast.SelectionSet) bool {
+	for _, edges := range graphql.CollectFields(oc, sel, []string{"CommentConnection"}) {
+		if edges.Name != "edges" {
+			continue
+		}
+		for _, node := range graphql.CollectFields(oc, edges.Selections, []string{"CommentEdge"}) {
+			if node.Name != "node" {
+				continue
+			}
+			for _, f := range graphql.CollectFields(oc, node.Selections, []string{"Comment"}) {
+				if f.Name == "author" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func intArg(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case int32:
+		return int(n), true
+	}
+	return 0, false
+}
+
+// primePage puts what a page fetch read into the request's loaders and
+// returns the page as a Timeline.
+func primePage(ctx context.Context, page *social.Page) *model.Timeline {
+	l := loader.For(ctx)
+	c := page.Posts
+	edges := make([]*model.TimelineEdge, len(c.Items))
+	for i, p := range c.Items {
+		edges[i] = &model.TimelineEdge{Cursor: c.Cursors[i], Node: p}
+		if !l.Naive {
+			l.Posts.Prime(p.ID, p)
+		}
+	}
+	if !l.Naive {
+		for id, p := range page.Originals {
+			l.Posts.Prime(id, p) // nil: deleted or hidden, repostOf reads null
+		}
+		for id, u := range page.Users {
+			if u != nil {
+				l.Users.Prime(id, u)
+			}
+		}
+		for id, n := range page.Counts {
+			l.PostCounts.Prime(id, n)
+		}
+		for id, v := range page.Liked {
+			l.Liked.Prime(id, v)
+		}
+		for id, cc := range page.Comments {
+			l.PrimeCommentPage(id, cc)
+		}
+	}
+	return &model.Timeline{Edges: edges, PageInfo: pageInfo(c)}
+}

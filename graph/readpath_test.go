@@ -1,0 +1,192 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/redisstats"
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// readPathNet is a small network for read-path tests: a viewer following
+// three authors who posted, reposted, commented and liked.
+type readPathNet struct {
+	s      *feedServer
+	viewer gqltest.User
+	hook   *redisstats.Hook
+	naive  *gqltest.Server // the same store served without batching or prefetch
+}
+
+func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
+	t.Helper()
+	s := newFeedServer(t, mode)
+	ctx := context.Background()
+	viewer := s.Register(t, "reader")
+	var authors []gqltest.User
+	for i := 0; i < 3; i++ {
+		a := s.Register(t, "author")
+		authors = append(authors, a)
+		if err := s.Store.Follow(ctx, viewer.ID, a.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stranger := s.Register(t, "stranger")
+	var posts []string
+	for i := 0; i < 36; i++ {
+		a := authors[i%len(authors)]
+		in := social.NewPost{Content: fmt.Sprintf("post %d", i)}
+		switch {
+		case i%6 == 5:
+			in.RepostOf = posts[i-2] // a repost of a followed author's post
+		case i%9 == 8:
+			in.NotTo = []string{stranger.ID}
+		}
+		p, err := s.Store.CreatePost(ctx, a.ID, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		posts = append(posts, p.ID)
+		for c := 0; c < i%7; c++ { // up to six comments, by several users
+			by := []gqltest.User{viewer, authors[(c+1)%3], authors[c%3]}[c%3]
+			if _, err := s.Store.AddComment(ctx, by.ID, p.ID, fmt.Sprintf("comment %d on %d", c, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%4 == 0 {
+			if err := s.Store.Like(ctx, viewer.ID, p.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// One repost whose original is then deleted: repostOf reads null.
+	gone, err := s.Store.CreatePost(ctx, authors[1].ID, social.NewPost{Content: "soon gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Store.CreatePost(ctx, authors[0].ID, social.NewPost{Content: "repost of a deleted post", RepostOf: gone.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store.DeletePost(ctx, authors[1].ID, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.drain(t)
+
+	n := &readPathNet{s: s, viewer: viewer, hook: redisstats.NewHook(nil)}
+	n.hook.Install(s.Redis)
+	naive := &gqltest.Server{Store: s.Store, Redis: s.Redis, Auth: s.Auth, Resolver: s.Resolver}
+	naive.Handler = graph.NewHandler(s.Resolver, s.Store, s.Auth, graph.Options{Naive: true, MaxBodyBytes: 1 << 20, ComplexityLimit: 100000})
+	ts := httptest.NewServer(naive.Handler)
+	t.Cleanup(ts.Close)
+	naive.URL = ts.URL
+	n.naive = naive
+	return n
+}
+
+// do runs a query and returns the response and the Redis round trips and
+// commands it cost, the access-token check included.
+func (n *readPathNet) do(t *testing.T, srv *gqltest.Server, query string, vars map[string]any) (*gqltest.Response, int64, int64) {
+	t.Helper()
+	rt, cmds := n.hook.Total.RoundTrips(), n.hook.Total.Commands()
+	r := srv.MustDo(t, n.viewer.Token, query, vars)
+	return r, n.hook.Total.RoundTrips() - rt, n.hook.Total.Commands() - cmds
+}
+
+func referenceQueryWithFirst(t *testing.T) string {
+	t.Helper()
+	q, err := os.ReadFile("testdata/reference.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(strings.Replace(string(q), "query Ref {", "query Ref($first: Int) {", 1), "timeline(first: 20)", "timeline(first: $first)", 1)
+}
+
+// TestReferenceQueryRoundTrips holds the reference query to its budget of
+// four Redis round trips (the token check, the home list, the posts with
+// everything keyed by post, and what those name) whatever the page size,
+// and checks it answers exactly what the naive one-call-per-field mode
+// answers on the same data.
+func TestReferenceQueryRoundTrips(t *testing.T) {
+	for _, mode := range []redisstore.FeedMode{redisstore.Push, redisstore.Hybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			n := newReadPathNet(t, mode)
+			q := referenceQueryWithFirst(t)
+			n.do(t, n.s.Server, q, map[string]any{"first": 5}) // first read: a hybrid reader's list is built
+			for _, first := range []int{1, 20, 100} {
+				t.Run(fmt.Sprint("first=", first), func(t *testing.T) {
+					vars := map[string]any{"first": first}
+					r, rt, cmds := n.do(t, n.s.Server, q, vars)
+					edges, _ := r.Get("timeline.edges").([]any)
+					if want := min(first, 37); len(edges) != want {
+						t.Fatalf("got %d edges, want %d", len(edges), want)
+					}
+					if rt > 4 {
+						t.Errorf("reference query with first=%d took %d round trips (%d commands), budget 4", first, rt, cmds)
+					}
+					naive, nrt, ncmds := n.do(t, n.naive, q, vars)
+					t.Logf("first=%d: %d round trips, %d commands; naive: %d round trips, %d commands", first, rt, cmds, nrt, ncmds)
+					if !reflect.DeepEqual(r.Data, naive.Data) {
+						a, _ := json.Marshal(r.Data)
+						b, _ := json.Marshal(naive.Data)
+						t.Fatalf("prefetched page differs from the naive one:\n%s\n%s", a, b)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestListQueriesBatch checks that list queries cost the same number of
+// round trips whatever their length: one batch per kind of data.
+func TestListQueriesBatch(t *testing.T) {
+	n := newReadPathNet(t, redisstore.Push)
+	ctx := context.Background()
+	author := n.s.Register(t, "popular")
+	post, err := n.s.Store.CreatePost(ctx, author.ID, social.NewPost{Content: "likeable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		u := n.s.Register(t, "fan")
+		if err := n.s.Store.Follow(ctx, u.ID, author.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.s.Store.Like(ctx, u.ID, post.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.s.Store.AddComment(ctx, u.ID, post.ID, "hi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct{ name, query string }{
+		{"followers", `query($id: ID!, $n: Int) { user(id: $id) { followers(first: $n) { totalCount edges { node { name followersCount followingCount postsCount viewerFollows followsViewer } } } } }`},
+		{"likers", `query($p: ID!, $n: Int) { post(id: $p) { likers(first: $n) { edges { node { name followersCount viewerFollows } } } } }`},
+		{"comments", `query($p: ID!, $n: Int) { post(id: $p) { comments(first: $n) { edges { node { content author { name followersCount } } } } } }`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var costs []int64
+			// Warm up: the first call of a Lua script pays NOSCRIPT once.
+			n.do(t, n.s.Server, tc.query, map[string]any{"id": author.ID, "p": post.ID, "n": 1})
+			for _, size := range []int{2, 30} {
+				r, rt, _ := n.do(t, n.s.Server, tc.query, map[string]any{"id": author.ID, "p": post.ID, "n": size})
+				if r.Data == nil {
+					t.Fatal("no data")
+				}
+				costs = append(costs, rt)
+			}
+			t.Logf("%s: %d round trips for 2 and for 30 items", tc.name, costs[1])
+			if costs[0] != costs[1] || costs[1] > 4 {
+				t.Errorf("%s: %d round trips for 2 items and %d for 30: want the same, at most 4", tc.name, costs[0], costs[1])
+			}
+		})
+	}
+}

@@ -1,0 +1,307 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Timeline pages with what the query wants along with them.
+//
+// A page costs a fixed number of round trips whatever its size:
+//
+//  1. the page's candidate ids (home: the list script, whose entries carry
+//     each post's author; user timeline: the own-posts zset);
+//  2. one pipeline: the visibility check of the candidates, and joined to
+//     it the posts' authors, counters, the viewer's likes and the first
+//     comments of each post (firstCommentsScript);
+//  3. one pipeline: what only stage 2 names — the authors of those
+//     comments, the reposted originals (visibility, counters, likes) and
+//     their authors (recorded in the repost as rauthor).
+//
+// Stage 2 reads for all candidates, a few more than the page shows (see
+// candidates); stage 3 only for the posts on the page. Pages whose
+// candidates are mostly hidden take further rounds of stages 1–2, and a
+// hybrid or pull reader may pay the list fills described at HomePostsPage.
+
+// commentRowsScript returns LLEN of a post's comment list and ARGV[1] of
+// its comments, newest first, after the cursor id ARGV[3] (” for the
+// first page), as id, author, content, created quadruples. The list is
+// sorted by id, descending, so the page after a cursor starts at the first
+// id below it, found by binary search (also when the cursor's comment was
+// deleted meanwhile), as PostComments pages.
+//
+// The comment hashes are named from ARGV[2], the key prefix of the post's
+// comments: they share the post's {p<id>} hash tag with KEYS[1], so they
+// are in the slot the script runs on, also in Redis Cluster. Declaring
+// them in KEYS would take a round trip to learn their ids first.
+var commentRowsScript = redis.NewScript(`
+local len = redis.call('LLEN', KEYS[1])
+local start = 0
+if ARGV[3] ~= '' then
+  local c = tonumber(ARGV[3])
+  local lo, hi = 0, len
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if tonumber(redis.call('LINDEX', KEYS[1], mid)) < c then hi = mid else lo = mid + 1 end
+  end
+  start = lo
+end
+local ids = redis.call('LRANGE', KEYS[1], start, start + tonumber(ARGV[1]) - 1)
+local out = {len}
+for _, id in ipairs(ids) do
+  local h = redis.call('HMGET', ARGV[2] .. id, 'author', 'content', 'created')
+  out[#out + 1] = id
+  out[#out + 1] = h[1]
+  out[#out + 1] = h[2]
+  out[#out + 1] = h[3]
+end
+return out
+`)
+
+// HomePage returns a page of viewerID's home timeline with what w asks for.
+func (s *Store) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+	f := s.newPageFetch(viewerID, w)
+	c, err := s.homePostsPage(ctx, viewerID, p, f)
+	if err != nil {
+		return nil, err
+	}
+	return f.finish(ctx, c)
+}
+
+// UserPage returns a page of userID's own posts, as viewerID may see them,
+// with what w asks for.
+func (s *Store) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+	f := s.newPageFetch(viewerID, w)
+	c, err := s.userPostsPage(ctx, viewerID, userID, p, f)
+	if err != nil {
+		return nil, err
+	}
+	return f.finish(ctx, c)
+}
+
+// pageFetch collects what a page brings along with its posts.
+type pageFetch struct {
+	s      *Store
+	viewer string
+	w      social.PageWants
+
+	// Stage-2 replies by post id (or user id for users).
+	counts   map[string]countCmds
+	liked    map[string]*redis.FloatCmd
+	comments map[string]*redis.Cmd
+	users    map[string]*redis.SliceCmd
+}
+
+func (s *Store) newPageFetch(viewerID string, w social.PageWants) *pageFetch {
+	if w.Comments > social.MaxFirst {
+		w.Comments = social.MaxFirst
+	}
+	return &pageFetch{
+		s: s, viewer: viewerID, w: w,
+		counts:   map[string]countCmds{},
+		liked:    map[string]*redis.FloatCmd{},
+		comments: map[string]*redis.Cmd{},
+		users:    map[string]*redis.SliceCmd{},
+	}
+}
+
+// queue joins stage 2 to the visibility pipeline of candidate posts ids;
+// authors[i], when known, is the author of ids[i].
+func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, ids, authors []string) {
+	s, w := f.s, f.w
+	for i, id := range ids {
+		if !isID(id) {
+			continue
+		}
+		if w.Counts {
+			f.counts[id] = s.queueCounts(ctx, p, id)
+		}
+		if w.Liked {
+			f.liked[id] = s.queueLiked(ctx, p, f.viewer, id)
+		}
+		if w.Comments > 0 {
+			// One more than asked tells whether there is a next page.
+			f.comments[id] = s.queueCommentRows(ctx, p, id, w.Comments+1, "")
+		}
+		if w.Authors && i < len(authors) {
+			f.queueUser(ctx, p, authors[i])
+		}
+	}
+}
+
+func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string) {
+	if _, ok := f.users[id]; !ok && isID(id) {
+		f.users[id] = f.s.queueUser(ctx, p, id)
+	}
+}
+
+// finish reads stage 2's replies for the posts of the page and runs stage 3.
+func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post]) (*social.Page, error) {
+	w := f.w
+	page := &social.Page{
+		Posts:     c,
+		Users:     map[string]*social.User{},
+		Counts:    map[string]social.PostCounts{},
+		Liked:     map[string]bool{},
+		Comments:  map[string]social.Connection[*social.Comment]{},
+		Originals: map[string]*social.Post{},
+	}
+	for _, post := range c.Items {
+		if w.Counts {
+			page.Counts[post.ID] = f.counts[post.ID].counts()
+		}
+		if w.Liked {
+			page.Liked[post.ID] = liked(f.liked[post.ID])
+		}
+		if w.Comments > 0 {
+			cc, err := commentsFromReply(post.ID, w.Comments, f.comments[post.ID])
+			if err != nil {
+				return nil, fmt.Errorf("first comments of post %s: %w", post.ID, err)
+			}
+			page.Comments[post.ID] = cc
+		}
+	}
+
+	// Stage 3: everything named by stage 2, in one pipeline.
+	var origIDs []string
+	if w.Reposts {
+		for _, post := range c.Items {
+			if post.RepostOfID != "" {
+				origIDs = append(origIDs, post.RepostOfID)
+			}
+		}
+	}
+	orig := f.s.newVisibility(f.viewer, origIDs)
+	origCounts := map[string]countCmds{}
+	origLiked := map[string]*redis.FloatCmd{}
+	needed := false
+	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
+		before := len(f.users)
+		if w.Authors {
+			for _, post := range c.Items {
+				f.queueUser(ctx, p, post.AuthorID)
+			}
+		}
+		if w.CommentAuthors {
+			for _, cc := range page.Comments {
+				for _, cm := range cc.Items {
+					f.queueUser(ctx, p, cm.AuthorID)
+				}
+			}
+		}
+		if len(origIDs) > 0 {
+			orig.queue(ctx, p)
+			for _, post := range c.Items {
+				if post.RepostOfID == "" {
+					continue
+				}
+				if w.OriginalAuthors && post.RepostOfAuthorID != "" {
+					f.queueUser(ctx, p, post.RepostOfAuthorID)
+				}
+				if w.OriginalCounts {
+					origCounts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
+				}
+				if w.OriginalLiked {
+					origLiked[post.RepostOfID] = f.s.queueLiked(ctx, p, f.viewer, post.RepostOfID)
+				}
+			}
+		}
+		needed = len(f.users) > before || len(origIDs) > 0
+		if !needed {
+			return errNothingQueued
+		}
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
+		return nil, fmt.Errorf("load page details: %w", err)
+	}
+	for id, cmd := range f.users {
+		page.Users[id] = userFromValues(id, cmd.Val())
+	}
+	for i, p := range orig.posts() {
+		page.Originals[origIDs[i]] = p
+	}
+	for id, cmd := range origCounts {
+		page.Counts[id] = cmd.counts()
+	}
+	for id, cmd := range origLiked {
+		page.Liked[id] = liked(cmd)
+	}
+	return page, nil
+}
+
+func (s *Store) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string) *redis.Cmd {
+	return commentRowsScript.EvalSha(ctx, p, []string{s.keys.PostComments(postID)}, n, s.keys.PostComment(postID, ""), after)
+}
+
+// PostCommentsPage is PostComments with the comments themselves, in one
+// round trip.
+func (s *Store) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
+	var c social.Connection[*social.Comment]
+	if p.First < 1 || p.First > social.MaxFirst {
+		return c, social.Errorf(social.BadUserInput, "first must be between 1 and %d", social.MaxFirst)
+	}
+	var after string
+	if p.After != "" {
+		parts, err := social.DecodeCursor(p.After, 1)
+		if err != nil {
+			return c, err
+		}
+		if !isID(parts[0]) {
+			return c, social.Errorf(social.BadUserInput, "malformed cursor")
+		}
+		after = parts[0]
+	}
+	if !isID(postID) {
+		return c, nil
+	}
+	var cmd *redis.Cmd
+	if _, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
+		cmd = s.queueCommentRows(ctx, pl, postID, p.First+1, after)
+		return nil
+	}); err != nil {
+		return c, fmt.Errorf("load comments of post %s: %w", postID, err)
+	}
+	c, err := commentsFromReply(postID, p.First, cmd)
+	if err != nil {
+		return c, fmt.Errorf("load comments of post %s: %w", postID, err)
+	}
+	return c, nil
+}
+
+// commentsFromReply turns a commentRowsScript reply into the first page
+// of a post's comments, as PostComments would page them.
+func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connection[*social.Comment], error) {
+	var c social.Connection[*social.Comment]
+	if cmd == nil {
+		return c, nil
+	}
+	res, err := cmd.Slice()
+	if err != nil {
+		return c, err
+	}
+	if len(res) < 1 || (len(res)-1)%4 != 0 {
+		return c, fmt.Errorf("unexpected script reply of %d values", len(res))
+	}
+	total, _ := res[0].(int64)
+	c.Total = int(total)
+	rows := (len(res) - 1) / 4
+	c.HasNext = rows > first
+	for r := 0; r < min(rows, first); r++ {
+		v := res[1+4*r : 5+4*r]
+		id, _ := v[0].(string)
+		author, _ := v[1].(string)
+		if author == "" {
+			continue // deleted between LRANGE and HMGET: cannot happen in one script, kept for safety
+		}
+		content, _ := v[2].(string)
+		created, _ := v[3].(string)
+		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created)})
+		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
+	}
+	return c, nil
+}
