@@ -28,6 +28,7 @@ import (
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
@@ -62,7 +63,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer closeRedis()
+	reg := newRegistry()
+	redisstats.NewHook(reg).Install(rdb)
 	store := redisstore.New(rdb, cfg.RedisPrefix)
+	registerBacklog(reg, rdb, store.Keys())
 	if err := store.SetFeed(cfg.Feed.Store); err != nil {
 		return err
 	}
@@ -73,6 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
+		registerWorker(reg, w)
 		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, log)
 	}
 	// Stops the worker also when serving fails; after a graceful shutdown
@@ -103,7 +108,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
 	}
 	srv := &http.Server{
-		Handler:           newServer(cfg, log, store, resolver, accounts),
+		Handler:           newServer(cfg, log, reg, store, resolver, accounts),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

@@ -12,8 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/graphiql"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -23,9 +25,7 @@ import (
 // newServer builds the HTTP mux of the contract: /query, /, /healthz,
 // /readyz and /metrics, wrapped in request ids, access logs, metrics and
 // CORS.
-func newServer(cfg *Config, log *slog.Logger, store *redisstore.Store, r *graph.Resolver, authn auth.Authenticator) http.Handler {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+func newServer(cfg *Config, log *slog.Logger, reg *prometheus.Registry, store *redisstore.Store, r *graph.Resolver, authn auth.Authenticator) http.Handler {
 	m := newHTTPMetrics(reg)
 
 	mux := http.NewServeMux()
@@ -56,6 +56,46 @@ func newServer(cfg *Config, log *slog.Logger, store *redisstore.Store, r *graph.
 		mux.Handle(graphiql.AssetPath, ide)
 	}
 	return reqlog.Middleware(log, accessLog(m, cors(cfg.CORSOrigins, mux)))
+}
+
+// newRegistry returns the registry /metrics serves, with the Go runtime
+// and process collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// registerWorker exports the in-gateway fan-out worker's counters.
+func registerWorker(reg prometheus.Registerer, w *fanout.Worker) {
+	counter := func(name, help string, v func(fanout.Stats) int64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return float64(v(w.Stats())) }))
+	}
+	counter("gateway_fanout_jobs_processed_total", "Fan-out jobs handled and acknowledged.", func(s fanout.Stats) int64 { return s.Processed })
+	counter("gateway_fanout_job_failures_total", "Fan-out job runs that failed (the job stays pending and is retried).", func(s fanout.Stats) int64 { return s.Failed })
+	counter("gateway_fanout_jobs_claimed_total", "Stale pending fan-out jobs taken over from a consumer.", func(s fanout.Stats) int64 { return s.Claimed })
+	counter("gateway_fanout_jobs_dead_lettered_total", "Fan-out jobs moved to the dead-letter stream by this worker.", func(s fanout.Stats) int64 { return s.DeadLettered })
+}
+
+// registerBacklog exports the fan-out queue's length and dead letters, read
+// from Redis at scrape time (whichever process runs the workers).
+func registerBacklog(reg prometheus.Registerer, rdb redis.UniversalClient, k redisstore.Keys) {
+	backlog := func() (int64, int64) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		q, d, err := fanout.Backlog(ctx, rdb, k.FanoutStream(), k.FanoutDead())
+		if err != nil {
+			return -1, -1
+		}
+		return q, d
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gateway_fanout_backlog", Help: "Fan-out jobs queued or pending (-1: Redis did not answer).",
+	}, func() float64 { q, _ := backlog(); return float64(q) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gateway_fanout_dead_letters", Help: "Jobs in the fan-out dead-letter stream (-1: Redis did not answer).",
+	}, func() float64 { _, d := backlog(); return float64(d) }))
 }
 
 type httpMetrics struct {

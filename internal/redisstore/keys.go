@@ -97,9 +97,6 @@ func (k Keys) PostComments(post string) string { return k.Post(post) + ":comment
 // CommentSeq is the INCR counter that hands out comment ids.
 func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
 
-// Comment is the hash of one comment.
-func (k Keys) Comment(id string) string { return k.prefix + "c:{c" + id + "}" }
-
 // PostComment is the hash of one comment (author, content, created ms), kept
 // in its post's slot rather than under Comment's own tag: adding or deleting
 // a comment and its entry in PostComments is then one atomic script, also
