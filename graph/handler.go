@@ -40,6 +40,9 @@ type Options struct {
 	// call per field, as a straightforward implementation would do. Only
 	// the benchmark uses it, as the baseline.
 	Naive bool
+	// GenericOnly turns the timeline fast path off (fastpath.go): every
+	// field goes through gqlgen's generated execution. Tests compare both.
+	GenericOnly bool
 	// WebsocketOrigins are the host patterns of other origins allowed to
 	// open a websocket (same-origin is always allowed).
 	WebsocketOrigins []string
@@ -93,6 +96,9 @@ func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Opt
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(loader.With(ctx, newLoaders(store, social.ViewerID(ctx))))
 	})
+	if !o.GenericOnly && !o.Naive {
+		srv.AroundRootFields(r.fastPath)
+	}
 	return limitBody(o.MaxBodyBytes, authenticate(authn, srv))
 }
 

@@ -21,13 +21,16 @@ import (
 // pageWants reads what the selection of the current Timeline field asks of
 // its posts.
 func pageWants(ctx context.Context) social.PageWants {
-	var w social.PageWants
 	if loader.For(ctx).Naive {
-		return w
+		return social.PageWants{}
 	}
-	oc := graphql.GetOperationContext(ctx)
-	fc := graphql.GetFieldContext(ctx)
-	for _, edges := range graphql.CollectFields(oc, fc.Field.Selections, []string{"Timeline"}) {
+	return timelineWants(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Selections)
+}
+
+// timelineWants reads what a selection of Timeline fields asks of its posts.
+func timelineWants(oc *graphql.OperationContext, sel ast.SelectionSet) social.PageWants {
+	var w social.PageWants
+	for _, edges := range graphql.CollectFields(oc, sel, []string{"Timeline"}) {
 		if edges.Name != "edges" {
 			continue
 		}

@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/graph"
-	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/reqlog"
