@@ -9,6 +9,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -19,6 +20,7 @@ import (
 	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/loader"
@@ -40,6 +42,9 @@ type Options struct {
 	// call per field, as a straightforward implementation would do. Only
 	// the benchmark uses it, as the baseline.
 	Naive bool
+	// RequestTimeout bounds a query or mutation (not a subscription), so a
+	// stalled Redis does not pile requests up; 0 means no bound.
+	RequestTimeout time.Duration
 	// GenericOnly turns the timeline fast path off (fastpath.go): every
 	// field goes through gqlgen's generated execution. Tests compare both.
 	GenericOnly bool
@@ -54,6 +59,9 @@ func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Opt
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: r, Complexity: complexity()}))
 	srv.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 15 * time.Second,
+		// A client that never sends connection_init would otherwise hold
+		// its connection and goroutines for ever.
+		InitTimeout: 10 * time.Second,
 		// Same-origin upgrades are accepted; other browser origins only
 		// when configured (CORS_ORIGINS), against cross-site websocket
 		// hijacking.
@@ -99,7 +107,25 @@ func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Opt
 	if !o.GenericOnly && !o.Naive {
 		srv.AroundRootFields(r.fastPath)
 	}
-	return limitBody(o.MaxBodyBytes, authenticate(authn, srv))
+	return limitBody(o.MaxBodyBytes, deadline(o.RequestTimeout, authenticate(authn, srv)))
+}
+
+// deadline bounds every request but the long-lived ones (websocket
+// upgrades and SSE streams): Redis calls take the request's context, so
+// the bound covers them too.
+func deadline(d time.Duration, next http.Handler) http.Handler {
+	if d <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // complexity counts list fields as their page size, so one document
@@ -107,8 +133,11 @@ func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Opt
 func complexity() ComplexityRoot {
 	var c ComplexityRoot
 	page := func(childComplexity int, first *int) int {
+		// An out-of-range first counts as the default: the resolver then
+		// refuses it with BAD_USER_INPUT rather than the limit answering
+		// COMPLEXITY_LIMIT_EXCEEDED.
 		n := social.DefaultFirst
-		if first != nil && *first > 0 {
+		if first != nil && *first > 0 && *first <= social.MaxFirst {
 			n = *first
 		}
 		// Saturate: a product that wrapped around would let a deeply
@@ -167,6 +196,19 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 // browser send a mutation cross-site without a CORS preflight).
 func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			if isMutation(r.URL.Query().Get("query"), r.URL.Query().Get("operationName")) {
+				w.Header().Set("Allow", "POST")
+				writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "mutations must be sent with POST")
+				return
+			}
+		case http.MethodPost:
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "use GET for queries or POST")
+			return
+		}
 		if r.Method == http.MethodPost {
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" {
@@ -188,11 +230,42 @@ func limitBody(max int64, next http.Handler) http.Handler {
 					writeError(w, http.StatusBadRequest, social.BadUserInput, "could not read request body")
 					return
 				}
+				// gqlgen's own decoding errors name Go types and echo the
+				// body: check the shape here and answer plainly.
+				var params struct {
+					Query         string         `json:"query"`
+					OperationName string         `json:"operationName"`
+					Variables     map[string]any `json:"variables"`
+					Extensions    map[string]any `json:"extensions"`
+				}
+				if err := json.Unmarshal(body, &params); err != nil {
+					writeError(w, http.StatusBadRequest, social.BadUserInput,
+						"the body must be one JSON object with a string query and object variables and extensions")
+					return
+				}
 				r.Body = io.NopCloser(bytes.NewReader(body))
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isMutation reports whether a GET request's document selects a mutation.
+// Parse errors are left to gqlgen, which reports them with its own code.
+func isMutation(query, operationName string) bool {
+	if !strings.Contains(query, "mutation") {
+		return false
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	if err != nil {
+		return false
+	}
+	for _, op := range doc.Operations {
+		if (operationName == "" || op.Name == operationName) && op.Operation == ast.Mutation {
+			return true
+		}
+	}
+	return false
 }
 
 // writeError writes a GraphQL-shaped error response outside execution.

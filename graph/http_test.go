@@ -103,14 +103,17 @@ func TestTransports(t *testing.T) {
 		{"GET accepting graphql-response+json", "GET", get("{ __typename }"),
 			map[string]string{"Accept": "application/graphql-response+json"}, "", 200, "application/graphql-response+json", true},
 		{"GET mutation refused", "GET", get(`mutation { updateProfile(input: {bio: "via GET"}) { bio } }`),
-			map[string]string{"Authorization": "Bearer " + u.Token}, "", http.StatusNotAcceptable, "", false},
+			map[string]string{"Authorization": "Bearer " + u.Token}, "", http.StatusMethodNotAllowed, jsonType, false},
 		{"POST text/plain refused", "POST", "/query", map[string]string{"Content-Type": "text/plain"}, typename, 415, jsonType, false},
 		{"POST form refused", "POST", "/query", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, form, 415, jsonType, false},
 		{"POST multipart refused", "POST", "/query", map[string]string{"Content-Type": mw.FormDataContentType()}, mp.String(), 415, jsonType, false},
 		{"POST application/graphql refused", "POST", "/query", map[string]string{"Content-Type": "application/graphql"}, "{ __typename }", 415, jsonType, false},
 		{"POST without content type refused", "POST", "/query", nil, typename, 415, jsonType, false},
-		{"PUT refused", "PUT", "/query", map[string]string{"Content-Type": jsonType}, typename, 400, "", false},
-		{"POST bad JSON", "POST", "/query", map[string]string{"Content-Type": jsonType}, `{"query": `, 400, "", false},
+		{"PUT refused", "PUT", "/query", map[string]string{"Content-Type": jsonType}, typename, http.StatusMethodNotAllowed, jsonType, false},
+		{"DELETE refused", "DELETE", "/query", nil, "", http.StatusMethodNotAllowed, jsonType, false},
+		{"POST bad JSON", "POST", "/query", map[string]string{"Content-Type": jsonType}, `{"query": `, 400, jsonType, false},
+		{"POST batch array refused", "POST", "/query", map[string]string{"Content-Type": jsonType}, `[{"query":"{ __typename }"}]`, 400, jsonType, false},
+		{"POST non-string query refused", "POST", "/query", map[string]string{"Content-Type": jsonType}, `{"query": 123}`, 400, jsonType, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,8 +131,11 @@ func TestTransports(t *testing.T) {
 			if !tt.typename && (len(r.Errors) == 0 || r.Data != nil) {
 				t.Errorf("want only errors, got %s", body)
 			}
-			if status == 415 && r.Code() == "" {
-				t.Errorf("415 without extensions.code: %s", body)
+			if !tt.typename && r.Code() == "" {
+				t.Errorf("%d without extensions.code: %s", status, body)
+			}
+			if strings.Contains(string(body), "Go value") || strings.Contains(string(body), "RawParams") {
+				t.Errorf("error leaks Go internals: %s", body)
 			}
 		})
 	}
@@ -487,5 +493,18 @@ func TestSSE(t *testing.T) {
 	r := decodeGraphQL(t, status, []byte(data))
 	if r.Str("me.name") != u.Name {
 		t.Errorf("data %s, want me.name %s", data, u.Name)
+	}
+}
+
+// TestHugeFirstIsBadInput checks that a page size beyond the maximum is
+// refused as bad input, not as an over-complex query, however large.
+func TestHugeFirstIsBadInput(t *testing.T) {
+	s := gqltest.New(t)
+	u := s.Register(t, "pager")
+	for _, first := range []int{101, 20001, 2147483647} {
+		r := s.Do(t, u.Token, `query($n: Int) { timeline(first: $n) { edges { cursor } } }`, map[string]any{"n": first})
+		if r.Code() != "BAD_USER_INPUT" {
+			t.Errorf("first=%d: code %q, want BAD_USER_INPUT", first, r.Code())
+		}
 	}
 }

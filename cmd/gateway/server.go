@@ -33,6 +33,7 @@ func newServer(cfg *Config, log *slog.Logger, reg *prometheus.Registry, store *r
 		Introspection:    cfg.Introspection,
 		Suggestions:      cfg.Introspection,
 		ComplexityLimit:  cfg.ComplexityLimit,
+		RequestTimeout:   cfg.RequestTimeout,
 		MaxBodyBytes:     cfg.MaxBodyBytes,
 		WebsocketOrigins: originHosts(cfg.CORSOrigins),
 	}))

@@ -354,59 +354,15 @@ func (s *Store) commentsOf(ctx context.Context, refs []commentRef) ([]*social.Co
 	return out, nil
 }
 
-// commentsPageScript returns LLEN and one page of a post's comment ids,
-// newest first. The list is sorted by id, descending, so the page after a
-// cursor starts at the first id below it, found by binary search; that
-// works as well when the cursor's comment was deleted meanwhile.
-var commentsPageScript = redis.NewScript(`
-local n = tonumber(ARGV[2])
-local len = redis.call('LLEN', KEYS[1])
-local start = 0
-if ARGV[1] ~= '' then
-  local c = tonumber(ARGV[1])
-  local lo, hi = 0, len
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if tonumber(redis.call('LINDEX', KEYS[1], mid)) < c then hi = mid else lo = mid + 1 end
-  end
-  start = lo
-end
-return {len, redis.call('LRANGE', KEYS[1], start, start + n - 1)}
-`)
-
 // PostComments returns a page of a post's comment ids, newest first; Total
-// is the number of comments.
+// is the number of comments. It is PostCommentsPage without the comments.
 func (s *Store) PostComments(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
-	if p.First < 1 || p.First > social.MaxFirst {
-		return social.Connection[string]{}, social.Errorf(social.BadUserInput, "first must be between 1 and %d", social.MaxFirst)
+	c, err := s.PostCommentsPage(ctx, postID, p)
+	out := social.Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, Total: c.Total}
+	for _, cm := range c.Items {
+		out.Items = append(out.Items, cm.ID)
 	}
-	var after string
-	if p.After != "" {
-		parts, err := social.DecodeCursor(p.After, 1)
-		if err != nil {
-			return social.Connection[string]{}, err
-		}
-		if !isID(parts[0]) {
-			return social.Connection[string]{}, social.Errorf(social.BadUserInput, "malformed cursor")
-		}
-		after = parts[0]
-	}
-	first := p.First
-	res, err := commentsPageScript.RunRO(ctx, s.rdb, []string{s.keys.PostComments(postID)}, after, first+1).Slice()
-	if err != nil {
-		return social.Connection[string]{}, fmt.Errorf("load comments of post %s: %w", postID, err)
-	}
-	total, ids, err := totalAndList(res)
-	if err != nil {
-		return social.Connection[string]{}, fmt.Errorf("load comments of post %s: %w", postID, err)
-	}
-	c := social.Connection[string]{Total: total, HasNext: len(ids) > first}
-	for _, v := range ids[:min(len(ids), first)] {
-		id, _ := v.(string)
-		c.Items = append(c.Items, id)
-		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
-	}
-	return c, nil
+	return out, err
 }
 
 // deletePostEngagement removes a post's likes and comments. DeletePost
@@ -458,18 +414,6 @@ func pipelineErr(cmds []redis.Cmder, err error) error {
 	return nil
 }
 
-// totalAndList splits a {count, list} script reply.
-func totalAndList(res []any) (int, []any, error) {
-	if len(res) != 2 {
-		return 0, nil, fmt.Errorf("unexpected script reply %v", res)
-	}
-	total, ok := res[0].(int64)
-	list, ok2 := res[1].([]any)
-	if !ok || !ok2 {
-		return 0, nil, fmt.Errorf("unexpected script reply %v", res)
-	}
-	return int(total), list, nil
-}
 
 // isID reports whether s is an id as INCR hands them out: a positive
 // decimal without leading zeros. Anything else names nothing, and is never

@@ -47,12 +47,16 @@ func Connect(url string, cluster bool) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parse cluster url: %w", err)
 		}
+		opt.ContextTimeoutEnabled = true
 		return redis.NewClusterClient(opt), nil
 	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse redis url: %w", err)
 	}
+	// Request deadlines (REQUEST_TIMEOUT) bound Redis calls too; the
+	// read and write timeouts (3 s) bound each network wait.
+	opt.ContextTimeoutEnabled = true
 	return redis.NewClient(opt), nil
 }
 
