@@ -414,7 +414,6 @@ func pipelineErr(cmds []redis.Cmder, err error) error {
 	return nil
 }
 
-
 // isID reports whether s is an id as INCR hands them out: a positive
 // decimal without leading zeros. Anything else names nothing, and is never
 // spliced into a key.
