@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/seed"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+func TestReferenceQueryIsTheGraphOne(t *testing.T) {
+	want, err := os.ReadFile("../../graph/testdata/reference.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(want)) != strings.TrimSpace(referenceQuery) {
+		t.Errorf("referenceQuery differs from graph/testdata/reference.graphql:\n%s", want)
+	}
+}
+
+// TestRunTiny runs the whole command on a tiny data set with short
+// measurements and checks the report.
+func TestRunTiny(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds and measures for several seconds")
+	}
+	url := redistest.URL(t)
+	if !redistest.Real() {
+		t.Skip("needs a real redis-server (MEMORY USAGE, OBJECT ENCODING)")
+	}
+	out := t.TempDir() + "/results.md"
+	prefix := redistest.Prefix(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"bench",
+		"--redis-url", url, "--prefix", prefix,
+		"--users", "80", "--posts", "600", "--duration", "150ms", "--concurrency", "4", "--readers", "10",
+		"--fanout-followers", "300", "--fanout-runs", "2", "--create-posts", "5",
+		"--modes-users", "60", "--modes-posts", "300", "--modes-writes", "10", "--modes-reads", "10",
+		"--out", out,
+	}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	file, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(file, stdout.Bytes()) {
+		t.Error("the report on stdout and in --out differ")
+	}
+	report := string(file)
+	for _, want := range []string{
+		"## Machine", "## Targets of issue 6", "| (a) gateway | 1 |", "| (b) store | 4 |", "| (c) naive | 4 |",
+		"bytes per home-timeline entry", "| fan-out (worker) |", "| raw LPUSH |", "300 of 300 followers",
+		"| push |", "| pull |", "| hybrid |", "--users 80",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	// Again on the same data set.
+	stdout.Reset()
+	err = run(context.Background(), []string{"bench",
+		"--redis-url", url, "--prefix", prefix,
+		"--users", "80", "--posts", "600", "--reuse", "--parts", "cap",
+	}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run --reuse: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "reused") {
+		t.Errorf("--reuse seeded again:\n%s", stdout.String())
+	}
+}
+
+func TestFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--reuse"},                // needs --redis-url
+		{"--parts", "read,writes"}, // unknown part
+		{"--users", "0"},           // too small
+		{"--prefix", "bench-fan:"}, // the measurements' own
+		{"--concurrency", "0"},     // not positive
+		{"extra"},                  // no arguments
+	} {
+		if _, err := parseConfig(append([]string{"bench"}, args...), &bytes.Buffer{}); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	c, err := parseConfig([]string{"bench", "--modes-users", "3000", "--out", "a b.md"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ModesCelebrityThreshold != 300 || !c.Parts["modes"] || c.commandLine != "bench --modes-users 3000 --out 'a b.md'" {
+		t.Errorf("config %+v", c)
+	}
+}
+
+// smallEnv is the small data set (seed.Small) with the gateway serving it,
+// made once per test binary.
+var smallEnv = sync.OnceValues(func() (*benchEnv, error) {
+	ctx := context.Background()
+	cfg := &Config{Prefix: "small:", Concurrency: 8, Readers: 200, SeedConcurrency: 16}
+	sc := seed.Small()
+	cfg.Users, cfg.Posts, cfg.Seed = sc.Users, sc.Posts, sc.Seed
+	cfg.RedisURL = redisURL
+	b, err := newBench(ctx, cfg, func(string, ...any) {})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.seedMain(ctx); err != nil {
+		return nil, err
+	}
+	rs, ts, err := b.readTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &benchEnv{b: b, readers: rs, targets: ts}, nil
+})
+
+// redisURL is set by the benchmark before smallEnv runs (OnceValues takes
+// no testing.TB).
+var redisURL string
+
+type benchEnv struct {
+	b       *Bench
+	readers []reader
+	targets []target
+}
+
+// BenchmarkReferencePage fetches the reference page of many readers of the
+// small data set, one page at a time: (a) the gateway over HTTP, (b) the
+// store directly, (c) the naive gateway.
+//
+//	go test -run '^$' -bench ReferencePage ./cmd/bench
+func BenchmarkReferencePage(b *testing.B) {
+	redisURL = redistest.URL(b)
+	start := time.Now()
+	env, err := smallEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		b.Logf("seeded %d users and %d posts in %s", env.b.data.Stats.Users, env.b.data.Stats.Posts, d.Round(time.Millisecond))
+	}
+	ctx := context.Background()
+	for _, t := range env.targets {
+		b.Run(t.name, func(b *testing.B) {
+			b.ReportAllocs()
+			c0 := env.b.counts()
+			posts, i := 0, 0
+			for b.Loop() {
+				n, err := t.page(ctx, env.readers[i%len(env.readers)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				posts += n
+				i++
+			}
+			c := env.b.counts().since(c0)
+			n := float64(b.N)
+			b.ReportMetric(n/b.Elapsed().Seconds(), "pages/s")
+			b.ReportMetric(float64(c.roundTrips)/n, "roundtrips/page")
+			b.ReportMetric(float64(c.commands)/n, "commands/page")
+			b.ReportMetric(float64(posts)/n, "posts/page")
+		})
+	}
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// referenceQuery is the reference query of issue 6; a test checks that it
+// is graph/testdata/reference.graphql.
+const referenceQuery = `query Ref {
+  timeline(first: 20) {
+    edges { cursor node {
+      id content createdAt
+      author { id name }
+      likesCount viewerHasLiked commentsCount
+      comments(first: 3) { edges { node { id content author { id name } } } }
+      repostOf { id content author { id name } }
+    } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`
+
+// referenceWants is what the reference query asks of a page, as the
+// store's page fetch takes it.
+var referenceWants = social.PageWants{
+	Authors: true, Counts: true, Liked: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true,
+}
+
+// target fetches one reference page for a reader and returns how many
+// posts it held.
+type target struct {
+	name string
+	note string
+	page func(ctx context.Context, r reader) (int, error)
+}
+
+// httpTarget posts the reference query to url as the reader.
+func httpTarget(name, url string, client *http.Client) target {
+	body, _ := json.Marshal(map[string]string{"query": referenceQuery})
+	return target{name: name, page: func(ctx context.Context, r reader) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+r.token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return 0, err
+		}
+		if resp.StatusCode != http.StatusOK || bytes.Contains(b, []byte(`"errors"`)) {
+			return 0, fmt.Errorf("%s: status %d: %.300s", url, resp.StatusCode, b)
+		}
+		// Counting the cursors counts the edges without decoding.
+		return bytes.Count(b, []byte(`"cursor"`)), nil
+	}}
+}
+
+// storeTarget fetches the reference page from the store directly: the
+// page with what the query asks for, in one call.
+func storeTarget(store *redisstore.Store) target {
+	req := social.PageRequest{First: social.DefaultFirst}
+	return target{name: "store", note: "HomePage", page: func(ctx context.Context, r reader) (int, error) {
+		p, err := store.HomePage(ctx, r.id, req, referenceWants)
+		if err != nil {
+			return 0, err
+		}
+		return len(p.Posts.Items), nil
+	}}
+}
+
+// ReadResult is one read measurement.
+type ReadResult struct {
+	Target      string
+	Concurrency int
+	Pages       int
+	Elapsed     time.Duration
+	P50, P99    time.Duration
+	RoundTrips  float64 // per page
+	Commands    float64 // per page
+	Allocs      float64 // per page
+	Bytes       float64 // per page
+	PostsPerPg  float64
+}
+
+// PagesPerSec is the throughput.
+func (r ReadResult) PagesPerSec() float64 { return float64(r.Pages) / r.Elapsed.Seconds() }
+
+// Reads are the read measurements.
+type Reads struct {
+	Readers   int
+	StoreNote string
+	Results   []ReadResult
+}
+
+// Get returns the result of a target at a concurrency.
+func (r *Reads) Get(target string, concurrency int) (ReadResult, bool) {
+	if r == nil {
+		return ReadResult{}, false
+	}
+	for _, x := range r.Results {
+		if x.Target == target && x.Concurrency == concurrency {
+			return x, true
+		}
+	}
+	return ReadResult{}, false
+}
+
+// readTargets opens the readers' sessions, starts the gateway and returns
+// the three ways of fetching a reference page.
+func (b *Bench) readTargets(ctx context.Context) ([]reader, []target, error) {
+	rs, err := b.readers(ctx, b.cfg.Readers)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := b.serve()
+	if err != nil {
+		return nil, nil, err
+	}
+	client := &http.Client{Transport: &http.Transport{
+		MaxIdleConns: 2 * b.cfg.Concurrency, MaxIdleConnsPerHost: 2 * b.cfg.Concurrency, DisableCompression: true,
+	}, Timeout: time.Minute}
+	b.closers = append(b.closers, client.CloseIdleConnections)
+	return rs, []target{httpTarget("gateway", base+"/query", client), storeTarget(b.store), httpTarget("naive", base+"/naive", client)}, nil
+}
+
+// measureReads runs the three targets at concurrency 1 and at saturation.
+// Each measurement is cut into --rounds slices, and the targets take turns
+// slice by slice, so that a change in the machine's load (other processes
+// on a shared machine) weighs on the three alike.
+func (b *Bench) measureReads(ctx context.Context) (*Reads, error) {
+	rs, targets, err := b.readTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &Reads{Readers: len(rs), StoreNote: targets[1].note}
+	rounds := b.cfg.Rounds
+	slice := b.cfg.Duration / time.Duration(rounds)
+	for _, conc := range []int{1, b.cfg.Concurrency} {
+		accs := make([]readAcc, len(targets))
+		for _, t := range targets {
+			if _, _, err := b.load(ctx, t, rs, conc, min(b.cfg.Duration/5, 2*time.Second)); err != nil {
+				return nil, fmt.Errorf("%s at concurrency %d: %w", t.name, conc, err)
+			}
+		}
+		for range rounds {
+			for i, t := range targets {
+				if err := b.measure(ctx, t, rs, conc, slice, &accs[i]); err != nil {
+					return nil, fmt.Errorf("%s at concurrency %d: %w", t.name, conc, err)
+				}
+			}
+		}
+		for i, t := range targets {
+			r := accs[i].result(t.name, conc)
+			b.logf("bench: %-7s c=%-3d %8.0f pages/s  p50 %7s  p99 %7s  %5.1f round trips  %6.1f commands  %7.0f allocs  %6.1f KB per page",
+				t.name, conc, r.PagesPerSec(), ms(r.P50), ms(r.P99), r.RoundTrips, r.Commands, r.Allocs, r.Bytes/1024)
+			out.Results = append(out.Results, r)
+		}
+	}
+	return out, nil
+}
+
+// readAcc accumulates the slices of one measurement.
+type readAcc struct {
+	lat            []time.Duration
+	posts          int
+	c              counts
+	mallocs, bytes uint64
+	elapsed        time.Duration
+}
+
+func (a *readAcc) result(target string, conc int) ReadResult {
+	n := float64(len(a.lat))
+	slices.Sort(a.lat)
+	return ReadResult{
+		Target: target, Concurrency: conc, Pages: len(a.lat), Elapsed: a.elapsed,
+		P50: quantile(a.lat, 0.50), P99: quantile(a.lat, 0.99),
+		RoundTrips: float64(a.c.roundTrips) / n, Commands: float64(a.c.commands) / n,
+		Allocs: float64(a.mallocs) / n, Bytes: float64(a.bytes) / n, PostsPerPg: float64(a.posts) / n,
+	}
+}
+
+// measure fetches pages with conc workers for d and adds what it saw to
+// acc.
+func (b *Bench) measure(ctx context.Context, t target, rs []reader, conc int, d time.Duration, acc *readAcc) error {
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	c0 := b.counts()
+	start := time.Now()
+	lat, posts, err := b.load(ctx, t, rs, conc, d)
+	elapsed := time.Since(start)
+	c := b.counts().since(c0)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		return err
+	}
+	acc.lat = append(acc.lat, lat...)
+	acc.posts += posts
+	acc.c = acc.c.plus(c)
+	acc.mallocs += m1.Mallocs - m0.Mallocs
+	acc.bytes += m1.TotalAlloc - m0.TotalAlloc
+	acc.elapsed += elapsed
+	return nil
+}
+
+// load runs conc workers fetching pages until d has passed, and returns
+// every page's latency and the posts seen. The first error stops it.
+func (b *Bench) load(ctx context.Context, t target, rs []reader, conc int, d time.Duration) ([]time.Duration, int, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	deadline := time.Now().Add(d)
+	var next atomic.Int64
+	var posts atomic.Int64
+	lats := make([][]time.Duration, conc)
+	var wg sync.WaitGroup
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat := make([]time.Duration, 0, 1024)
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				r := rs[int(next.Add(1)-1)%len(rs)]
+				t0 := time.Now()
+				n, err := t.page(ctx, r)
+				if err != nil {
+					cancel(err)
+					break
+				}
+				lat = append(lat, time.Since(t0))
+				posts.Add(int64(n))
+			}
+			lats[w] = lat
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, 0, err
+	}
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return nil, 0, fmt.Errorf("no page completed in %s", d)
+	}
+	return all, int(posts.Load()), nil
+}
+
+// quantile of sorted durations (nearest rank).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
