@@ -26,29 +26,34 @@ const (
 	opDelete = "delete"
 )
 
-// deliverScript puts a post in one follower's home list, in the follower's
-// slot, if they still follow the author and have not muted them (a hook
-// that removes an unfollowed, blocked or muted author's posts runs after
-// the graph change, so a delivery either sees the change or is undone by
-// the hook). In hybrid mode a follower whose last home read is older than
-// the inactivity limit is skipped and marked stale instead: their list is
+// deliverScript puts a post in one recipient's home list, in the
+// recipient's slot, unless they muted the author or (for an ONLY_TO
+// audience, whose members need not follow) do not follow the author. A
+// follower who unfollows or blocks meanwhile is covered without a check
+// here: the hook that removes the author's posts runs after the graph
+// change, and every page drops authors the reader no longer follows. In
+// hybrid mode a recipient whose last home read is older than the
+// inactivity limit is skipped and marked stale instead: their list is
 // rebuilt when they come back. The insert skips a post already there.
 //
+// It is the per-recipient cost of fan-out, so it does little: for the
+// usual newest post, SISMEMBER, HMGET of the marks, LINDEX, LPUSH, LLEN.
+//
 // KEYS: Home, HomeMark, Following, Mutes. ARGV: post id, entry, author,
-// cap, inactive-before (ms; 0: deliver to everyone).
+// cap, inactive-before (ms; 0: deliver to everyone), "1" to require that
+// the recipient follows the author.
 // Reply: 1 delivered, 0 not (already there, not following, muted), 2
 // skipped as inactive.
 var deliverScript = redis.NewScript(homeLib + `
-if redis.call('ZSCORE', KEYS[3], ARGV[3]) == false or redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 1 then return 0 end
+if ARGV[6] == '1' and redis.call('ZSCORE', KEYS[3], ARGV[3]) == false then return 0 end
+if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 1 then return 0 end
+local mark = redis.call('HMGET', KEYS[2], 'active', 'floor')
 local before = tonumber(ARGV[5])
-if before > 0 then
-  local a = redis.call('HGET', KEYS[2], 'active')
-  if not a or tonumber(a) < before then
-    redis.call('HSET', KEYS[2], 'stale', '1')
-    return 2
-  end
+if before > 0 and (not mark[1] or tonumber(mark[1]) < before) then
+  redis.call('HSET', KEYS[2], 'stale', '1')
+  return 2
 end
-return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4]))
+return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4]), mark[2] or '0')
 `)
 
 // HandleFanoutJob carries out one fan-out job (the fields of an entry of
@@ -109,10 +114,11 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 	if s.feed.Mode == Hybrid {
 		inactiveBefore = s.now().Add(-s.feed.InactiveAfter).UnixMilli()
 	}
-	d := delivery{s: s, post: post, author: author, inactiveBefore: inactiveBefore}
+	d := delivery{s: s, post: post, author: author, inactiveBefore: inactiveBefore, mustFollow: "0"}
 	vis, _ := vals[1].(string)
 	if social.Visibility(vis) == social.OnlyTo {
 		// At most MaxAudienceSize users; the script keeps those who follow.
+		d.mustFollow = "1"
 		only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(post)).Result()
 		if err != nil {
 			return fmt.Errorf("load audience of post %s: %w", post, err)
@@ -149,6 +155,7 @@ type delivery struct {
 	s              *Store
 	post, author   string
 	inactiveBefore int64
+	mustFollow     string // "1": deliver only to followers of the author
 }
 
 // send delivers to recipients, FanoutBatch timelines per pipeline.
@@ -161,7 +168,7 @@ func (d delivery) send(ctx context.Context, recipients []string) error {
 			for _, r := range part {
 				k := s.keys
 				deliverScript.EvalSha(ctx, p, []string{k.Home(r), k.HomeMark(r), k.Following(r), k.Mutes(r)},
-					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore)
+					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow)
 			}
 			return nil
 		})

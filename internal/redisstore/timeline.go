@@ -272,9 +272,10 @@ end
 -- home_insert puts entry (post pid) in its place in the list, newest
 -- first, unless it is there already or below the floor, and trims the list
 -- to cap. Nearly always the post is the newest: one LINDEX and one LPUSH.
-local function home_insert(home, mark, pid, entry, cap)
-  local floor = tonumber(redis.call('HGET', mark, 'floor') or '0')
-  if pid < floor then return 0 end
+-- floor, when the caller already read it, saves reading it again.
+local function home_insert(home, mark, pid, entry, cap, floor)
+  if floor == nil then floor = redis.call('HGET', mark, 'floor') end
+  if pid < tonumber(floor or '0') then return 0 end
   local head = redis.call('LINDEX', home, 0)
   if not head or entry_id(head) < pid then
     redis.call('LPUSH', home, entry)
