@@ -175,29 +175,35 @@ func (fr *fastRenderer) object(sel ast.SelectionSet, typ string, value func(f gr
 	return true
 }
 
+// list writes [elem(0),elem(1),...].
+func (fr *fastRenderer) list(n int, elem func(i int) bool) bool {
+	fr.buf.WriteByte('[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			fr.buf.WriteByte(',')
+		}
+		if !elem(i) {
+			return false
+		}
+	}
+	fr.buf.WriteByte(']')
+	return true
+}
+
 func (fr *fastRenderer) timeline(sel ast.SelectionSet) bool {
 	c := fr.page.Posts
 	return fr.object(sel, "Timeline", func(f graphql.CollectedField) bool {
 		switch f.Name {
 		case "edges":
-			fr.buf.WriteByte('[')
-			for i, p := range c.Items {
-				if i > 0 {
-					fr.buf.WriteByte(',')
-				}
-				ok := fr.object(f.Selections, "TimelineEdge", func(ef graphql.CollectedField) bool {
+			return fr.list(len(c.Items), func(i int) bool {
+				return fr.object(f.Selections, "TimelineEdge", func(ef graphql.CollectedField) bool {
 					if ef.Name == "cursor" {
 						graphql.MarshalString(c.Cursors[i]).MarshalGQL(fr.buf)
 						return true
 					}
-					return fr.post(ef.Selections, p, false)
+					return fr.post(ef.Selections, c.Items[i], false)
 				})
-				if !ok {
-					return false
-				}
-			}
-			fr.buf.WriteByte(']')
-			return true
+			})
 		default: // pageInfo
 			return fr.pageInfo(f.Selections, c.HasNext, c.Cursors)
 		}
@@ -304,24 +310,15 @@ func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
 		case "pageInfo":
 			return fr.pageInfo(cf.Selections, c.HasNext, c.Cursors)
 		}
-		b.WriteByte('[')
-		for i, cm := range c.Items {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			ok := fr.object(cf.Selections, "CommentEdge", func(ef graphql.CollectedField) bool {
+		return fr.list(len(c.Items), func(i int) bool {
+			return fr.object(cf.Selections, "CommentEdge", func(ef graphql.CollectedField) bool {
 				if ef.Name == "cursor" {
 					graphql.MarshalString(c.Cursors[i]).MarshalGQL(b)
 					return true
 				}
-				return fr.comment(ef.Selections, cm)
+				return fr.comment(ef.Selections, c.Items[i])
 			})
-			if !ok {
-				return false
-			}
-		}
-		b.WriteByte(']')
-		return true
+		})
 	})
 }
 

@@ -3,9 +3,13 @@ package app
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -142,5 +146,18 @@ func StartWorker(ctx context.Context, w *fanout.Worker, log *slog.Logger) (stop 
 		case <-time.After(timeout):
 			log.Warn("fan-out worker still busy at shutdown; its jobs will be claimed again")
 		}
+	}
+}
+
+// Main runs a command's run function with a context that SIGINT and
+// SIGTERM cancel, and exits non-zero with the error it returns (--help is
+// not an error).
+func Main(name string, run func(ctx context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
 	}
 }
