@@ -10,3 +10,6 @@ func (p *Passwords) Derivations() int64 { return p.derived.Load() }
 
 // ValidatePassword is the password length check of Register.
 var ValidatePassword = validatePassword
+
+// NormalizeLogin exposes normalizeLogin to tests.
+var NormalizeLogin = normalizeLogin

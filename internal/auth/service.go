@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -96,7 +98,7 @@ func validatePassword(pw string) error {
 
 // Register creates an account and opens a session for it.
 func (s *Service) Register(ctx context.Context, name, email, password string) (*Result, error) {
-	email = strings.TrimSpace(email)
+	email = normalizeLogin(email)
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -118,6 +120,12 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 }
 
 // errBadLogin is the one answer to an unknown login and a wrong password.
+// normalizeLogin trims a name or e-mail address and puts it in Unicode
+// normalization form C, so that "José" typed with a combining accent and
+// with a precomposed é are one address (uniqueness is case-insensitive on
+// top of that, in the store).
+func normalizeLogin(s string) string { return norm.NFC.String(strings.TrimSpace(s)) }
+
 var errBadLogin = social.Errorf(social.Unauthenticated, "invalid login or password")
 
 // Login checks a name or e-mail and a password and opens a session.
@@ -125,7 +133,7 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 	if len(password) > MaxPasswordLen || len(login) > maxEmailLen {
 		return nil, errBadLogin
 	}
-	id, hash, err := s.Accounts.Credentials(ctx, strings.TrimSpace(login))
+	id, hash, err := s.Accounts.Credentials(ctx, normalizeLogin(login))
 	if social.IsCode(err, social.NotFound) {
 		s.Passwords.VerifyDummy(password)
 		return nil, errBadLogin

@@ -384,3 +384,11 @@ func tamperSignature(tok string) string {
 	}
 	return tok[:i] + string(c) + tok[i+1:]
 }
+
+// TestEmailNormalization checks that an e-mail address written with a
+// combining accent and with a precomposed letter is one address.
+func TestEmailNormalization(t *testing.T) {
+	if got := auth.NormalizeLogin(" Jose\u0301@example.com "); got != "Jos\u00e9@example.com" {
+		t.Fatalf("normalizeLogin = %q", got)
+	}
+}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -177,11 +175,7 @@ end
 
 // validateComment trims a comment and checks its length.
 func validateComment(content string) (string, error) {
-	content = strings.TrimSpace(content)
-	if n := utf8.RuneCountInString(content); n < 1 || n > maxCommentLen || !utf8.ValidString(content) {
-		return "", social.Errorf(social.BadUserInput, "a comment must be 1 to %d characters", maxCommentLen)
-	}
-	return content, nil
+	return social.CleanText(content, "a comment", 1, maxCommentLen)
 }
 
 // AddComment adds viewerID's comment to postID.

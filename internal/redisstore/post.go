@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -198,11 +197,7 @@ func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, autho
 
 // validatePostContent trims a post's content and checks its length.
 func validatePostContent(content string) (string, error) {
-	content = strings.TrimSpace(content)
-	if n := utf8.RuneCountInString(content); n < 1 || n > MaxPostLen || !utf8.ValidString(content) {
-		return "", social.Errorf(social.BadUserInput, "a post must be 1 to %d characters", MaxPostLen)
-	}
-	return content, nil
+	return social.CleanText(content, "a post", 1, MaxPostLen)
 }
 
 // validateAudience returns a post's visibility and its audience list

@@ -7,9 +7,7 @@ package social
 
 import (
 	"context"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // User is an account as the rest of the system sees it. Email is always
@@ -98,9 +96,5 @@ const MaxBioLen = 300
 
 // ValidateBio trims a bio and checks its length.
 func ValidateBio(bio string) (string, error) {
-	bio = strings.TrimSpace(bio)
-	if utf8.RuneCountInString(bio) > MaxBioLen || !utf8.ValidString(bio) {
-		return "", Errorf(BadUserInput, "bio must be at most %d characters", MaxBioLen)
-	}
-	return bio, nil
+	return CleanText(bio, "bio", 0, MaxBioLen)
 }
