@@ -37,7 +37,8 @@ const (
 // rebuilt when they come back. The insert skips a post already there.
 //
 // It is the per-recipient cost of fan-out, so it does little: for the
-// usual newest post, SISMEMBER, HMGET of the marks, LINDEX, LPUSH, LLEN.
+// usual newest post, SISMEMBER, HMGET of the marks, LINDEX, LPUSH (whose
+// reply is the length the cap is checked against).
 //
 // KEYS: Home, HomeMark, Following, Mutes. ARGV: post id, entry, author,
 // cap, inactive-before (ms; 0: deliver to everyone), "1" to require that

@@ -263,8 +263,10 @@ func postIDs(c social.Connection[*social.Post]) social.Connection[string] {
 const homeLib = `
 local function entry_id(e) return tonumber(string.match(e, '^%d+')) end
 local function entry_author(e) return string.match(e, ':(%d+)$') end
-local function home_trim(home, mark, cap)
-  if redis.call('LLEN', home) > cap then
+-- len, when the caller knows the list's length (LPUSH's reply), saves
+-- an LLEN.
+local function home_trim(home, mark, cap, len)
+  if (len or redis.call('LLEN', home)) > cap then
     redis.call('LTRIM', home, 0, cap - 1)
     redis.call('HSET', mark, 'floor', entry_id(redis.call('LINDEX', home, -1)))
   end
@@ -278,7 +280,8 @@ local function home_insert(home, mark, pid, entry, cap, floor)
   if pid < tonumber(floor or '0') then return 0 end
   local head = redis.call('LINDEX', home, 0)
   if not head or entry_id(head) < pid then
-    redis.call('LPUSH', home, entry)
+    home_trim(home, mark, cap, redis.call('LPUSH', home, entry))
+    return 1
   else
     local pos, done = 0, false
     while not done do
