@@ -21,6 +21,12 @@ import (
 
 	"github.com/socialgw/gateway/internal/gqltest"
 	"github.com/socialgw/gateway/internal/social"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/redisstore"
+	"net"
+	"net/http/httptest"
 )
 
 // httpDo sends a raw request to the test server and returns the status,
@@ -506,5 +512,50 @@ func TestHugeFirstIsBadInput(t *testing.T) {
 		if r.Code() != "BAD_USER_INPUT" {
 			t.Errorf("first=%d: code %q, want BAD_USER_INPUT", first, r.Code())
 		}
+	}
+}
+
+// TestRequestDeadline checks that a Redis that stops answering does not
+// hold requests: the request deadline bounds every Redis call, and the
+// client gets a masked INTERNAL_SERVER_ERROR soon after it.
+func TestRequestDeadline(t *testing.T) {
+	// A "Redis" that accepts connections and never answers.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	rdb, err := redisstore.Connect("redis://"+ln.Addr().String()+"?read_timeout=30s&write_timeout=30s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	store := redisstore.New(rdb, "stalled:")
+	tokens, err := auth.NewTokens(auth.TokenOptions{Method: "HS256", Secret: []byte(gqltest.Secret), Issuer: "i", Audience: "a", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authn := &auth.Service{Accounts: store, Sessions: store, Tokens: tokens, Passwords: auth.NewPasswords(1), RefreshTTL: time.Hour}
+	h := graph.NewHandler(&graph.Resolver{Accounts: authn, Profiles: store, Graph: store, Posts: store, Engagement: store}, store, authn,
+		graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+
+	start := time.Now()
+	r := (&gqltest.Server{URL: srv.URL}).Do(t, "", `{ user(name: "someone") { id } }`, nil)
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("the request took %v with a stalled Redis; the 300ms deadline should bound it", elapsed)
+	}
+	if r.Code() != "INTERNAL_SERVER_ERROR" || r.Errors[0].Message != "internal server error" {
+		t.Errorf("got %+v, want a masked internal error", r.Errors)
 	}
 }
