@@ -50,7 +50,16 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 	if !ok {
 		return next(ctx)
 	}
-	after, _ := args["after"].(string)
+	var after string
+	if v := args["after"]; v != nil {
+		// The same coercion gqlgen applies (a number is accepted as a
+		// String variable and becomes its digits).
+		a, err := graphql.UnmarshalString(v)
+		if err != nil {
+			return next(ctx)
+		}
+		after = a
+	}
 	p, err := social.NewPageRequest(first, &after)
 	if err != nil {
 		return next(ctx)
@@ -65,7 +74,10 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 		}
 		page, err = r.Posts.HomePage(ctx, viewer, p, w)
 	default:
-		userID, _ := args["userId"].(string)
+		userID, uerr := graphql.UnmarshalID(args["userId"]) // IDs may arrive as numbers
+		if uerr != nil {
+			return next(ctx)
+		}
 		page, err = r.Posts.UserPage(ctx, viewer, userID, p, w)
 	}
 	if err != nil {
@@ -94,8 +106,8 @@ func optionalInt(v any) (*int, bool) {
 	if v == nil {
 		return nil, true
 	}
-	n, ok := intArg(v)
-	return &n, ok
+	n, err := graphql.UnmarshalInt(v)
+	return &n, err == nil
 }
 
 // fastFields are the fields the fast path renders, by type; the value is

@@ -83,6 +83,11 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 			`query($u: ID!) { userTimeline(userId: $u) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
 			map[string]any{"u": author.ID}, true},
 		{"unknown user", n.viewer.Token, `{ userTimeline(userId: "999999") { edges { node { id } } } }`, nil, true},
+		{"user id as an Int literal", n.viewer.Token,
+			`{ userTimeline(userId: ` + authorOf(t, n) + `, first: 3) { edges { node { id content } } } }`, nil, true},
+		{"user id variable sent as a number", n.viewer.Token,
+			`query($u: ID!) { userTimeline(userId: $u, first: 3) { edges { node { id content } } } }`,
+			map[string]any{"u": json.Number(authorOf(t, n))}, true},
 		// Handed to the ordinary path:
 		{"counts of authors", n.viewer.Token, `{ timeline(first: 4) { edges { node { id author { name followersCount viewerFollows } } } } }`, nil, false},
 		{"comments after a cursor", n.viewer.Token, `{ timeline(first: 4) { edges { node { id comments(first: 2, after: "djE6OTk5OTk") { edges { node { id } } } } } } }`, nil, false},
@@ -91,6 +96,8 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 		{"bad first", n.viewer.Token, `{ timeline(first: 0) { edges { cursor } } }`, nil, false},
 		{"bad comments first", n.viewer.Token, `{ timeline(first: 3) { edges { node { comments(first: 500) { totalCount } } } } }`, nil, false},
 		{"bad cursor", n.viewer.Token, `{ timeline(after: "nope") { edges { cursor } } }`, nil, false},
+		{"cursor variable sent as a number", n.viewer.Token,
+			`query($a: String) { timeline(first: 2, after: $a) { edges { cursor } } }`, map[string]any{"a": 12345}, false},
 		{"anonymous home", "", `{ timeline { edges { cursor } } }`, nil, false},
 		{"two root fields", n.viewer.Token, `{ a: timeline(first: 2) { edges { node { id } } } me { name } b: timeline(first: 3) { pageInfo { endCursor } } }`, nil, true},
 	}

@@ -112,16 +112,13 @@ func commentAuthorsWanted(oc *graphql.OperationContext, sel ast.SelectionSet) bo
 	return false
 }
 
+// intArg reads an Int argument with gqlgen's own coercion.
 func intArg(v any) (int, bool) {
-	switch n := v.(type) {
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	case int32:
-		return int(n), true
+	if v == nil {
+		return 0, false
 	}
-	return 0, false
+	n, err := graphql.UnmarshalInt(v)
+	return n, err == nil
 }
 
 // primePage puts what a page fetch read into the request's loaders and
@@ -151,8 +148,13 @@ func primePage(ctx context.Context, page *social.Page) *model.Timeline {
 		for id, v := range page.Liked {
 			l.Liked.Prime(id, v)
 		}
-		for id, cc := range page.Comments {
-			l.PrimeCommentPage(id, cc)
+		// Comment pages are kept for queries only: in a mutation document a
+		// later field may add or delete a comment, and nothing would tell
+		// this cache.
+		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
+			for id, cc := range page.Comments {
+				l.PrimeCommentPage(id, cc)
+			}
 		}
 	}
 	return &model.Timeline{Edges: edges, PageInfo: pageInfo(c)}

@@ -190,3 +190,72 @@ func TestListQueriesBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestPageOfMostlyHiddenPosts reads a user timeline whose newest posts are
+// nearly all hidden from the viewer, so the page takes several rounds, and
+// checks the posts' counters, likes and comments against the naive mode.
+func TestPageOfMostlyHiddenPosts(t *testing.T) {
+	n := newReadPathNet(t, redisstore.Push)
+	ctx := context.Background()
+	author := n.s.Register(t, "secretive")
+	friend := n.s.Register(t, "friend")
+	var visible []string
+	for i := 0; i < 90; i++ {
+		in := social.NewPost{Content: fmt.Sprintf("for my friend %d", i), OnlyTo: []string{friend.ID}}
+		if i%30 == 0 {
+			in = social.NewPost{Content: fmt.Sprintf("public %d", i)}
+		}
+		p, err := n.s.Store.CreatePost(ctx, author.ID, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.OnlyTo == nil {
+			visible = append(visible, p.ID)
+			for c := 0; c < 4; c++ {
+				if _, err := n.s.Store.AddComment(ctx, author.ID, p.ID, fmt.Sprintf("note %d", c)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := n.s.Store.Like(ctx, n.viewer.ID, p.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	q := `query($u: ID!) { userTimeline(userId: $u, first: 3) { edges { node { id content likesCount commentsCount viewerHasLiked
+	  comments(first: 2) { totalCount pageInfo { hasNextPage } edges { node { content author { name } } } } } } pageInfo { hasNextPage } } }`
+	vars := map[string]any{"u": author.ID}
+	r, _, _ := n.do(t, n.s.Server, q, vars)
+	naive, _, _ := n.do(t, n.naive, q, vars)
+	if edges, _ := r.Get("userTimeline.edges").([]any); len(edges) != len(visible) {
+		t.Fatalf("got %d posts, want the %d public ones", len(edges), len(visible))
+	}
+	if r.Int("userTimeline.edges.2.node.commentsCount") != 4 || r.Get("userTimeline.edges.2.node.viewerHasLiked") != true {
+		t.Fatalf("the oldest page post lost its counters or like: %+v", r.Get("userTimeline.edges.2.node"))
+	}
+	if !reflect.DeepEqual(r.Data, naive.Data) {
+		a, _ := json.Marshal(r.Data)
+		b, _ := json.Marshal(naive.Data)
+		t.Fatalf("differs from the naive mode:\n%s\n%s", a, b)
+	}
+}
+
+// TestMutationDocumentSeesItsOwnComment checks that a comment added by a
+// mutation shows in a later field of the same document although an earlier
+// field read the post's first comments.
+func TestMutationDocumentSeesItsOwnComment(t *testing.T) {
+	n := newReadPathNet(t, redisstore.Push)
+	ctx := context.Background()
+	author := n.s.Register(t, "poster")
+	p, err := n.s.Store.CreatePost(ctx, author.ID, social.NewPost{Content: "comment me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := n.s.MustDo(t, n.viewer.Token, `mutation($b: ID!, $p: ID!) {
+	  follow(userId: $b) { posts(first: 1) { edges { node { id comments(first: 5) { totalCount } } } } }
+	  addComment(postId: $p, content: "fresh") { post { commentsCount comments(first: 5) { totalCount edges { node { content } } } } }
+	}`, map[string]any{"b": author.ID, "p": p.ID})
+	if got := r.Int("addComment.post.comments.totalCount"); got != 1 || r.Int("addComment.post.commentsCount") != 1 ||
+		r.Str("addComment.post.comments.edges.0.node.content") != "fresh" {
+		t.Fatalf("the mutation's own comment is missing: %+v", r.Get("addComment"))
+	}
+}

@@ -182,7 +182,9 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string
 	if err := r.Engagement.DeleteComment(ctx, v.UserID, id); err != nil {
 		return "", err
 	}
-	loader.For(ctx).Comments.Clear(id)
+	l := loader.For(ctx)
+	l.Comments.Clear(id)
+	l.PostCounts.ClearAll() // the comment's post is not known here
 	return id, nil
 }
 

@@ -17,7 +17,7 @@ import (
 //     each post's author; user timeline: the own-posts zset);
 //  2. one pipeline: the visibility check of the candidates, and joined to
 //     it the posts' authors, counters, the viewer's likes and the first
-//     comments of each post (firstCommentsScript);
+//     comments of each post (commentRowsScript);
 //  3. one pipeline: what only stage 2 names — the authors of those
 //     comments, the reposted originals (visibility, counters, likes) and
 //     their authors (recorded in the repost as rauthor).
@@ -150,20 +150,9 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 		Comments:  map[string]social.Connection[*social.Comment]{},
 		Originals: map[string]*social.Post{},
 	}
-	for _, post := range c.Items {
-		if w.Counts {
-			page.Counts[post.ID] = f.counts[post.ID].counts()
-		}
-		if w.Liked {
-			page.Liked[post.ID] = liked(f.liked[post.ID])
-		}
-		if w.Comments > 0 {
-			cc, err := commentsFromReply(post.ID, w.Comments, f.comments[post.ID])
-			if err != nil {
-				return nil, fmt.Errorf("first comments of post %s: %w", post.ID, err)
-			}
-			page.Comments[post.ID] = cc
-		}
+	// The replies stage 2 already has (stage 3 needs the comments' authors).
+	if err := f.read(page, c.Items); err != nil {
+		return nil, err
 	}
 
 	// Stage 3: everything named by stage 2, in one pipeline.
@@ -181,6 +170,24 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	needed := false
 	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
 		before := len(f.users)
+		// Posts from a later round of a page (most candidates hidden) had
+		// no stage-2 reads: read their counters, likes and comments now
+		// (their comments' authors are then left to the loaders).
+		late := 0
+		for _, post := range c.Items {
+			if _, ok := f.counts[post.ID]; w.Counts && !ok {
+				f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
+				late++
+			}
+			if _, ok := f.liked[post.ID]; w.Liked && !ok {
+				f.liked[post.ID] = f.s.queueLiked(ctx, p, f.viewer, post.ID)
+				late++
+			}
+			if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
+				f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "")
+				late++
+			}
+		}
 		if w.Authors {
 			for _, post := range c.Items {
 				f.queueUser(ctx, p, post.AuthorID)
@@ -210,7 +217,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 				}
 			}
 		}
-		needed = len(f.users) > before || len(origIDs) > 0
+		needed = len(f.users) > before || len(origIDs) > 0 || late > 0
 		if !needed {
 			return errNothingQueued
 		}
@@ -218,6 +225,9 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	})
 	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
 		return nil, fmt.Errorf("load page details: %w", err)
+	}
+	if err := f.read(page, c.Items); err != nil { // the late posts' replies
+		return nil, err
 	}
 	for id, cmd := range f.users {
 		page.Users[id] = userFromValues(id, cmd.Val())
@@ -272,6 +282,31 @@ func (s *Store) PostCommentsPage(ctx context.Context, postID string, p social.Pa
 	}
 	return c, nil
 }
+
+// read moves the replies of posts' counters, likes and first comments that
+// have been read (queued in a pipeline that ran) into the page, once per
+// post: before stage 3 for stage 2's posts, after it for the late ones.
+func (f *pageFetch) read(page *social.Page, posts []*social.Post) error {
+	w := f.w
+	for _, post := range posts {
+		if c, ok := f.counts[post.ID]; ok && w.Counts && !done(page.Counts, post.ID) {
+			page.Counts[post.ID] = c.counts()
+		}
+		if c, ok := f.liked[post.ID]; ok && w.Liked && !done(page.Liked, post.ID) {
+			page.Liked[post.ID] = liked(c)
+		}
+		if c, ok := f.comments[post.ID]; ok && w.Comments > 0 && !done(page.Comments, post.ID) {
+			cc, err := commentsFromReply(post.ID, w.Comments, c)
+			if err != nil {
+				return fmt.Errorf("first comments of post %s: %w", post.ID, err)
+			}
+			page.Comments[post.ID] = cc
+		}
+	}
+	return nil
+}
+
+func done[V any](m map[string]V, id string) bool { _, ok := m[id]; return ok }
 
 // commentsFromReply turns a commentRowsScript reply into the first page
 // of a post's comments, as PostComments would page them.

@@ -201,7 +201,14 @@ func (s *Store) userPostsPage(ctx context.Context, viewerID, userID string, p so
 		if len(page) == 0 {
 			break
 		}
-		posts, err := s.visiblePosts(ctx, viewerID, page, repeat(userID, len(page)), f)
+		// Extras only for the first round's candidates: a page whose
+		// candidates are mostly hidden must not pay them for every post it
+		// reads; stage 3 fills in what later rounds' posts lack.
+		extra := f
+		if round > 0 {
+			extra = nil
+		}
+		posts, err := s.visiblePosts(ctx, viewerID, page, repeat(userID, len(page)), extra)
 		if err != nil {
 			return social.Connection[*social.Post]{}, err
 		}
@@ -724,6 +731,7 @@ func (h *homePage) merge(ctx context.Context, list *listRound, n int) (bool, err
 	}
 	if len(ids) > 0 {
 		posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
+		h.fetch = nil // extras for the first round only, as at userPostsPage
 		if err != nil {
 			return false, err
 		}
