@@ -144,11 +144,7 @@ func (fixedViewer) Authenticate(context.Context, string) (social.Viewer, error) 
 }
 
 func referenceQuery(tb testing.TB) []byte {
-	q, err := os.ReadFile("testdata/reference.graphql")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	body, _ := json.Marshal(map[string]string{"query": string(q)})
+	body, _ := json.Marshal(map[string]string{"query": graph.ReferenceQuery})
 	return body
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,11 +101,7 @@ func (n *readPathNet) do(t *testing.T, srv *gqltest.Server, query string, vars m
 
 func referenceQueryWithFirst(t *testing.T) string {
 	t.Helper()
-	q, err := os.ReadFile("testdata/reference.graphql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Replace(strings.Replace(string(q), "query Ref {", "query Ref($first: Int) {", 1), "timeline(first: 20)", "timeline(first: $first)", 1)
+	return strings.Replace(strings.Replace(graph.ReferenceQuery, "query Ref {", "query Ref($first: Int) {", 1), "timeline(first: 20)", "timeline(first: $first)", 1)
 }
 
 // TestReferenceQueryRoundTrips holds the reference query to its budget of

@@ -15,16 +15,6 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-func TestReferenceQueryIsTheGraphOne(t *testing.T) {
-	want, err := os.ReadFile("../../graph/testdata/reference.graphql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.TrimSpace(string(want)) != strings.TrimSpace(referenceQuery) {
-		t.Errorf("referenceQuery differs from graph/testdata/reference.graphql:\n%s", want)
-	}
-}
-
 // TestRunTiny runs the whole command on a tiny data set with short
 // measurements and checks the report.
 func TestRunTiny(t *testing.T) {

@@ -6,7 +6,7 @@
 // (internal/seed: power-law followers, activity, likes and comments), or
 // reuses one seeded before (--reuse), then measures:
 //
-//   - the reference query of issue 6 (graph/testdata/reference.graphql:
+//   - the reference query of issue 6 (graph/reference.graphql:
 //     a 20-post home page with authors, counters, viewerHasLiked, three
 //     comments with their authors and reposted originals) three ways:
 //     (a) the gateway over HTTP on a loopback listener, (b) the same page

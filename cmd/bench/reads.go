@@ -13,25 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
 )
-
-// referenceQuery is the reference query of issue 6; a test checks that it
-// is graph/testdata/reference.graphql.
-const referenceQuery = `query Ref {
-  timeline(first: 20) {
-    edges { cursor node {
-      id content createdAt
-      author { id name }
-      likesCount viewerHasLiked commentsCount
-      comments(first: 3) { edges { node { id content author { id name } } } }
-      repostOf { id content author { id name } }
-    } }
-    pageInfo { hasNextPage endCursor }
-  }
-}
-`
 
 // referenceWants is what the reference query asks of a page, as the
 // store's page fetch takes it.
@@ -49,7 +34,7 @@ type target struct {
 
 // httpTarget posts the reference query to url as the reader.
 func httpTarget(name, url string, client *http.Client) target {
-	body, _ := json.Marshal(map[string]string{"query": referenceQuery})
+	body, _ := json.Marshal(map[string]string{"query": graph.ReferenceQuery})
 	return target{name: name, page: func(ctx context.Context, r reader) (int, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
