@@ -82,21 +82,35 @@ func registerWorker(reg prometheus.Registerer, w *fanout.Worker) {
 // registerBacklog exports the fan-out queue's length and dead letters, read
 // from Redis at scrape time (whichever process runs the workers).
 func registerBacklog(reg prometheus.Registerer, rdb redis.UniversalClient, k redisstore.Keys) {
-	backlog := func() (int64, int64) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		q, d, err := fanout.Backlog(ctx, rdb, k.FanoutStream(), k.FanoutDead())
-		if err != nil {
-			return -1, -1
-		}
-		return q, d
+	reg.MustRegister(&backlogCollector{rdb: rdb, keys: k})
+}
+
+// backlogCollector reads the fan-out backlog once per scrape for both of
+// its gauges (-1: Redis did not answer).
+type backlogCollector struct {
+	rdb  redis.UniversalClient
+	keys redisstore.Keys
+}
+
+var (
+	backlogDesc = prometheus.NewDesc("gateway_fanout_backlog", "Fan-out jobs queued or pending (-1: Redis did not answer).", nil, nil)
+	deadDesc    = prometheus.NewDesc("gateway_fanout_dead_letters", "Jobs in the fan-out dead-letter stream (-1: Redis did not answer).", nil, nil)
+)
+
+func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- backlogDesc
+	ch <- deadDesc
+}
+
+func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	q, d, err := fanout.Backlog(ctx, c.rdb, c.keys.FanoutStream(), c.keys.FanoutDead())
+	if err != nil {
+		q, d = -1, -1
 	}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "gateway_fanout_backlog", Help: "Fan-out jobs queued or pending (-1: Redis did not answer).",
-	}, func() float64 { q, _ := backlog(); return float64(q) }))
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "gateway_fanout_dead_letters", Help: "Jobs in the fan-out dead-letter stream (-1: Redis did not answer).",
-	}, func() float64 { _, d := backlog(); return float64(d) }))
+	ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(q))
+	ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(d))
 }
 
 type httpMetrics struct {
