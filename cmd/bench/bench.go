@@ -140,11 +140,11 @@ func (b *Bench) readers(ctx context.Context, n int) ([]reader, error) {
 			break
 		}
 		id := b.data.UserIDs[u]
-		page, err := b.store.HomeTimeline(ctx, id, social.PageRequest{First: 20})
+		page, err := b.store.HomePage(ctx, id, social.PageRequest{First: 20}, social.PageWants{})
 		if err != nil {
 			return nil, err
 		}
-		if len(page.Items) == 0 {
+		if len(page.Posts.Items) == 0 {
 			continue
 		}
 		res, err := b.authn.StartSession(ctx, &social.User{ID: id, Name: seed.UserName(u)})

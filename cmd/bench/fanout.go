@@ -443,7 +443,7 @@ type ModeResult struct {
 	// Per createPost, its fan-out included.
 	WriteTime, WriteP50, CreateP50 time.Duration
 	WriteCmds, WriteRT             float64
-	// Per home-timeline page (the first page, HomeTimeline).
+	// Per home-timeline page (the first page, HomePage with nothing brought along).
 	ReadTime, ReadP50 time.Duration
 	ReadCmds, ReadRT  float64
 	// Home lists after the writes and reads.
@@ -553,7 +553,7 @@ func (b *Bench) seedMode(ctx context.Context, mode redisstore.FeedMode, sc seed.
 		r.readers = append(r.readers, d.UserIDs[u])
 	}
 	for _, id := range r.readers {
-		if _, err := r.store.HomeTimeline(ctx, id, social.PageRequest{First: social.DefaultFirst}); err != nil {
+		if _, err := r.store.HomePage(ctx, id, social.PageRequest{First: social.DefaultFirst}, social.PageWants{}); err != nil {
 			return nil, err
 		}
 	}
@@ -584,7 +584,7 @@ func (r *modeRun) write(ctx context.Context, b *Bench, pp seed.PlannedPost) erro
 func (r *modeRun) read(ctx context.Context, b *Bench, i int) error {
 	c0 := b.counts()
 	t0 := time.Now()
-	if _, err := r.store.HomeTimeline(ctx, r.readers[i], social.PageRequest{First: social.DefaultFirst}); err != nil {
+	if _, err := r.store.HomePage(ctx, r.readers[i], social.PageRequest{First: social.DefaultFirst}, social.PageWants{}); err != nil {
 		return err
 	}
 	r.reads = append(r.reads, time.Since(t0))

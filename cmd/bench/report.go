@@ -268,7 +268,7 @@ func (r *Report) Markdown() string {
 	if md := r.Modes; md != nil {
 		p("## Fan-out modes")
 		p("")
-		p("One data set of %d users, %d follows and %d posts, seeded three times with the same seed, once per mode; half the users read their home timeline before the posts (hybrid skips the others and rebuilds their timeline when they first read). Hybrid's celebrity threshold is %d followers (%d authors above it). Then per mode: %d createPost calls by the plan's authors, each followed by its fan-out (worker `Drain`), and %d first pages of home timelines (`HomeTimeline`, one per reader, after a warm-up read of each before the posts).",
+		p("One data set of %d users, %d follows and %d posts, seeded three times with the same seed, once per mode; half the users read their home timeline before the posts (hybrid skips the others and rebuilds their timeline when they first read). Hybrid's celebrity threshold is %d followers (%d authors above it). Then per mode: %d createPost calls by the plan's authors, each followed by its fan-out (worker `Drain`), and %d first pages of home timelines (`HomePage` with nothing brought along, one per reader, after a warm-up read of each before the posts).",
 			md.Users, md.Follows, md.Posts, md.Threshold, md.Celebrities, md.Writes, md.Reads)
 		p("")
 		p("| mode | createPost + fan-out: mean | p50 | createPost alone p50 | commands/post | round trips/post | page: mean | p50 | commands/page | round trips/page | home lists | entries | home memory | used_memory growth while seeding | seeding time |")

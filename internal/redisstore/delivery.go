@@ -26,42 +26,11 @@ const (
 	opDelete = "delete"
 )
 
-// deliverScript puts a post in one recipient's home list, in the
-// recipient's slot, unless they muted the author or (for an ONLY_TO
-// audience, whose members need not follow) do not follow the author. A
-// follower who unfollows or blocks meanwhile is covered without a check
-// here: the hook that removes the author's posts runs after the graph
-// change, and every page drops authors the reader no longer follows. In
-// hybrid mode a recipient whose last home read is older than the
-// inactivity limit is skipped and marked stale instead: their list is
-// rebuilt when they come back. The insert skips a post already there.
-//
-// It is the per-recipient cost of fan-out, so it does little: for the
-// usual newest post, SISMEMBER, HMGET of the marks, LINDEX, LPUSH (whose
-// reply is the length the cap is checked against).
-//
-// KEYS: Home, HomeMark, Following, Mutes. ARGV: post id, entry, author,
-// cap, inactive-before (ms; 0: deliver to everyone), "1" to require that
-// the recipient follows the author.
-// Reply: 1 delivered, 0 not (already there, not following, muted), 2
-// skipped as inactive.
-var deliverScript = redis.NewScript(homeLib + `
-if ARGV[6] == '1' and redis.call('ZSCORE', KEYS[3], ARGV[3]) == false then return 0 end
-if redis.call('SISMEMBER', KEYS[4], ARGV[3]) == 1 then return 0 end
-local mark = redis.call('HMGET', KEYS[2], 'active', 'floor')
-local before = tonumber(ARGV[5])
-if before > 0 and (not mark[1] or tonumber(mark[1]) < before) then
-  redis.call('HSET', KEYS[2], 'stale', '1')
-  return 2
-end
-return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4]), mark[2] or '0')
-`)
-
 // HandleFanoutJob carries out one fan-out job (the fields of an entry of
 // FanoutStream). An error leaves the job pending, to be retried.
 func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) error {
 	post, author, repost := job[jobPost], job[jobAuthor], job[jobRepost]
-	if !isID(post) || !isID(author) || (repost != "" && !isID(repost)) {
+	if !social.IsID(post) || !social.IsID(author) || (repost != "" && !social.IsID(repost)) {
 		return fmt.Errorf("malformed fan-out job %v", job)
 	}
 	switch job[jobOp] {
@@ -118,7 +87,7 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 	d := delivery{s: s, post: post, author: author, inactiveBefore: inactiveBefore, mustFollow: "0"}
 	vis, _ := vals[1].(string)
 	if social.Visibility(vis) == social.OnlyTo {
-		// At most MaxAudienceSize users; the script keeps those who follow.
+		// At most social.MaxAudienceSize users; the script keeps those who follow.
 		d.mustFollow = "1"
 		only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(post)).Result()
 		if err != nil {
@@ -251,14 +220,14 @@ func (s *Store) registerCelebrity(ctx context.Context, author, status string) er
 // followers' home lists and cleans up its audience sets, likes, comments
 // and repost links, also when this call dies halfway.
 func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
-	if !isID(postID) {
+	if !social.IsID(postID) {
 		return social.Errorf(social.NotFound, "post %s not found", postID)
 	}
 	v := s.newVisibility(viewerID, []string{postID})
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
 		return fmt.Errorf("load post %s: %w", postID, err)
 	}
-	if v.verdict(0) != visOK {
+	if v.access(0) != social.Visible {
 		return social.Errorf(social.NotFound, "post %s not found", postID)
 	}
 	p := v.post(0)

@@ -22,10 +22,6 @@ import (
 // crash between the two steps leaves a dangling index entry, which reads
 // as a missing comment, and never a visible half-written one.
 
-// maxCommentLen is the longest comment, in characters (Unicode code points)
-// after trimming.
-const maxCommentLen = 1000
-
 // deletedCommentTTL is how long a deleted comment's tombstone lets a
 // retried delete recognise its own earlier run.
 const deletedCommentTTL = time.Minute
@@ -46,25 +42,14 @@ func (s *Store) engageable(ctx context.Context, viewerID, postID string) error {
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
 		return fmt.Errorf("check post %s: %w", postID, err)
 	}
-	switch v.verdict(0) {
-	case visMissing, visHidden:
+	switch v.access(0) {
+	case social.Missing, social.Hidden:
 		return social.Errorf(social.NotFound, "post %s not found", postID)
-	case visBlocked:
+	case social.Blocked:
 		return social.Errorf(social.Forbidden, "you cannot interact with this user's posts")
 	}
 	return nil
 }
-
-// likeScript adds a like if the post still exists, in one step, so a like
-// can not outlive a post deleted concurrently. The score is Redis's own
-// clock: every like of a post is ordered by one clock whatever gateway
-// took it. ZADD NX makes a retried or repeated like a no-op.
-var likeScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local t = redis.call('TIME')
-redis.call('ZADD', KEYS[2], 'NX', t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
-return 1
-`)
 
 // Like records that viewerID likes postID. Idempotent.
 func (s *Store) Like(ctx context.Context, viewerID, postID string) error {
@@ -115,7 +100,7 @@ func (s *Store) Liked(ctx context.Context, viewerID string, postIDs []string) ([
 
 // queueLiked queues whether viewerID likes postID (ZSCORE; nil reply: no).
 func (s *Store) queueLiked(ctx context.Context, p redis.Pipeliner, viewerID, postID string) *redis.FloatCmd {
-	if !isID(postID) || viewerID == "" {
+	if !social.IsID(postID) || viewerID == "" {
 		return nil
 	}
 	return p.ZScore(ctx, s.keys.Likers(postID), viewerID)
@@ -135,52 +120,9 @@ func (s *Store) Likers(ctx context.Context, postID string, p social.PageRequest)
 	return c, err
 }
 
-// addCommentScript writes a comment hash and inserts its id into the post's
-// list in one step, if the post still exists. The id is fresh from INCR, so
-// an existing hash means this is go-redis retrying a run that already
-// succeeded: it answers OK and writes nothing, and the list never holds an
-// id twice.
-//
-// The list is kept sorted by id, descending, which is what lets a cursor
-// (a comment id) find its place by binary search. Ids are handed out
-// before this script runs, so two concurrent comments may arrive out of
-// order: the usual case is a plain LPUSH, the other an insert after the
-// few newer ids already at the head.
-var addCommentScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 'OK' end
-redis.call('HSET', KEYS[2], unpack(ARGV, 2))
-local id = tonumber(ARGV[1])
-local head = redis.call('LINDEX', KEYS[3], 0)
-if not head or tonumber(head) < id then
-  redis.call('LPUSH', KEYS[3], ARGV[1])
-  return 'OK'
-end
-local pos = 1
-while true do
-  local chunk = redis.call('LRANGE', KEYS[3], pos, pos + 63)
-  if #chunk == 0 then
-    redis.call('RPUSH', KEYS[3], ARGV[1])
-    return 'OK'
-  end
-  for _, v in ipairs(chunk) do
-    if tonumber(v) < id then
-      redis.call('LINSERT', KEYS[3], 'BEFORE', v, ARGV[1])
-      return 'OK'
-    end
-  end
-  pos = pos + 64
-end
-`)
-
-// validateComment trims a comment and checks its length.
-func validateComment(content string) (string, error) {
-	return social.CleanText(content, "a comment", 1, maxCommentLen)
-}
-
 // AddComment adds viewerID's comment to postID.
 func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error) {
-	content, err := validateComment(content)
+	content, err := social.ValidateComment(content)
 	if err != nil {
 		return nil, err
 	}
@@ -213,28 +155,6 @@ func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string
 	}
 	return &social.Comment{ID: id, PostID: postID, AuthorID: viewerID, Content: content, CreatedAt: created.Truncate(time.Millisecond)}, nil
 }
-
-// deleteCommentScript deletes a comment hash and its id in the post's list
-// in one step, if the viewer (ARGV[2]) wrote the comment or the post. The
-// comments of a deleted post are gone with it, whatever cleanup is left. It
-// leaves a short-lived tombstone naming the deleter, so go-redis retrying a
-// run that already succeeded answers OK rather than GONE.
-var deleteCommentScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
-local author = redis.call('HGET', KEYS[2], 'author')
-if not author then
-  if redis.call('HGET', KEYS[2], 'deleted') == ARGV[2] then return 'OK' end
-  return 'GONE'
-end
-if author ~= ARGV[2] and redis.call('HGET', KEYS[1], ARGV[4]) ~= ARGV[2] then
-  return 'FORBIDDEN'
-end
-redis.call('LREM', KEYS[3], 0, ARGV[1])
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], 'deleted', ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return 'OK'
-`)
 
 // DeleteComment deletes a comment; only its author and the post's author
 // may. Deleting it again within a minute (a retry) succeeds again.
@@ -274,7 +194,7 @@ func (s *Store) DeleteComment(ctx context.Context, viewerID, commentID string) e
 
 // commentPost returns the id of a comment's post from the index, or "".
 func (s *Store) commentPost(ctx context.Context, id string) (string, error) {
-	if !isID(id) {
+	if !social.IsID(id) {
 		return "", nil
 	}
 	post, err := s.rdb.HGet(ctx, s.keys.CommentPost(id), id).Result()
@@ -294,7 +214,7 @@ func (s *Store) Comments(ctx context.Context, ids []string) ([]*social.Comment, 
 	posts := make([]*redis.StringCmd, len(ids))
 	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			if isID(id) {
+			if social.IsID(id) {
 				posts[i] = p.HGet(ctx, s.keys.CommentPost(id), id)
 			}
 		}
@@ -391,34 +311,4 @@ func (s *Store) deletePostEngagement(ctx context.Context, postID string) error {
 		return fmt.Errorf("delete likes and comments of post %s: %w", postID, err)
 	}
 	return nil
-}
-
-// pipelineErr is the error of a pipeline whose commands may answer
-// redis.Nil for a missing key or field: the first other error among the
-// commands sent, or nil.
-func pipelineErr(cmds []redis.Cmder, err error) error {
-	if err == nil || !isNil(err) {
-		return err
-	}
-	for _, c := range cmds {
-		if e := c.Err(); e != nil && !isNil(e) {
-			return e
-		}
-	}
-	return nil
-}
-
-// isID reports whether s is an id as INCR hands them out: a positive
-// decimal without leading zeros. Anything else names nothing, and is never
-// spliced into a key.
-func isID(s string) bool {
-	if s == "" || len(s) > 19 || s[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

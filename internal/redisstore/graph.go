@@ -50,50 +50,6 @@ const (
 	replyForbidden = "FORBIDDEN"
 )
 
-// followScript records the follow on both sides (the viewer's Following,
-// the target's Followers) unless the target does not exist or a block
-// stands either way; the viewer's Blocks and its mirror BlockedBy answer
-// both questions.
-//
-// KEYS: user hash of the target, Following(viewer), Followers(target),
-// Blocks(viewer), BlockedBy(viewer). ARGV: viewer, target, time (ms).
-var followScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'NOT_FOUND' end
-if redis.call('SISMEMBER', KEYS[4], ARGV[2]) == 1 or redis.call('SISMEMBER', KEYS[5], ARGV[2]) == 1 then
-  return 'FORBIDDEN'
-end
-redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[2])
-redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[1])
-return 'OK'
-`)
-
-// blockScript removes the follow edges both ways and records the block on
-// both sides.
-//
-// KEYS: user hash of the target, Following(viewer), Followers(viewer),
-// Following(target), Followers(target), Blocks(viewer), BlockedBy(target).
-// ARGV: viewer, target.
-var blockScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'NOT_FOUND' end
-redis.call('ZREM', KEYS[2], ARGV[2])
-redis.call('ZREM', KEYS[3], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('ZREM', KEYS[5], ARGV[1])
-redis.call('SADD', KEYS[6], ARGV[2])
-redis.call('SADD', KEYS[7], ARGV[1])
-return 'OK'
-`)
-
-// memberScript serves the edits that add or remove one member per key
-// (unfollow, unblock, mute, unmute): when the target exists, it runs
-// ARGV[1] (SADD, SREM or ZREM, chosen by the Go code, never by a client)
-// on each KEYS[i] (i >= 2) with member ARGV[i].
-var memberScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'NOT_FOUND' end
-for i = 2, #KEYS do redis.call(ARGV[1], KEYS[i], ARGV[i]) end
-return 'OK'
-`)
-
 // Follow makes viewerID follow userID. Idempotent.
 func (s *Store) Follow(ctx context.Context, viewerID, userID string) error {
 	k := s.keys
@@ -272,11 +228,6 @@ func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p s
 	}
 	return edgeConnection(common, p.First, n), nil
 }
-
-// commonCountScript counts the intersection of two zsets without sending
-// it over. ZINTERCARD would do the same without building the intersection,
-// but the embedded Redis of development mode (miniredis) lacks it.
-var commonCountScript = redis.NewScript(`return #redis.call('ZINTER', 2, KEYS[1], KEYS[2])`)
 
 // zsetHas reports which of the edges' members key holds, with one ZMSCORE.
 // go-redis's typed ZMScore reads a missing member as score 0, so the raw
@@ -457,40 +408,6 @@ type edge struct {
 // the start.
 type edgePos edge
 
-// edgePageScript returns ZCARD and up to ARGV[3] entries (WITHSCORES) of
-// the zset KEYS[1] that come after the position (ARGV[1] score, ARGV[2]
-// member) in newest-first order; an empty ARGV[1] is the start.
-//
-// When the cursor's member is still there with the cursor's score, its
-// ZREVRANK is the position (O(log n)). Otherwise (unfollowed, or followed
-// again later) the position is the number of entries that come before it:
-// those with a higher score plus those with the same score and a greater
-// member. Members are compared byte by byte as Redis does; Lua's own string
-// comparison follows the server's collation locale.
-var edgePageScript = redis.NewScript(`
-local key, n = KEYS[1], tonumber(ARGV[3])
-local start = 0
-if ARGV[1] ~= '' then
-  local sc = redis.call('ZSCORE', key, ARGV[2])
-  if sc and tonumber(sc) == tonumber(ARGV[1]) then
-    start = redis.call('ZREVRANK', key, ARGV[2]) + 1
-  else
-    local function greater(a, b)
-      for i = 1, math.min(#a, #b) do
-        local x, y = string.byte(a, i), string.byte(b, i)
-        if x ~= y then return x > y end
-      end
-      return #a > #b
-    end
-    start = redis.call('ZCOUNT', key, '(' .. ARGV[1], '+inf')
-    for _, m in ipairs(redis.call('ZRANGE', key, ARGV[1], ARGV[1], 'BYSCORE')) do
-      if greater(m, ARGV[2]) then start = start + 1 end
-    end
-  end
-end
-return {redis.call('ZCARD', key), redis.call('ZRANGE', key, start, start + n - 1, 'REV', 'WITHSCORES')}
-`)
-
 // edgePage returns one page of the zset at key, newest first, with its
 // total: one script run, so page and total are of the same moment.
 func (s *Store) edgePage(ctx context.Context, key string, p social.PageRequest) (social.Connection[string], error) {
@@ -548,8 +465,8 @@ func edgeConnection(edges []edge, first, total int) social.Connection[string] {
 // cursor. The resolvers validate first already; the store checks again
 // because the cursor's score goes into Redis commands.
 func edgeCursor(p social.PageRequest) (edgePos, error) {
-	if p.First < 1 || p.First > social.MaxFirst {
-		return edgePos{}, social.Errorf(social.BadUserInput, "first must be between 1 and %d", social.MaxFirst)
+	if err := social.ValidateFirst(p.First); err != nil {
+		return edgePos{}, err
 	}
 	if p.After == "" {
 		return edgePos{}, nil

@@ -25,47 +25,12 @@ import (
 // Stage 2 reads for all candidates, a few more than the page shows (see
 // candidates); stage 3 only for the posts on the page. Pages whose
 // candidates are mostly hidden take further rounds of stages 1–2, and a
-// hybrid or pull reader may pay the list fills described at HomePostsPage.
-
-// commentRowsScript returns LLEN of a post's comment list and ARGV[1] of
-// its comments, newest first, after the cursor id ARGV[3] (” for the
-// first page), as id, author, content, created quadruples. The list is
-// sorted by id, descending, so the page after a cursor starts at the first
-// id below it, found by binary search (also when the cursor's comment was
-// deleted meanwhile), as PostComments pages.
-//
-// The comment hashes are named from ARGV[2], the key prefix of the post's
-// comments: they share the post's {p<id>} hash tag with KEYS[1], so they
-// are in the slot the script runs on, also in Redis Cluster. Declaring
-// them in KEYS would take a round trip to learn their ids first.
-var commentRowsScript = redis.NewScript(`
-local len = redis.call('LLEN', KEYS[1])
-local start = 0
-if ARGV[3] ~= '' then
-  local c = tonumber(ARGV[3])
-  local lo, hi = 0, len
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if tonumber(redis.call('LINDEX', KEYS[1], mid)) < c then hi = mid else lo = mid + 1 end
-  end
-  start = lo
-end
-local ids = redis.call('LRANGE', KEYS[1], start, start + tonumber(ARGV[1]) - 1)
-local out = {len}
-for _, id in ipairs(ids) do
-  local h = redis.call('HMGET', ARGV[2] .. id, 'author', 'content', 'created')
-  out[#out + 1] = id
-  out[#out + 1] = h[1]
-  out[#out + 1] = h[2]
-  out[#out + 1] = h[3]
-end
-return out
-`)
+// hybrid or pull reader may pay the list fills described at readHome.
 
 // HomePage returns a page of viewerID's home timeline with what w asks for.
 func (s *Store) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
 	f := s.newPageFetch(viewerID, w)
-	c, err := s.homePostsPage(ctx, viewerID, p, f)
+	c, err := s.readHome(ctx, viewerID, p, f)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +41,7 @@ func (s *Store) HomePage(ctx context.Context, viewerID string, p social.PageRequ
 // with what w asks for.
 func (s *Store) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
 	f := s.newPageFetch(viewerID, w)
-	c, err := s.userPostsPage(ctx, viewerID, userID, p, f)
+	c, err := s.readUserPosts(ctx, viewerID, userID, p, f)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +79,7 @@ func (s *Store) newPageFetch(viewerID string, w social.PageWants) *pageFetch {
 func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, ids, authors []string) {
 	s, w := f.s, f.w
 	for i, id := range ids {
-		if !isID(id) {
+		if !social.IsID(id) {
 			continue
 		}
 		if w.Counts {
@@ -134,7 +99,7 @@ func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, ids, authors [
 }
 
 func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string) {
-	if _, ok := f.users[id]; !ok && isID(id) {
+	if _, ok := f.users[id]; !ok && social.IsID(id) {
 		f.users[id] = f.s.queueUser(ctx, p, id)
 	}
 }
@@ -252,8 +217,8 @@ func (s *Store) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID 
 // round trip.
 func (s *Store) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
 	var c social.Connection[*social.Comment]
-	if p.First < 1 || p.First > social.MaxFirst {
-		return c, social.Errorf(social.BadUserInput, "first must be between 1 and %d", social.MaxFirst)
+	if err := social.ValidateFirst(p.First); err != nil {
+		return c, err
 	}
 	var after string
 	if p.After != "" {
@@ -261,12 +226,12 @@ func (s *Store) PostCommentsPage(ctx context.Context, postID string, p social.Pa
 		if err != nil {
 			return c, err
 		}
-		if !isID(parts[0]) {
+		if !social.IsID(parts[0]) {
 			return c, social.Errorf(social.BadUserInput, "malformed cursor")
 		}
 		after = parts[0]
 	}
-	if !isID(postID) {
+	if !social.IsID(postID) {
 		return c, nil
 	}
 	var cmd *redis.Cmd

@@ -43,58 +43,18 @@ import (
 // Post hash fields, in the order VisiblePosts reads them.
 var postFields = []string{postAuthorField, "content", "created", "vis", "repost", "rauthor"}
 
-// Limits of createPost.
-const (
-	MaxPostLen      = 500  // characters (Unicode code points) after trimming
-	MaxAudienceSize = 1000 // ids in onlyTo or notTo
-)
-
-// postScript writes a post's audience set and hash in one step.
-//
-// KEYS: Post, the audience set (PostOnlyTo or PostNotTo). ARGV: the number
-// n of hash field/value arguments that follow, the fields and values, then
-// the audience members.
-var postScript = redis.NewScript(`
-local n = tonumber(ARGV[1])
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'OK' end
-if #ARGV > n + 1 then redis.call('SADD', KEYS[2], unpack(ARGV, n + 2)) end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
-return 'OK'
-`)
-
-// repostLinkScript adds a repost to its original's PostReposts while the
-// original exists, so a link never outlives a deleted original. SADD makes
-// a retry a no-op.
-//
-// KEYS: Post(original), PostReposts(original). ARGV: the repost's id.
-var repostLinkScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('SADD', KEYS[2], ARGV[1])
-return 1
-`)
-
-// authorPostScript puts a post in its author's own timelines: UserPosts
-// (ZADD of score = id, idempotent) and the author's home list (ordered
-// insert that skips an entry already there).
-//
-// KEYS: UserPosts, Home, HomeMark. ARGV: post id, home entry, cap.
-var authorPostScript = redis.NewScript(homeLib + `
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[1])
-return home_insert(KEYS[2], KEYS[3], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]))
-`)
-
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
 func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error) {
-	content, err := validatePostContent(in.Content)
+	content, err := social.ValidatePostContent(in.Content)
 	if err != nil {
 		return nil, err
 	}
-	vis, audience, err := validateAudience(in)
+	vis, audience, err := social.ValidateAudience(in)
 	if err != nil {
 		return nil, err
 	}
-	if in.RepostOf != "" && !isID(in.RepostOf) {
+	if in.RepostOf != "" && !social.IsID(in.RepostOf) {
 		return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
 	}
 
@@ -124,10 +84,10 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 		}
 	}
 	if orig != nil {
-		switch orig.verdict(0) {
-		case visBlocked:
+		switch orig.access(0) {
+		case social.Blocked:
 			return nil, social.Errorf(social.Forbidden, "you cannot repost this user's posts")
-		case visMissing, visHidden:
+		case social.Missing, social.Hidden:
 			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
 		}
 	}
@@ -195,45 +155,6 @@ func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, autho
 	}
 }
 
-// validatePostContent trims a post's content and checks its length.
-func validatePostContent(content string) (string, error) {
-	return social.CleanText(content, "a post", 1, MaxPostLen)
-}
-
-// validateAudience returns a post's visibility and its audience list
-// (deduplicated). onlyTo and notTo exclude each other; an empty onlyTo is
-// refused (it would be a post nobody but its author sees, most likely a
-// mistake), an empty notTo means PUBLIC.
-func validateAudience(in social.NewPost) (social.Visibility, []string, error) {
-	if in.OnlyTo != nil && in.NotTo != nil {
-		return "", nil, social.Errorf(social.BadUserInput, "onlyTo and notTo cannot be used together")
-	}
-	vis, list := social.Public, in.NotTo
-	if in.OnlyTo != nil {
-		if len(in.OnlyTo) == 0 {
-			return "", nil, social.Errorf(social.BadUserInput, "onlyTo must name at least one user")
-		}
-		vis, list = social.OnlyTo, in.OnlyTo
-	} else if len(in.NotTo) > 0 {
-		vis = social.NotTo
-	}
-	if len(list) > MaxAudienceSize {
-		return "", nil, social.Errorf(social.BadUserInput, "an audience list holds at most %d users", MaxAudienceSize)
-	}
-	out := make([]string, 0, len(list))
-	seen := make(map[string]bool, len(list))
-	for _, id := range list {
-		if !isID(id) {
-			return "", nil, social.Errorf(social.BadUserInput, "unknown user %q in the audience", id)
-		}
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return vis, out, nil
-}
-
 // VisiblePosts loads posts as viewerID may see them, with one pipeline for
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
@@ -259,24 +180,6 @@ func (s *Store) visiblePosts(ctx context.Context, viewerID string, ids, authors 
 	return v.posts(), nil
 }
 
-func repeat(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
-}
-
-// Why a post is or is not shown to a viewer.
-type verdict int
-
-const (
-	visOK      verdict = iota
-	visMissing         // no such post, or deleted
-	visHidden          // the audience excludes the viewer
-	visBlocked         // the author blocked the viewer, or the other way round
-)
-
 // visibility is the read-time check of a batch of posts for one viewer, in
 // a form that joins any pipeline: queue adds its commands, then verdict and
 // posts read the replies.
@@ -294,7 +197,7 @@ type visibility struct {
 	hash              []*redis.SliceCmd
 	only, not         []*redis.BoolCmd
 	blocks, blockedBy *redis.StringSliceCmd
-	blocked           map[string]bool // built by verdict on first use
+	blocked           map[string]bool // built by access on first use
 }
 
 func (s *Store) newVisibility(viewerID string, ids []string) *visibility {
@@ -309,7 +212,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 		v.not = make([]*redis.BoolCmd, len(v.ids))
 	}
 	for i, id := range v.ids {
-		if !isID(id) {
+		if !social.IsID(id) {
 			continue
 		}
 		v.hash[i] = p.HMGet(ctx, v.keys.Post(id), postFields...)
@@ -332,20 +235,12 @@ func (v *visibility) post(i int) *social.Post {
 	return postFromValues(v.ids[i], v.hash[i].Val())
 }
 
-// verdict says whether the viewer may see the i-th post, and if not, why.
-func (v *visibility) verdict(i int) verdict {
+// access applies the visibility policy (social.PostAccess) to the i-th
+// post with the facts the pipeline read.
+func (v *visibility) access(i int) social.Access {
 	p := v.post(i)
-	if p == nil {
-		return visMissing
-	}
-	if p.AuthorID == v.viewer {
-		return visOK
-	}
-	if v.viewer == "" {
-		if p.Visibility == social.OnlyTo {
-			return visHidden
-		}
-		return visOK
+	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
+		return social.PostAccess(v.viewer, p, social.AccessFacts{})
 	}
 	if v.blocked == nil {
 		v.blocked = make(map[string]bool)
@@ -356,22 +251,18 @@ func (v *visibility) verdict(i int) verdict {
 			v.blocked[u] = true
 		}
 	}
-	switch {
-	case v.blocked[p.AuthorID]:
-		return visBlocked
-	case p.Visibility == social.OnlyTo && !v.only[i].Val():
-		return visHidden
-	case p.Visibility == social.NotTo && v.not[i].Val():
-		return visHidden
-	}
-	return visOK
+	return social.PostAccess(v.viewer, p, social.AccessFacts{
+		Blocked:  v.blocked[p.AuthorID],
+		InOnlyTo: v.only[i].Val(),
+		InNotTo:  v.not[i].Val(),
+	})
 }
 
 // posts returns the batch with nil for every post the viewer may not see.
 func (v *visibility) posts() []*social.Post {
 	out := make([]*social.Post, len(v.ids))
 	for i := range v.ids {
-		if v.verdict(i) == visOK {
+		if v.access(i) == social.Visible {
 			out[i] = v.post(i)
 		}
 	}
@@ -426,7 +317,7 @@ type countCmds [3]*redis.IntCmd
 // queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
 // PostComments and SCARD of PostReposts.
 func (s *Store) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
-	if !isID(id) {
+	if !social.IsID(id) {
 		return countCmds{}
 	}
 	return countCmds{
@@ -446,7 +337,7 @@ func (c countCmds) counts() social.PostCounts {
 // Audience returns a post's audience lists (members sorted by id). The
 // resolver shows them to the post's author only.
 func (s *Store) Audience(ctx context.Context, postID string) (social.Audience, error) {
-	if !isID(postID) {
+	if !social.IsID(postID) {
 		return social.Audience{}, nil
 	}
 	var only, not *redis.StringSliceCmd

@@ -77,7 +77,7 @@ func TestRoundTrips(t *testing.T) {
 			feedPost(t, s, lonely, social.NewPost{})
 			drain(t, w)
 			home(t, s, reader, 5)
-			feedOK(t, func() error { _, err := s.HomeTimeline(ctx, reader, social.PageRequest{First: 5}); return err }())
+			feedOK(t, func() error { _, err := homeIDs(ctx, s, reader, social.PageRequest{First: 5}); return err }())
 
 			create := func(author string) func() error {
 				return func() error { _, err := s.CreatePost(ctx, author, social.NewPost{Content: "x"}); return err }
@@ -88,7 +88,7 @@ func TestRoundTrips(t *testing.T) {
 			drain(t, w)
 			page := func(after string) func() error {
 				return func() error {
-					_, err := s.HomeTimeline(ctx, reader, social.PageRequest{First: 5, After: after})
+					_, err := homeIDs(ctx, s, reader, social.PageRequest{First: 5, After: after})
 					return err
 				}
 			}

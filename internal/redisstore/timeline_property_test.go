@@ -95,7 +95,7 @@ func checkModel(t *testing.T, s *redisstore.Store, sc scenario, a *applied) {
 				}
 			}
 			got := allPages(t, 4, func(p social.PageRequest) (social.Connection[string], error) {
-				return s.UserTimeline(ctx, v, u, p)
+				return userPostIDs(ctx, s, v, u, p)
 			})
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("viewer %q, posts of %s:\ngot  %v\nwant %v", v, u, got, want)

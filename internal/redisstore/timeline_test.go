@@ -85,7 +85,7 @@ func allPages(tb testing.TB, first int, page func(social.PageRequest) (social.Co
 func home(tb testing.TB, s *redisstore.Store, viewer string, first int) []string {
 	tb.Helper()
 	return allPages(tb, first, func(p social.PageRequest) (social.Connection[string], error) {
-		return s.HomeTimeline(context.Background(), viewer, p)
+		return homeIDs(context.Background(), s, viewer, p)
 	})
 }
 
@@ -573,11 +573,11 @@ func TestHomeRejectsAnonymousAndBadCursor(t *testing.T) {
 	s, _ := feedStore(t)
 	u := feedUsers(t, s, 1)
 	ctx := context.Background()
-	if _, err := s.HomeTimeline(ctx, "", social.PageRequest{First: 5}); !social.IsCode(err, social.Unauthenticated) {
+	if _, err := homeIDs(ctx, s, "", social.PageRequest{First: 5}); !social.IsCode(err, social.Unauthenticated) {
 		t.Fatalf("anonymous: %v", err)
 	}
 	for _, p := range []social.PageRequest{{First: 0}, {First: 101}, {First: 5, After: "zz"}} {
-		if _, err := s.HomeTimeline(ctx, u[0], p); !social.IsCode(err, social.BadUserInput) {
+		if _, err := homeIDs(ctx, s, u[0], p); !social.IsCode(err, social.BadUserInput) {
 			t.Fatalf("%+v: %v", p, err)
 		}
 	}

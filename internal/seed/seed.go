@@ -160,7 +160,7 @@ func Run(ctx context.Context, store *redisstore.Store, c Config) (*Data, error) 
 			if !plan.Active[i] {
 				return nil
 			}
-			_, err := store.HomeTimeline(ctx, d.UserIDs[i], social.PageRequest{First: 1})
+			_, err := store.HomePage(ctx, d.UserIDs[i], social.PageRequest{First: 1}, social.PageWants{})
 			return err
 		})
 		if err != nil {
@@ -499,7 +499,7 @@ func NewStar(ctx context.Context, store *redisstore.Store, n, concurrency int) (
 		if err := store.Follow(ctx, s.Followers[i], s.Celebrity); err != nil {
 			return err
 		}
-		_, err := store.HomeTimeline(ctx, s.Followers[i], social.PageRequest{First: 1})
+		_, err := store.HomePage(ctx, s.Followers[i], social.PageRequest{First: 1}, social.PageWants{})
 		return err
 	})
 	if err != nil {

@@ -114,11 +114,11 @@ func TestRun(t *testing.T) {
 		t.Fatal("no readers")
 	}
 	for _, u := range readers {
-		page, err := store.HomePostsPage(ctx, d.UserIDs[u], social.PageRequest{First: 20})
+		page, err := store.HomePage(ctx, d.UserIDs[u], social.PageRequest{First: 20}, social.PageWants{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(page.Items) == 0 {
+		if len(page.Posts.Items) == 0 {
 			t.Errorf("reader %d follows %d users and has an empty home timeline", u, d.Following[u])
 		}
 	}

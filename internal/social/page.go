@@ -23,8 +23,8 @@ func NewPageRequest(first *int, after *string) (PageRequest, error) {
 	if first != nil {
 		p.First = *first
 	}
-	if p.First < 1 || p.First > MaxFirst {
-		return PageRequest{}, Errorf(BadUserInput, "first must be between 1 and %d", MaxFirst)
+	if err := ValidateFirst(p.First); err != nil {
+		return PageRequest{}, err
 	}
 	if after != nil {
 		p.After = *after
@@ -66,4 +66,14 @@ type Connection[T any] struct {
 	Cursors []string
 	HasNext bool
 	Total   int
+}
+
+// PostIDs returns the page of the ids of a page of posts.
+func PostIDs(c Connection[*Post]) Connection[string] {
+	out := Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, Total: c.Total}
+	out.Items = make([]string, len(c.Items))
+	for i, p := range c.Items {
+		out.Items[i] = p.ID
+	}
+	return out
 }

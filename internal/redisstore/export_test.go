@@ -1,0 +1,7 @@
+package redisstore
+
+// LuaSource exposes the embedded scripts to the script tests.
+var LuaSource = luaSource
+
+// ScriptSources are the full sources of the store's scripts by file name.
+var ScriptSources = scriptSources

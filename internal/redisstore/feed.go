@@ -1,0 +1,94 @@
+package redisstore
+
+import (
+	"fmt"
+	"time"
+)
+
+// FeedMode chooses how posts reach home timelines (docs/fanout.md).
+type FeedMode string
+
+// The fan-out modes.
+const (
+	// Push fans every post out to the home list of every allowed follower.
+	Push FeedMode = "push"
+	// Pull fans nothing out: a reader's home list is filled from the users
+	// they follow when they read it.
+	Pull FeedMode = "pull"
+	// Hybrid pushes, except for authors with more followers than the
+	// celebrity threshold (pulled at read time) and for followers inactive
+	// for longer than InactiveAfter (rebuilt when they come back).
+	Hybrid FeedMode = "hybrid"
+)
+
+// FeedConfig tunes timelines and fan-out. The gateway and the worker must
+// run with the same values.
+type FeedConfig struct {
+	Mode FeedMode
+	// CelebrityThreshold: in hybrid mode an author with more followers than
+	// this is not fanned out.
+	CelebrityThreshold int
+	// InactiveAfter: in hybrid mode a follower whose last home-timeline
+	// read is older than this is skipped by fan-out and rebuilt on return.
+	InactiveAfter time.Duration
+	// HomeCap is the most entries a home list keeps.
+	HomeCap int
+	// Backfill is how many of a followee's recent posts a follow copies.
+	Backfill int
+	// FanoutBatch is how many timelines one fan-out pipeline writes.
+	FanoutBatch int
+}
+
+// Defaults of FeedConfig.
+const (
+	DefaultCelebrityThreshold = 10000
+	DefaultInactiveAfter      = 7 * 24 * time.Hour
+	DefaultHomeCap            = 800
+	DefaultBackfill           = 200
+	DefaultFanoutBatch        = 1000
+)
+
+// DefaultFeed returns the default configuration: hybrid mode.
+func DefaultFeed() FeedConfig {
+	return FeedConfig{
+		Mode: Hybrid, CelebrityThreshold: DefaultCelebrityThreshold, InactiveAfter: DefaultInactiveAfter,
+		HomeCap: DefaultHomeCap, Backfill: DefaultBackfill, FanoutBatch: DefaultFanoutBatch,
+	}
+}
+
+// Validate checks the configuration.
+func (c FeedConfig) Validate() error {
+	switch {
+	case c.Mode != Push && c.Mode != Pull && c.Mode != Hybrid:
+		return fmt.Errorf("fan-out mode %q: want push, pull or hybrid", c.Mode)
+	case c.CelebrityThreshold < 0:
+		return fmt.Errorf("celebrity threshold must not be negative")
+	case c.InactiveAfter <= 0:
+		return fmt.Errorf("inactivity period must be positive")
+	case c.HomeCap < 1:
+		return fmt.Errorf("home timeline cap must be at least 1")
+	case c.Backfill < 0:
+		return fmt.Errorf("follow backfill must not be negative")
+	case c.FanoutBatch < 1:
+		return fmt.Errorf("fan-out batch must be at least 1")
+	}
+	return nil
+}
+
+// SetFeed sets the timeline configuration; call it before serving.
+func (s *Store) SetFeed(c FeedConfig) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	s.feed = c
+	return nil
+}
+
+// Feed returns the timeline configuration.
+func (s *Store) Feed() FeedConfig { return s.feed }
+
+// activeEvery is how stale a reader's activity mark may get before a read
+// writes it again: a write per hour at most, not per read.
+func (s *Store) activeEvery() time.Duration {
+	return min(time.Hour, s.feed.InactiveAfter/4)
+}

@@ -1,0 +1,442 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Home timelines.
+//
+// Home(u) is a LIST of entries "<post id>:<author id>", sorted by post id,
+// newest first, at most HomeCap long. A list of short strings is stored as
+// a quicklist of listpacks: about 15 bytes an entry, where a sorted set
+// past 128 entries becomes a skiplist of some 60+ (docs/fanout.md has the
+// MEMORY USAGE figures). The author beside the id is what lets the page
+// script drop unfollowed and muted authors, and the graph hooks remove an
+// author's entries, without loading any post.
+//
+// HomeMark(u) is a hash of the list's bookkeeping:
+//   - floor: the list holds every post of u's timeline with an id >= floor
+//     (once fan-out is done); below it, pages pull from the followees' own
+//     timelines. Trimming to the cap raises it to the oldest id kept; a
+//     follow whose backfill was cut short raises it to the oldest id
+//     copied; 0 or absent: the list is complete.
+//   - active: the last home read (ms), written at most every activeEvery;
+//   - stale: set when a fan-out skipped u as inactive; the next read
+//     rebuilds the list before serving it;
+//   - pull, pullprev, pullat: pull mode's marks (see fillHome).
+
+// homeEntry is the home-list entry of a post.
+func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
+
+// homeKeys are the keys of u's home scripts, in the order they name them.
+func (s *Store) homeKeys(u string) []string {
+	k := s.keys
+	return []string{k.Home(u), k.HomeMark(u), k.Following(u), k.Mutes(u), k.CelebFollowing(u)}
+}
+
+// readHome reads one page of viewerID's home timeline: their own posts and
+// those of the users they follow, newest first, as they may see them; f,
+// when set, is what the page brings along (page.go), queued with the
+// visibility check of the candidates.
+//
+// A page merges up to three sources, newest first:
+//   - the home list, which holds every post of the timeline with an id at
+//     or above its floor (read by homePageScript, which also drops authors
+//     the reader no longer follows or muted);
+//   - above the floor, the own timelines of the followed authors that are
+//     pulled rather than pushed (celebrities, hybrid mode);
+//   - below the floor (beyond the cap, or beyond a cut-short backfill), the
+//     own timelines of everyone the reader follows, and the reader's own.
+//
+// Every candidate then passes the read-time visibility check (deleted
+// posts, audience, blocks either way). A page of a push-mode reader costs
+// two round trips (the list script, then the visibility pipeline); pulled
+// authors add one pipeline; a hybrid reader coming back after inactivity,
+// and every first page in pull mode, first fill the list (three more:
+// following list, pull pipeline, merge script).
+func (s *Store) readHome(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+	before, err := timelineCursor(p)
+	if err != nil {
+		return social.Connection[*social.Post]{}, err
+	}
+	if !social.IsID(viewerID) {
+		return social.Connection[*social.Post]{}, social.Errorf(social.Unauthenticated, "authentication required")
+	}
+	h := &homePage{s: s, viewer: viewerID, first: p.First, before: before, firstPage: p.After == "", fetch: f}
+	c, err := h.read(ctx)
+	if err != nil {
+		return c, fmt.Errorf("home timeline of %s: %w", viewerID, err)
+	}
+	return c, nil
+}
+
+// homePage is the state of reading one home page.
+type homePage struct {
+	s         *Store
+	viewer    string
+	first     int
+	before    int64 // everything newer was read: the next round reads below it
+	firstPage bool
+	fetch     *pageFetch // what to read along with the posts, or nil
+
+	floor     int64
+	listDone  bool          // the list has nothing more below before
+	below     bool          // reading below the floor
+	sources   []*pullSource // own timelines read at read time
+	followees []string      // whom the reader follows, for below the floor
+	out       []*social.Post
+}
+
+// pullSource is one author's own timeline read at read time.
+type pullSource struct {
+	author string
+	cmd    *redis.StringSliceCmd
+	done   bool
+}
+
+// listRound is the reply of homePageScript.
+type listRound struct {
+	need      string // "", "rebuild" or "pull"
+	followees []string
+	marks     [3]int64 // pull, pullprev, pullat
+	floor     int64
+	exhausted bool
+	entries   []homeItem
+	pulled    []string
+}
+
+// homeItem is a home-list entry.
+type homeItem struct {
+	id     int64
+	author string
+}
+
+func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
+	s := h.s
+	// The first list read may ask to fill the list first (a hybrid reader
+	// back from inactivity, or pull mode); after one fill it does not ask
+	// again, the limit is a guard.
+	var list *listRound
+	for fills := 0; list == nil; fills++ {
+		var cmd *redis.Cmd
+		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd = h.queueList(ctx, p, candidates(h.first, 0), fills == 0)
+			return nil
+		}); err != nil {
+			return social.Connection[*social.Post]{}, err
+		}
+		r, err := parseListRound(cmd)
+		if err != nil {
+			return social.Connection[*social.Post]{}, err
+		}
+		switch {
+		case r.need == "":
+			list = r
+		case fills == 2:
+			return social.Connection[*social.Post]{}, fmt.Errorf("home list still needs a %s after filling it", r.need)
+		default:
+			if err := s.fillHome(ctx, h.viewer, r); err != nil {
+				return social.Connection[*social.Post]{}, err
+			}
+		}
+	}
+	h.useList(list)
+
+	exhausted := false
+	for round := 0; round < pageRounds && !exhausted && len(h.out) <= h.first; round++ {
+		n := candidates(h.first, round)
+		if round > 0 {
+			list = nil
+		}
+		// One pipeline: the list (after round 0) and every open source.
+		var cmd *redis.Cmd
+		queued := false
+		_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd, queued = nil, false
+			if round > 0 && !h.below && !h.listDone {
+				cmd, queued = h.queueList(ctx, p, n, false), true
+			}
+			if h.queueSources(ctx, p, n) > 0 {
+				queued = true
+			}
+			if !queued {
+				return errNothingQueued
+			}
+			return nil
+		})
+		if err != nil && err != errNothingQueued {
+			return social.Connection[*social.Post]{}, err
+		}
+		if cmd != nil {
+			if list, err = parseListRound(cmd); err != nil {
+				return social.Connection[*social.Post]{}, err
+			}
+			h.useList(list)
+		}
+		if exhausted, err = h.merge(ctx, list, n); err != nil {
+			return social.Connection[*social.Post]{}, err
+		}
+	}
+	return postPage(h.out, h.first, !exhausted), nil
+}
+
+// errNothingQueued ends a pipeline function that had nothing to send.
+var errNothingQueued = errors.New("nothing queued")
+
+// queueList queues homePageScript for one round.
+func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayPull bool) *redis.Cmd {
+	s := h.s
+	cursor := ""
+	if h.before != noCursor {
+		cursor = strconv.FormatInt(h.before, 10)
+	}
+	pull, first := "0", "0"
+	if s.feed.Mode == Pull {
+		pull = "1"
+	}
+	if mayPull && h.firstPage {
+		first = "1"
+	}
+	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
+		h.viewer, cursor, n, s.now().UnixMilli(), s.activeEvery().Milliseconds(), pull, first)
+}
+
+// useList takes in what a list read says about the sources.
+func (h *homePage) useList(r *listRound) {
+	h.floor = r.floor
+	h.listDone = r.exhausted
+	if h.sources == nil {
+		h.sources = make([]*pullSource, 0, len(r.pulled))
+		for _, a := range r.pulled {
+			h.sources = append(h.sources, &pullSource{author: a})
+		}
+	}
+	if r.followees != nil {
+		h.followees = r.followees
+	}
+}
+
+// queueSources queues the next read of every open source and returns how
+// many it queued.
+func (h *homePage) queueSources(ctx context.Context, p redis.Pipeliner, n int) int {
+	lo := "-inf"
+	if !h.below {
+		lo = strconv.FormatInt(h.floor, 10)
+	}
+	queued := 0
+	for _, src := range h.sources {
+		src.cmd = nil
+		if src.done {
+			continue
+		}
+		src.cmd = p.ZRevRangeByScore(ctx, h.s.keys.UserPosts(src.author), &redis.ZRangeBy{
+			Max: "(" + strconv.FormatInt(h.before, 10), Min: lo, Count: int64(n),
+		})
+		queued++
+	}
+	return queued
+}
+
+// merge takes the posts read in one round that are certainly next in the
+// page (newer than the oldest post of any source that may hold more),
+// checks them for the viewer and adds the visible ones. It reports whether
+// everything is read.
+func (h *homePage) merge(ctx context.Context, list *listRound, n int) (bool, error) {
+	var items []homeItem
+	bound, more := int64(-1), false
+	if list != nil && !h.below {
+		items = append(items, list.entries...)
+		if !list.exhausted && len(list.entries) > 0 {
+			more, bound = true, list.entries[len(list.entries)-1].id
+		}
+	}
+	for _, src := range h.sources {
+		if src.cmd == nil {
+			continue
+		}
+		ids := src.cmd.Val()
+		for _, id := range ids {
+			n, _ := strconv.ParseInt(id, 10, 64)
+			items = append(items, homeItem{id: n, author: src.author})
+		}
+		if len(ids) < n {
+			src.done = true
+		} else if last := items[len(items)-1].id; !more || last > bound {
+			more, bound = true, last
+		}
+		src.cmd = nil
+	}
+	slices.SortFunc(items, func(a, b homeItem) int { return cmp.Compare(b.id, a.id) })
+	ids := make([]string, 0, len(items))
+	authors := make([]string, 0, len(items))
+	for i, it := range items {
+		if (more && it.id < bound) || (i > 0 && it.id == items[i-1].id) {
+			continue
+		}
+		ids = append(ids, strconv.FormatInt(it.id, 10))
+		authors = append(authors, it.author)
+	}
+	if len(ids) > 0 {
+		posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
+		h.fetch = nil // extras for the first round only, as at readUserPosts
+		if err != nil {
+			return false, err
+		}
+		for _, p := range posts {
+			if p != nil {
+				h.out = append(h.out, p)
+			}
+		}
+	}
+	switch {
+	case more:
+		h.before = bound
+	case !h.below && h.floor > 0:
+		// Everything at or above the floor is read: go on below it, in the
+		// own timelines of everyone the reader follows.
+		h.below = true
+		h.before = min(h.before, h.floor)
+		h.sources = make([]*pullSource, 0, len(h.followees)+1)
+		for _, a := range append(h.followees, h.viewer) {
+			h.sources = append(h.sources, &pullSource{author: a})
+		}
+	default:
+		return true, nil
+	}
+	return false, nil
+}
+
+// parseListRound reads a homePageScript reply.
+func parseListRound(c *redis.Cmd) (*listRound, error) {
+	res, err := c.Slice()
+	if err != nil {
+		return nil, fmt.Errorf("read home list: %w", err)
+	}
+	bad := fmt.Errorf("read home list: unexpected reply %v", res)
+	if len(res) < 5 {
+		return nil, bad
+	}
+	tag, _ := res[0].(string)
+	r := &listRound{}
+	switch tag {
+	case "rebuild", "pull":
+		r.need = tag
+		r.followees = strs(res[1])
+		for i := range r.marks {
+			s, _ := res[2+i].(string)
+			r.marks[i], _ = strconv.ParseInt(s, 10, 64)
+		}
+		return r, nil
+	case "ok":
+		if len(res) < 6 {
+			return nil, bad
+		}
+		r.floor, _ = res[1].(int64)
+		ex, _ := res[2].(int64)
+		r.exhausted = ex == 1
+		for _, e := range strs(res[3]) {
+			it, ok := parseEntry(e)
+			if ok {
+				r.entries = append(r.entries, it)
+			}
+		}
+		r.pulled = strs(res[4])
+		if f := strs(res[5]); len(f) > 0 {
+			r.followees = f
+		}
+		return r, nil
+	}
+	return nil, bad
+}
+
+// parseEntry reads a home-list entry "<post>:<author>".
+func parseEntry(e string) (homeItem, bool) {
+	post, author, ok := strings.Cut(e, ":")
+	id, err := strconv.ParseInt(post, 10, 64)
+	if !ok || err != nil {
+		return homeItem{}, false
+	}
+	return homeItem{id: id, author: author}, true
+}
+
+// pullGrace is how long a post may take from its id (INCR) to its place in
+// its author's timeline (ZADD) and still be caught by pull mode: a pull
+// starts from the mark of a pull at least this old, so a post whose id is
+// below the newest mark but which arrived just after that pull is read by
+// the next one.
+const pullGrace = 5 * time.Second
+
+// fillHome rebuilds or pulls viewer's home list from the own timelines of
+// the users they follow (and their own): the newest HomeCap posts of each
+// for a rebuild, those newer than the pull mark for a pull. It costs one
+// pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
+func (s *Store) fillHome(ctx context.Context, viewer string, r *listRound) error {
+	from := int64(0)
+	if r.need == "pull" {
+		from = r.marks[1]
+	}
+	authors := append(slices.Clip(r.followees), viewer)
+	cmds := make([]*redis.StringSliceCmd, len(authors))
+	cap := s.feed.HomeCap
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, a := range authors {
+			cmds[i] = p.ZRevRangeByScore(ctx, s.keys.UserPosts(a), &redis.ZRangeBy{
+				Max: "+inf", Min: "(" + strconv.FormatInt(from, 10), Count: int64(cap),
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pull followees' posts: %w", err)
+	}
+	var entries []any
+	seen, cut := int64(0), int64(0)
+	for i, c := range cmds {
+		ids := c.Val()
+		for _, id := range ids {
+			entries = append(entries, homeEntry(id, authors[i]))
+		}
+		if len(ids) > 0 {
+			n, _ := strconv.ParseInt(ids[0], 10, 64)
+			seen = max(seen, n)
+		}
+		if len(ids) == cap {
+			// This author may have more: the list is complete only down to
+			// the oldest post read from them.
+			n, _ := strconv.ParseInt(ids[len(ids)-1], 10, 64)
+			cut = max(cut, n)
+		}
+	}
+	mode, floor := "max", int64(0) // a pull that was not cut keeps the floor
+	if cut > 0 {
+		mode, floor = "set", cut
+	} else if from == 0 {
+		mode = "set" // a complete rebuild: the list holds everything
+	}
+	marks := []any{"-", "", ""}
+	if s.feed.Mode == Pull {
+		now := s.now().UnixMilli()
+		pull, prev, at := r.marks[0], r.marks[1], r.marks[2]
+		if now-at >= pullGrace.Milliseconds() {
+			prev, at = pull, now
+		}
+		marks = []any{max(pull, seen), prev, at}
+	}
+	args := append([]any{viewer, cap, mode, floor, "1"}, marks...)
+	err = homeMergeScript.Run(ctx, s.rdb, s.homeKeys(viewer)[:4], append(args, entries...)...).Err()
+	if err != nil {
+		return fmt.Errorf("fill home list: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+-- This script writes a comment hash and inserts its id into the post's
+-- list in one step, if the post still exists. The id is fresh from INCR, so
+-- an existing hash means this is go-redis retrying a run that already
+-- succeeded: it answers OK and writes nothing, and the list never holds an
+-- id twice.
+--
+-- The list is kept sorted by id, descending, which is what lets a cursor
+-- (a comment id) find its place by binary search. Ids are handed out
+-- before this script runs, so two concurrent comments may arrive out of
+-- order: the usual case is a plain LPUSH, the other an insert after the
+-- few newer ids already at the head.
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'OK' end
+redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+local id = tonumber(ARGV[1])
+local head = redis.call('LINDEX', KEYS[3], 0)
+if not head or tonumber(head) < id then
+  redis.call('LPUSH', KEYS[3], ARGV[1])
+  return 'OK'
+end
+local pos = 1
+while true do
+  local chunk = redis.call('LRANGE', KEYS[3], pos, pos + 63)
+  if #chunk == 0 then
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+    return 'OK'
+  end
+  for _, v in ipairs(chunk) do
+    if tonumber(v) < id then
+      redis.call('LINSERT', KEYS[3], 'BEFORE', v, ARGV[1])
+      return 'OK'
+    end
+  end
+  pos = pos + 64
+end

@@ -1,0 +1,27 @@
+-- This script returns LLEN of a post's comment list and ARGV[1] of
+-- its comments, newest first, after the cursor id ARGV[3] ('' for the
+-- first page), as id, author, content, created quadruples. The list is
+-- sorted by id, descending, so the page after a cursor starts at the first
+-- id below it, found by binary search (also when the cursor's comment was
+-- deleted meanwhile), as PostComments pages.
+--
+-- The comment hashes are named from ARGV[2], the key prefix of the post's
+-- comments: they share the post's {p<id>} hash tag with KEYS[1], so they
+-- are in the slot the script runs on, also in Redis Cluster. Declaring
+-- them in KEYS would take a round trip to learn their ids first.
+
+local len = redis.call('LLEN', KEYS[1])
+local start = 0
+if ARGV[3] ~= '' then
+  start = list_after(KEYS[1], len, tonumber(ARGV[3]), tonumber)
+end
+local ids = redis.call('LRANGE', KEYS[1], start, start + tonumber(ARGV[1]) - 1)
+local out = {len}
+for _, id in ipairs(ids) do
+  local h = redis.call('HMGET', ARGV[2] .. id, 'author', 'content', 'created')
+  out[#out + 1] = id
+  out[#out + 1] = h[1]
+  out[#out + 1] = h[2]
+  out[#out + 1] = h[3]
+end
+return out

@@ -1,0 +1,20 @@
+-- This script deletes a comment hash and its id in the post's list
+-- in one step, if the viewer (ARGV[2]) wrote the comment or the post. The
+-- comments of a deleted post are gone with it, whatever cleanup is left. It
+-- leaves a short-lived tombstone naming the deleter, so go-redis retrying a
+-- run that already succeeded answers OK rather than GONE.
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
+local author = redis.call('HGET', KEYS[2], 'author')
+if not author then
+  if redis.call('HGET', KEYS[2], 'deleted') == ARGV[2] then return 'OK' end
+  return 'GONE'
+end
+if author ~= ARGV[2] and redis.call('HGET', KEYS[1], ARGV[4]) ~= ARGV[2] then
+  return 'FORBIDDEN'
+end
+redis.call('LREM', KEYS[3], 0, ARGV[1])
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'deleted', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 'OK'

@@ -1,0 +1,47 @@
+-- This script reads one round of a home page from the list, in the
+-- reader's slot: it records the read as activity, says when the list must
+-- first be rebuilt or pulled, and returns the entries below the cursor
+-- whose authors the reader still follows and has not muted.
+--
+-- KEYS: Home, HomeMark, Following, Mutes, CelebFollowing.
+-- ARGV: reader, cursor (exclusive; "" = none), n, now (ms), activeEvery
+-- (ms), pull mode ("1"), first page ("1").
+--
+-- Reply: {"rebuild"|"pull", followees, pull, pullprev, pullat} or
+-- {"ok", floor, exhausted (0/1), entries, pulled authors (CelebFollowing,
+-- allowed), followees (allowed; only when the list is exhausted above a
+-- floor, for the pages below it)}.
+
+local now = tonumber(ARGV[4])
+local m = redis.call('HMGET', KEYS[2], 'active', 'floor', 'stale', 'pull', 'pullprev', 'pullat')
+if not m[1] or now - tonumber(m[1]) >= tonumber(ARGV[5]) then redis.call('HSET', KEYS[2], 'active', ARGV[4]) end
+local need = nil
+if m[3] then need = 'rebuild'
+elseif ARGV[6] == '1' and (ARGV[7] == '1' or not m[4]) then need = 'pull'
+elseif ARGV[6] ~= '1' and m[4] then need = 'rebuild' end
+if need then
+  return {need, allowed_list(redis.call('ZRANGE', KEYS[3], 0, -1)), m[4] or '0', m[5] or '0', m[6] or '0'}
+end
+local floor = tonumber(m[2] or '0')
+local n = tonumber(ARGV[3])
+local pos = 0
+if ARGV[2] ~= '' then
+  pos = list_after(KEYS[1], redis.call('LLEN', KEYS[1]), tonumber(ARGV[2]), entry_id)
+end
+local out, exhausted = {}, 0
+local size = math.max(n, 32)
+while true do
+  local chunk = redis.call('LRANGE', KEYS[1], pos, pos + size - 1)
+  local used = 0
+  for _, e in ipairs(chunk) do
+    used = used + 1
+    if allowed(entry_author(e)) then out[#out + 1] = e end
+    if #out == n then break end
+  end
+  if #chunk < size and used == #chunk then exhausted = 1 end
+  if #out == n or exhausted == 1 then break end
+  pos = pos + size
+end
+local followees = {}
+if exhausted == 1 and floor > 0 then followees = allowed_list(redis.call('ZRANGE', KEYS[3], 0, -1)) end
+return {'ok', floor, exhausted, out, allowed_list(redis.call('SMEMBERS', KEYS[5])), followees}

@@ -1,0 +1,45 @@
+-- homeLib is the Lua shared by the scripts that write home lists.
+local function entry_id(e) return tonumber(string.match(e, '^%d+')) end
+local function entry_author(e) return string.match(e, ':(%d+)$') end
+-- len, when the caller knows the list's length (LPUSH's reply), saves
+-- an LLEN.
+local function home_trim(home, mark, cap, len)
+  if (len or redis.call('LLEN', home)) > cap then
+    redis.call('LTRIM', home, 0, cap - 1)
+    redis.call('HSET', mark, 'floor', entry_id(redis.call('LINDEX', home, -1)))
+  end
+end
+-- home_insert puts entry (post pid) in its place in the list, newest
+-- first, unless it is there already or below the floor, and trims the list
+-- to cap. Nearly always the post is the newest: one LINDEX and one LPUSH.
+-- floor, when the caller already read it, saves reading it again.
+local function home_insert(home, mark, pid, entry, cap, floor)
+  if floor == nil then floor = redis.call('HGET', mark, 'floor') end
+  if pid < tonumber(floor or '0') then return 0 end
+  local head = redis.call('LINDEX', home, 0)
+  if not head or entry_id(head) < pid then
+    home_trim(home, mark, cap, redis.call('LPUSH', home, entry))
+    return 1
+  else
+    local pos, done = 0, false
+    while not done do
+      local chunk = redis.call('LRANGE', home, pos, pos + 63)
+      for _, e in ipairs(chunk) do
+        local id = entry_id(e)
+        if id == pid then return 0 end
+        if id < pid then
+          redis.call('LINSERT', home, 'BEFORE', e, entry)
+          done = true
+          break
+        end
+      end
+      if not done and #chunk < 64 then
+        redis.call('RPUSH', home, entry)
+        done = true
+      end
+      pos = pos + 64
+    end
+  end
+  home_trim(home, mark, cap)
+  return 1
+end

@@ -1,0 +1,9 @@
+-- This script adds a like if the post still exists, in one step, so a like
+-- can not outlive a post deleted concurrently. The score is Redis's own
+-- clock: every like of a post is ordered by one clock whatever gateway
+-- took it. ZADD NX makes a retried or repeated like a no-op.
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], 'NX', t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
+return 1

@@ -1,0 +1,11 @@
+-- This script writes a post's audience set and hash in one step.
+--
+-- KEYS: Post, the audience set (PostOnlyTo or PostNotTo). ARGV: the number
+-- n of hash field/value arguments that follow, the fields and values, then
+-- the audience members.
+
+local n = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'OK' end
+if #ARGV > n + 1 then redis.call('SADD', KEYS[2], unpack(ARGV, n + 2)) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
+return 'OK'

@@ -1,0 +1,108 @@
+package redisstore
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Lua scripts of the store. Each lives in lua/<name>.lua, whose header
+// says what it does, its KEYS and ARGV, and why it is one atomic step;
+// lua/lib/ holds the functions several scripts share, prepended to the
+// scripts that use them. Every script keeps its keys in one hash slot
+// (docs/data-model.md).
+var (
+	// Accounts (account.go).
+	registerScript       = newScript("register.lua")
+	updateIfExistsScript = newScript("update_if_exists.lua")
+
+	// Social graph (graph.go).
+	followScript      = newScript("follow.lua")
+	blockScript       = newScript("block.lua")
+	memberScript      = newScript("member.lua")
+	commonCountScript = newScript("common_count.lua")
+	edgePageScript    = newScript("edge_page.lua")
+
+	// Posts and fan-out (post.go, delivery.go).
+	postScript       = newScript("post.lua")
+	repostLinkScript = newScript("repost_link.lua")
+	authorPostScript = newScript("author_post.lua", "home")
+	deliverScript    = newScript("deliver.lua", "home")
+
+	// Home timelines (home.go).
+	homePageScript  = newScript("home_page.lua", "cursor", "home", "allow")
+	homeMergeScript = newScript("home_merge.lua", "home", "allow")
+	homePurgeScript = newScript("home_purge.lua", "home", "allow")
+
+	// Likes and comments (engagement.go, page.go).
+	likeScript          = newScript("like.lua")
+	addCommentScript    = newScript("add_comment.lua")
+	deleteCommentScript = newScript("delete_comment.lua")
+	commentRowsScript   = newScript("comment_rows.lua", "cursor")
+)
+
+// pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
+// again by pipelined when Redis has lost its script cache.
+var pipelinedScripts = []*redis.Script{commentRowsScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript}
+
+//go:embed lua
+var luaFiles embed.FS
+
+// newScript returns the script of lua/name preceded by the libraries it
+// uses (lua/lib/<lib>.lua), in the order given.
+func newScript(name string, libs ...string) *redis.Script {
+	src := luaSource(name, libs...)
+	scriptSources[name] = src
+	return redis.NewScript(src)
+}
+
+// scriptSources holds every script's full source by file name, for the
+// test that loads them all.
+var scriptSources = map[string]string{}
+
+// luaSource is the source newScript runs; tests run it too.
+func luaSource(name string, libs ...string) string {
+	var b strings.Builder
+	for _, l := range libs {
+		b.Write(mustLua("lua/lib/" + l + ".lua"))
+	}
+	b.Write(mustLua("lua/" + name))
+	return b.String()
+}
+
+func mustLua(path string) []byte {
+	b, err := luaFiles.ReadFile(path)
+	if err != nil {
+		panic(fmt.Sprintf("redisstore: embedded script %s: %v", path, err))
+	}
+	return b
+}
+
+// pipelined runs fn in a pipeline in which scripts are called by EVALSHA
+// (a pipeline cannot fall back on NOSCRIPT itself). When Redis has lost its
+// script cache (a restart, a failover), it loads the scripts and runs the
+// pipeline again: everything this package pipelines is idempotent.
+func (s *Store) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
+	cmds, err := s.rdb.Pipelined(ctx, fn)
+	if err == nil || !noScript(cmds) {
+		return cmds, err
+	}
+	for _, sc := range pipelinedScripts {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return nil, fmt.Errorf("load script: %w", err)
+		}
+	}
+	return s.rdb.Pipelined(ctx, fn)
+}
+
+func noScript(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package social
+
+import "fmt"
+
+// The rules every adapter applies the same way: what a valid post, comment
+// and page request are, and who may see a post. They are plain functions so
+// that the Redis store, the GraphQL layer and the tests share one copy.
+
+// Limits of user-written content, in characters (Unicode code points)
+// after trimming; MaxAudienceSize bounds onlyTo and notTo.
+const (
+	MaxPostLen      = 500
+	MaxCommentLen   = 1000
+	MaxAudienceSize = 1000
+)
+
+// ValidatePostContent trims a post's content and checks its length.
+func ValidatePostContent(content string) (string, error) {
+	return CleanText(content, "a post", 1, MaxPostLen)
+}
+
+// ValidateComment trims a comment and checks its length.
+func ValidateComment(content string) (string, error) {
+	return CleanText(content, "a comment", 1, MaxCommentLen)
+}
+
+// ValidateAudience returns a post's visibility and its audience list
+// (deduplicated, in the order given). onlyTo and notTo exclude each other;
+// an empty onlyTo is refused (it would be a post nobody but its author
+// sees, most likely a mistake), an empty notTo means PUBLIC. Whether the
+// listed users exist is the store's to check.
+func ValidateAudience(in NewPost) (Visibility, []string, error) {
+	if in.OnlyTo != nil && in.NotTo != nil {
+		return "", nil, Errorf(BadUserInput, "onlyTo and notTo cannot be used together")
+	}
+	vis, list := Public, in.NotTo
+	if in.OnlyTo != nil {
+		if len(in.OnlyTo) == 0 {
+			return "", nil, Errorf(BadUserInput, "onlyTo must name at least one user")
+		}
+		vis, list = OnlyTo, in.OnlyTo
+	} else if len(in.NotTo) > 0 {
+		vis = NotTo
+	}
+	if len(list) > MaxAudienceSize {
+		return "", nil, Errorf(BadUserInput, "an audience list holds at most %d users", MaxAudienceSize)
+	}
+	out := make([]string, 0, len(list))
+	seen := make(map[string]bool, len(list))
+	for _, id := range list {
+		if !IsID(id) {
+			return "", nil, Errorf(BadUserInput, "unknown user %q in the audience", id)
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return vis, out, nil
+}
+
+// ValidateFirst checks the page size of a connection.
+func ValidateFirst(first int) error {
+	if first < 1 || first > MaxFirst {
+		return Errorf(BadUserInput, "first must be between 1 and %d", MaxFirst)
+	}
+	return nil
+}
+
+// IsID reports whether s has the form of an id: a positive decimal without
+// leading zeros that fits an int64 (ids are handed out by a counter).
+// Anything else names nothing, and adapters never splice it into a key.
+func IsID(s string) bool {
+	if s == "" || len(s) > 19 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) < 19 || s <= "9223372036854775807"
+}
+
+// Access says whether a viewer may see a post, and if not, why.
+type Access int
+
+// The answers of PostAccess.
+const (
+	Visible Access = iota
+	Missing        // no such post, or deleted
+	Hidden         // the audience excludes the viewer
+	Blocked        // the author blocked the viewer, or the other way round
+)
+
+func (a Access) String() string {
+	switch a {
+	case Visible:
+		return "visible"
+	case Missing:
+		return "missing"
+	case Hidden:
+		return "hidden"
+	case Blocked:
+		return "blocked"
+	}
+	return fmt.Sprintf("Access(%d)", int(a))
+}
+
+// AccessFacts are what the visibility policy needs to know about a viewer
+// and one post besides the post itself; an adapter reads them in bulk.
+type AccessFacts struct {
+	// Blocked: a block stands between the viewer and the author, either way.
+	Blocked bool
+	// InOnlyTo, InNotTo: the viewer is in the post's onlyTo / notTo list.
+	InOnlyTo, InNotTo bool
+}
+
+// PostAccess is the visibility policy: whether viewerID ("" when
+// anonymous) may see p (nil when it does not exist). Authors always see
+// their own posts. Anonymous viewers see PUBLIC and NOT_TO posts, never
+// ONLY_TO ones. A signed-in viewer sees nothing of an author on the other
+// side of a block, ONLY_TO posts only when listed, NOT_TO posts unless
+// listed.
+func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
+	switch {
+	case p == nil:
+		return Missing
+	case p.AuthorID == viewerID:
+		return Visible
+	case viewerID == "":
+		if p.Visibility == OnlyTo {
+			return Hidden
+		}
+		return Visible
+	case f.Blocked:
+		return Blocked
+	case p.Visibility == OnlyTo && !f.InOnlyTo:
+		return Hidden
+	case p.Visibility == NotTo && f.InNotTo:
+		return Hidden
+	}
+	return Visible
+}
