@@ -3,14 +3,14 @@ package graph_test
 import (
 	"testing"
 
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestRegisterAndMe(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	r := s.MustDo(t, "", `mutation($i: RegisterInput!) { register(input: $i) { accessToken refreshToken expiresAt user { id name email } } }`,
 		map[string]any{"i": map[string]any{"name": "Alice_1", "email": "alice@example.com", "password": "password123"}})
 	tok := r.Str("register.accessToken")

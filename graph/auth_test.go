@@ -11,7 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 )
 
 // Documents of the account API.
@@ -33,14 +33,14 @@ func loginVars(login, password string) map[string]any {
 }
 
 // authRefresh runs refreshToken and returns the response.
-func authRefresh(t *testing.T, s *gqltest.Server, refresh string) *gqltest.Response {
+func authRefresh(t *testing.T, s *gatewaytest.Server, refresh string) *gatewaytest.Response {
 	t.Helper()
 	return s.Do(t, "", authRefreshDoc, map[string]any{"t": refresh})
 }
 
 // wantUnauthenticated checks that a request with a token was refused as a
 // whole: HTTP 401, UNAUTHENTICATED, and no data (never run anonymously).
-func wantUnauthenticated(t *testing.T, r *gqltest.Response) {
+func wantUnauthenticated(t *testing.T, r *gatewaytest.Response) {
 	t.Helper()
 	if r.Status != http.StatusUnauthorized || r.Code() != "UNAUTHENTICATED" || r.Data != nil {
 		t.Errorf("got status %d, code %q, data %v; want 401 UNAUTHENTICATED without data", r.Status, r.Code(), r.Data)
@@ -48,7 +48,7 @@ func wantUnauthenticated(t *testing.T, r *gqltest.Response) {
 }
 
 // wantCode checks the extensions.code of the first error.
-func wantCode(t *testing.T, r *gqltest.Response, code string) {
+func wantCode(t *testing.T, r *gatewaytest.Response, code string) {
 	t.Helper()
 	if r.Code() != code {
 		t.Errorf("code = %q (errors %+v), want %s", r.Code(), r.Errors, code)
@@ -58,7 +58,7 @@ func wantCode(t *testing.T, r *gqltest.Response, code string) {
 // TestAccountLifecycle walks one account through the whole API: register,
 // me, login by name and by e-mail, refresh, updateProfile, logout.
 func TestAccountLifecycle(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	const pw = "password123"
 	start := time.Now()
 	reg := s.MustDo(t, "", authRegisterDoc, registerVars("Erin_Life", "Erin.Life@Example.com", pw))
@@ -114,7 +114,7 @@ func TestAccountLifecycle(t *testing.T) {
 }
 
 func TestEmailVisibleToOwnerOnly(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	a, b := s.Register(t, "vis_a"), s.Register(t, "vis_b")
 	tests := []struct {
 		name, token, query string
@@ -161,8 +161,8 @@ func TestConcurrentRegistration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := gqltest.New(t)
-			results := make([]*gqltest.Response, n)
+			s := gatewaytest.New(t)
+			results := make([]*gatewaytest.Response, n)
 			var wg sync.WaitGroup
 			gate := make(chan struct{})
 			for i := range n {
@@ -175,7 +175,7 @@ func TestConcurrentRegistration(t *testing.T) {
 			close(gate)
 			wg.Wait()
 
-			var winner *gqltest.Response
+			var winner *gatewaytest.Response
 			for i, r := range results {
 				switch {
 				case len(r.Errors) == 0:
@@ -211,7 +211,7 @@ func varyCase(s string, i int) string {
 
 // wantOneAccount checks that the server's keys hold exactly one account,
 // id, indexed by name and email, with one session, and no partial writes.
-func wantOneAccount(t *testing.T, s *gqltest.Server, id, name, email string) {
+func wantOneAccount(t *testing.T, s *gatewaytest.Server, id, name, email string) {
 	t.Helper()
 	ctx := context.Background()
 	k := s.Store.Keys()
@@ -251,7 +251,7 @@ func wantOneAccount(t *testing.T, s *gqltest.Server, id, name, email string) {
 }
 
 // scanKeys returns the keys matching a glob pattern.
-func scanKeys(t *testing.T, s *gqltest.Server, pattern string) []string {
+func scanKeys(t *testing.T, s *gatewaytest.Server, pattern string) []string {
 	t.Helper()
 	var keys []string
 	it := s.Redis.Scan(context.Background(), 0, pattern, 1000).Iterator()
@@ -265,7 +265,7 @@ func scanKeys(t *testing.T, s *gqltest.Server, pattern string) []string {
 }
 
 func TestRegistrationUniqueIgnoresCase(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "Case") // name Case_1, e-mail case_1@example.com
 	tests := []struct {
 		name, user, email string
@@ -285,13 +285,13 @@ func TestRegistrationUniqueIgnoresCase(t *testing.T) {
 // TestLoginFailuresLookAlike: an unknown login and a wrong password get
 // the same error, so the API does not tell which accounts exist.
 func TestLoginFailuresLookAlike(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "Look")
 	tests := []struct {
 		name, login, password string
 	}{
-		{"unknown name", "nobody_here", gqltest.Password},
-		{"unknown e-mail", "nobody@example.com", gqltest.Password},
+		{"unknown name", "nobody_here", gatewaytest.Password},
+		{"unknown e-mail", "nobody@example.com", gatewaytest.Password},
 		{"wrong password by name", u.Name, "wrong password"},
 		{"wrong password by e-mail", u.Name + "@example.com", "wrong password"},
 		{"empty password", u.Name, ""},
@@ -318,7 +318,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 // TestRefreshRotation: a refresh token works once; presenting it again is
 // theft, and revokes the whole family, newest tokens included.
 func TestRefreshRotation(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "rot")
 	other, err := s.Auth.StartSession(context.Background(), mustUser(t, s, u.ID))
 	if err != nil {
@@ -347,7 +347,7 @@ func TestRefreshRotation(t *testing.T) {
 // most one may succeed, and the loser's attempt counts as reuse, so the
 // family is dead either way.
 func TestRefreshRace(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "race")
 	user := mustUser(t, s, u.ID)
 	for round := range 5 {
@@ -355,7 +355,7 @@ func TestRefreshRace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var results [2]*gqltest.Response
+		var results [2]*gatewaytest.Response
 		var wg sync.WaitGroup
 		gate := make(chan struct{})
 		for i := range results {
@@ -382,7 +382,7 @@ func TestRefreshRace(t *testing.T) {
 }
 
 func TestLogout(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "bye")
 	if r := s.MustDo(t, u.Token, authLogoutDoc, nil); r.Get("logout") != true {
 		t.Fatalf("logout = %+v", r.Data)
@@ -399,11 +399,11 @@ func TestLogout(t *testing.T) {
 
 	tests := []struct {
 		name string
-		run  func() *gqltest.Response
+		run  func() *gatewaytest.Response
 	}{
-		{"me replayed after logout", func() *gqltest.Response { return s.Do(t, u.Token, authMeDoc, nil) }},
-		{"logout replayed", func() *gqltest.Response { return s.Do(t, u.Token, authLogoutDoc, nil) }},
-		{"mutation replayed", func() *gqltest.Response {
+		{"me replayed after logout", func() *gatewaytest.Response { return s.Do(t, u.Token, authMeDoc, nil) }},
+		{"logout replayed", func() *gatewaytest.Response { return s.Do(t, u.Token, authLogoutDoc, nil) }},
+		{"mutation replayed", func() *gatewaytest.Response {
 			return s.Do(t, u.Token, `mutation { updateProfile(input: {bio: "x"}) { bio } }`, nil)
 		}},
 	}
@@ -422,7 +422,7 @@ func TestLogout(t *testing.T) {
 // TestBadTokenIsRefused: a token that is present but not valid refuses the
 // whole request with 401; the request never runs as anonymous.
 func TestBadTokenIsRefused(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "bad")
 	now := time.Now()
 	signed := func(secret string, edit func(c jwt.MapClaims)) string {
@@ -439,7 +439,7 @@ func TestBadTokenIsRefused(t *testing.T) {
 		}
 		return tok
 	}
-	if r := s.Do(t, signed(gqltest.Secret, nil), `{ me { id } }`, nil); r.Str("me.id") != u.ID {
+	if r := s.Do(t, signed(gatewaytest.Secret, nil), `{ me { id } }`, nil); r.Str("me.id") != u.ID {
 		t.Fatalf("the table's well-formed token is refused: %+v", r)
 	}
 	revoked, err := s.Auth.StartSession(context.Background(), mustUser(t, s, u.ID))
@@ -464,14 +464,14 @@ func TestBadTokenIsRefused(t *testing.T) {
 		{"bare token without scheme", u.Token},
 		{"basic scheme", "Basic dXNlcjpwYXNz"},
 		{"bearer without token", "Bearer"},
-		{"expired", "Bearer " + signed(gqltest.Secret, func(c jwt.MapClaims) {
+		{"expired", "Bearer " + signed(gatewaytest.Secret, func(c jwt.MapClaims) {
 			c["iat"], c["exp"] = now.Add(-20*time.Minute).Unix(), now.Add(-time.Minute).Unix()
 		})},
 		{"another secret", "Bearer " + signed("another-secret-another-secret-012345", nil)},
 		{"alg none", "Bearer " + none},
-		{"wrong audience", "Bearer " + signed(gqltest.Secret, func(c jwt.MapClaims) { c["aud"] = "other" })},
-		{"wrong issuer", "Bearer " + signed(gqltest.Secret, func(c jwt.MapClaims) { c["iss"] = "other" })},
-		{"no exp", "Bearer " + signed(gqltest.Secret, func(c jwt.MapClaims) { delete(c, "exp") })},
+		{"wrong audience", "Bearer " + signed(gatewaytest.Secret, func(c jwt.MapClaims) { c["aud"] = "other" })},
+		{"wrong issuer", "Bearer " + signed(gatewaytest.Secret, func(c jwt.MapClaims) { c["iss"] = "other" })},
+		{"no exp", "Bearer " + signed(gatewaytest.Secret, func(c jwt.MapClaims) { delete(c, "exp") })},
 		{"tampered", "Bearer " + u.Token[:strings.LastIndexByte(u.Token, '.')] + ".AAAA"},
 		{"session revoked", "Bearer " + revoked.AccessToken},
 	}
@@ -496,7 +496,7 @@ func TestBadTokenIsRefused(t *testing.T) {
 }
 
 func TestAnonymousMe(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	r := s.MustDo(t, "", `{ me { id } }`, nil)
 	if v, ok := r.Data["me"]; !ok || v != nil || r.Status != http.StatusOK {
 		t.Errorf("anonymous me: status %d, data %v; want me: null", r.Status, r.Data)
@@ -504,7 +504,7 @@ func TestAnonymousMe(t *testing.T) {
 }
 
 func TestUserLookup(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "Look_Up")
 	tests := []struct {
 		name, query, code string
@@ -533,7 +533,7 @@ func TestUserLookup(t *testing.T) {
 }
 
 func TestUpdateProfileBio(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "bio")
 	const doc = `mutation($b: String) { updateProfile(input: {bio: $b}) { id bio } }`
 	tests := []struct {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 )
 
 const (
@@ -22,19 +22,19 @@ const (
 	} }`
 )
 
-func engNewPost(t *testing.T, s *gqltest.Server, u gqltest.User, input map[string]any) string {
+func engNewPost(t *testing.T, s *gatewaytest.Server, u gatewaytest.User, input map[string]any) string {
 	t.Helper()
 	return s.MustDo(t, u.Token, engCreatePostDoc, map[string]any{"i": input}).Str("createPost.id")
 }
 
 func TestLikeAndCommentFlow(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	author, fan := s.Register(t, "author"), s.Register(t, "fan")
 	post := engNewPost(t, s, author, map[string]any{"content": "hello"})
 
 	steps := []struct {
 		name       string
-		user       gqltest.User
+		user       gatewaytest.User
 		doc        string
 		wantLikes  int
 		wantLiked  bool
@@ -89,7 +89,7 @@ func TestLikeAndCommentFlow(t *testing.T) {
 }
 
 func TestEngagementErrors(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	author, fan, stranger, blocked := s.Register(t, "author"), s.Register(t, "fan"), s.Register(t, "stranger"), s.Register(t, "blocked")
 	public := engNewPost(t, s, author, map[string]any{"content": "for all"})
 	secret := engNewPost(t, s, author, map[string]any{"content": "for fan", "onlyTo": []string{fan.ID}})
@@ -99,15 +99,15 @@ func TestEngagementErrors(t *testing.T) {
 
 	tests := []struct {
 		name string
-		user gqltest.User
+		user gatewaytest.User
 		doc  string
 		vars map[string]any
 		code string
 	}{
-		{"anonymous like", gqltest.User{}, likeDoc, map[string]any{"p": public}, "UNAUTHENTICATED"},
-		{"anonymous unlike", gqltest.User{}, unlikeDoc, map[string]any{"p": public}, "UNAUTHENTICATED"},
-		{"anonymous comment", gqltest.User{}, addCommentDoc, map[string]any{"p": public, "c": "hi"}, "UNAUTHENTICATED"},
-		{"anonymous delete", gqltest.User{}, deleteCommentDoc, map[string]any{"id": comment}, "UNAUTHENTICATED"},
+		{"anonymous like", gatewaytest.User{}, likeDoc, map[string]any{"p": public}, "UNAUTHENTICATED"},
+		{"anonymous unlike", gatewaytest.User{}, unlikeDoc, map[string]any{"p": public}, "UNAUTHENTICATED"},
+		{"anonymous comment", gatewaytest.User{}, addCommentDoc, map[string]any{"p": public, "c": "hi"}, "UNAUTHENTICATED"},
+		{"anonymous delete", gatewaytest.User{}, deleteCommentDoc, map[string]any{"id": comment}, "UNAUTHENTICATED"},
 		{"like a hidden post", stranger, likeDoc, map[string]any{"p": secret}, "NOT_FOUND"},
 		{"unlike a hidden post", stranger, unlikeDoc, map[string]any{"p": secret}, "NOT_FOUND"},
 		{"comment on a hidden post", stranger, addCommentDoc, map[string]any{"p": secret, "c": "hi"}, "NOT_FOUND"},
@@ -141,7 +141,7 @@ func TestEngagementErrors(t *testing.T) {
 }
 
 func TestConcurrentLikes(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	author := s.Register(t, "author")
 	tests := []struct {
 		name  string
@@ -155,11 +155,11 @@ func TestConcurrentLikes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			post := engNewPost(t, s, author, map[string]any{"content": tt.name})
-			users := make([]gqltest.User, tt.users)
+			users := make([]gatewaytest.User, tt.users)
 			for i := range users {
 				users[i] = s.Register(t, "liker")
 			}
-			jobs := make(chan gqltest.User)
+			jobs := make(chan gatewaytest.User)
 			var wg sync.WaitGroup
 			for w := 0; w < 32; w++ {
 				wg.Add(1)
@@ -188,7 +188,7 @@ func TestConcurrentLikes(t *testing.T) {
 }
 
 func TestDeletePostTakesEngagement(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	author, fan := s.Register(t, "author"), s.Register(t, "fan")
 	post := engNewPost(t, s, author, map[string]any{"content": "soon gone"})
 	s.MustDo(t, fan.Token, likeDoc, map[string]any{"p": post})

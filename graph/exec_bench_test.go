@@ -153,13 +153,11 @@ func referenceQuery(tb testing.TB) []byte {
 // whole HTTP handler over an in-memory store: the GraphQL share of a page.
 func BenchmarkExecuteReference(b *testing.B) {
 	m := newMemStore(20)
+	loaders := loader.DefaultConfig()
 	if w := os.Getenv("LOADER_WAIT"); w != "" {
-		d, _ := time.ParseDuration(w)
-		old := loader.Wait
-		loader.Wait = d
-		defer func() { loader.Wait = old }()
+		loaders.Wait, _ = time.ParseDuration(w)
 	}
-	h := graph.NewHandler(&graph.Resolver{Posts: m, Engagement: m}, m, fixedViewer{}, graph.Options{MaxBodyBytes: 1 << 20})
+	h := graph.NewHandler(&graph.Resolver{Posts: m, Engagement: m}, m, fixedViewer{}, graph.Options{MaxBodyBytes: 1 << 20, Loaders: loaders})
 	body := referenceQuery(b)
 	run := func() *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))

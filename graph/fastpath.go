@@ -41,8 +41,7 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 		return next(ctx)
 	}
 	oc := graphql.GetOperationContext(ctx)
-	l := loader.For(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query || l.Naive || !fastSupported(oc, rf.Field.Selections, "Timeline") {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !fastSupported(oc, rf.Field.Selections, "Timeline") {
 		return next(ctx)
 	}
 	args := rf.Field.ArgumentMap(oc.Variables)
@@ -85,7 +84,7 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	fr := fastRenderer{oc: oc, page: page, l: l, buf: buf}
+	fr := fastRenderer{oc: oc, page: page, l: loader.For(ctx), buf: buf}
 	if !fr.timeline(rf.Field.Selections) {
 		bufPool.Put(buf)
 		return next(ctx)

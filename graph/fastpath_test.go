@@ -4,32 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
-
-// rawPost sends a document and returns the response body as it came.
-func rawPost(t *testing.T, url, token, query string, vars map[string]any) []byte {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, url+"/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return out
-}
 
 const fastCorpusFragments = `
 fragment U on User { id name email bio createdAt __typename }
@@ -49,10 +29,8 @@ fragment P on Post {
 // serve, errors).
 func TestFastPathMatchesGeneric(t *testing.T) {
 	n := newReadPathNet(t, redisstore.Push)
-	generic := httptest.NewServer(graph.NewHandler(n.s.Resolver, n.s.Store, n.s.Auth, graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
-	t.Cleanup(generic.Close)
-	fast := httptest.NewServer(graph.NewHandler(n.s.Resolver, n.s.Store, n.s.Auth, graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
-	t.Cleanup(fast.Close)
+	generic := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
+	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
 
 	author := n.s.Register(t, "lonely") // no posts: empty pages
 	ref := referenceQueryWithFirst(t)
@@ -103,9 +81,9 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			want := rawPost(t, generic.URL, tc.token, tc.query, tc.vars)
+			_, want := gatewaytest.PostRaw(t, generic, tc.token, tc.query, tc.vars)
 			served := graph.FastServed()
-			got := rawPost(t, fast.URL, tc.token, tc.query, tc.vars)
+			_, got := gatewaytest.PostRaw(t, fast, tc.token, tc.query, tc.vars)
 			if took := graph.FastServed() > served; took != tc.fast {
 				t.Errorf("fast path taken: %v, want %v", took, tc.fast)
 			}

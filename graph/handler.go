@@ -38,10 +38,12 @@ type Options struct {
 	ComplexityLimit int
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
-	// Naive turns off batching, caching and page prefetching: one Redis
-	// call per field, as a straightforward implementation would do. Only
-	// the benchmark uses it, as the baseline.
+	// Naive turns off batching, caching, page prefetching and the fast
+	// path: one Redis call per field, as a straightforward implementation
+	// would do. Only the benchmark uses it, as the baseline.
 	Naive bool
+	// Loaders tunes the per-request dataloaders (ignored when Naive).
+	Loaders loader.Config
 	// RequestTimeout bounds a query or mutation (not a subscription), so a
 	// stalled Redis does not pile requests up; 0 means no bound.
 	RequestTimeout time.Duration
@@ -54,9 +56,18 @@ type Options struct {
 }
 
 // NewHandler returns the /query handler: POST, GET (queries only),
-// websocket and SSE transports, auth, per-request loaders and limits.
-func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Options) http.Handler {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: r, Complexity: complexity()}))
+// websocket and SSE transports, auth, per-request loaders and limits. The
+// read mode (batched, or the benchmark's naive baseline) is chosen here,
+// once: the handler serves a copy of r with it.
+func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator, o Options) http.Handler {
+	r := *services
+	loaders := loader.NewFactory(store, o.Loaders)
+	r.ahead = batched{profiles: r.Profiles}
+	if o.Naive {
+		loaders = loader.NewNaiveFactory(store)
+		r.ahead = naive{}
+	}
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &r, Complexity: complexity()}))
 	srv.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 15 * time.Second,
 		// A client that never sends connection_init would otherwise hold
@@ -97,12 +108,8 @@ func NewHandler(r *Resolver, store loader.Store, authn auth.Authenticator, o Opt
 	srv.SetRecoverFunc(recoverPanic)
 	// Fresh loaders for every response: per request over HTTP, per event
 	// on a subscription, so no cache outlives what it was read for.
-	newLoaders := loader.New
-	if o.Naive {
-		newLoaders = loader.NewNaive
-	}
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(loader.With(ctx, newLoaders(store, social.ViewerID(ctx))))
+		return next(loader.With(ctx, loaders.New(social.ViewerID(ctx))))
 	})
 	if !o.GenericOnly && !o.Naive {
 		srv.AroundRootFields(r.fastPath)

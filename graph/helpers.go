@@ -59,11 +59,11 @@ func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Posts.UserPage(ctx, social.ViewerID(ctx), userID, p, pageWants(ctx))
+	page, err := r.Posts.UserPage(ctx, social.ViewerID(ctx), userID, p, r.ahead.pageWants(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return primePage(ctx, page), nil
+	return r.timeline(ctx, page), nil
 }
 
 // audience returns a post's audience lists when the viewer is its author;

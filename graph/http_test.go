@@ -19,19 +19,20 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/social"
+
+	"net"
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/redisstore"
-	"net"
-	"net/http/httptest"
 )
 
 // httpDo sends a raw request to the test server and returns the status,
 // headers and body of the answer.
-func httpDo(t *testing.T, s *gqltest.Server, method, path string, header map[string]string, body io.Reader) (int, http.Header, []byte) {
+func httpDo(t *testing.T, s *gatewaytest.Server, method, path string, header map[string]string, body io.Reader) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), method, s.URL+path, body)
 	if err != nil {
@@ -53,9 +54,9 @@ func httpDo(t *testing.T, s *gqltest.Server, method, path string, header map[str
 }
 
 // decodeGraphQL decodes a GraphQL response body.
-func decodeGraphQL(t *testing.T, status int, body []byte) *gqltest.Response {
+func decodeGraphQL(t *testing.T, status int, body []byte) *gatewaytest.Response {
 	t.Helper()
-	r := &gqltest.Response{Status: status}
+	r := &gatewaytest.Response{Status: status}
 	if err := json.Unmarshal(body, r); err != nil {
 		t.Fatalf("status %d, body %q: %v", status, body, err)
 	}
@@ -69,7 +70,7 @@ func quote(s string) string {
 }
 
 // mustUser loads a user straight from the store.
-func mustUser(t *testing.T, s *gqltest.Server, id string) *social.User {
+func mustUser(t *testing.T, s *gatewaytest.Server, id string) *social.User {
 	t.Helper()
 	u, err := s.Store.User(context.Background(), id)
 	if err != nil {
@@ -81,7 +82,7 @@ func mustUser(t *testing.T, s *gqltest.Server, id string) *social.User {
 const jsonType = "application/json"
 
 func TestTransports(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "http")
 	typename := `{"query": "{ __typename }"}`
 	get := func(doc string) string { return "/query?query=" + url.QueryEscape(doc) }
@@ -151,7 +152,7 @@ func TestTransports(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	const limit = 1 << 20
 	// A valid document padded with a comment to exactly n bytes of body.
 	body := func(n int) string {
@@ -188,7 +189,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestDocumentErrors(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	tests := []struct {
 		name, doc string
 		vars      map[string]any
@@ -245,7 +246,7 @@ func overflowingDocument() string {
 }
 
 func TestPersistedQueries(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	const doc = `{ __typename }`
 	sum := sha256.Sum256([]byte(doc))
 	hash := hex.EncodeToString(sum[:])
@@ -275,7 +276,7 @@ func TestPersistedQueries(t *testing.T) {
 // TestInternalErrorsMasked cuts the server off from Redis: clients see
 // "internal server error" with INTERNAL_SERVER_ERROR and no Redis text.
 func TestInternalErrorsMasked(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "mask")
 	if err := s.Redis.Close(); err != nil {
 		t.Fatal(err)
@@ -353,7 +354,7 @@ type wsMessage struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-func wsURL(s *gqltest.Server) string { return "ws" + strings.TrimPrefix(s.URL, "http") + "/query" }
+func wsURL(s *gatewaytest.Server) string { return "ws" + strings.TrimPrefix(s.URL, "http") + "/query" }
 
 func wsSend(ctx context.Context, t *testing.T, c *websocket.Conn, m wsMessage) {
 	t.Helper()
@@ -379,7 +380,7 @@ func wsNext(ctx context.Context, c *websocket.Conn) (wsMessage, error) {
 // payload (or the upgrade request); a bad token closes the socket with
 // 4403 instead of continuing as anonymous.
 func TestWebsocketAuth(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "sock")
 	gone := s.Register(t, "gone")
 	s.MustDo(t, gone.Token, authLogoutDoc, nil)
@@ -473,7 +474,7 @@ func TestWebsocketAuth(t *testing.T) {
 }
 
 func TestSSE(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "sse")
 	status, h, body := httpDo(t, s, "POST", "/query", map[string]string{
 		"Content-Type": jsonType, "Accept": "text/event-stream", "Authorization": "Bearer " + u.Token,
@@ -505,7 +506,7 @@ func TestSSE(t *testing.T) {
 // TestHugeFirstIsBadInput checks that a page size beyond the maximum is
 // refused as bad input, not as an over-complex query, however large.
 func TestHugeFirstIsBadInput(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	u := s.Register(t, "pager")
 	for _, first := range []int{101, 20001, 2147483647} {
 		r := s.Do(t, u.Token, `query($n: Int) { timeline(first: $n) { edges { cursor } } }`, map[string]any{"n": first})
@@ -539,19 +540,18 @@ func TestRequestDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	store := redisstore.New(rdb, "stalled:")
-	tokens, err := auth.NewTokens(auth.TokenOptions{Method: "HS256", Secret: []byte(gqltest.Secret), Issuer: "i", Audience: "a", TTL: time.Minute})
+	gw, err := gateway.New(rdb, gateway.Config{
+		Prefix: "stalled:", Feed: redisstore.DefaultFeed(), PasswordConcurrency: 1, RefreshTTL: time.Hour,
+		Tokens:  auth.TokenOptions{Method: "HS256", Secret: []byte(gatewaytest.Secret), Issuer: "i", Audience: "a", TTL: time.Minute},
+		GraphQL: graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	authn := &auth.Service{Accounts: store, Sessions: store, Tokens: tokens, Passwords: auth.NewPasswords(1), RefreshTTL: time.Hour}
-	h := graph.NewHandler(&graph.Resolver{Accounts: authn, Profiles: store, Graph: store, Posts: store, Engagement: store}, store, authn,
-		graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond})
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	url := gatewaytest.Serve(t, gw.Query)
 
 	start := time.Now()
-	r := (&gqltest.Server{URL: srv.URL}).Do(t, "", `{ user(name: "someone") { id } }`, nil)
+	r := gatewaytest.Post(t, url, "", `{ user(name: "someone") { id } }`, nil)
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("the request took %v with a stalled Redis; the 300ms deadline should bound it", elapsed)
 	}

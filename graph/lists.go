@@ -49,15 +49,15 @@ func nodeSelections(oc *graphql.OperationContext, sel ast.SelectionSet, conn, ed
 	return out
 }
 
-// loadUsers loads users with what sel asks of them in one round trip,
-// primes the loaders, and returns the users (nil for missing ones).
-func (r *Resolver) loadUsers(ctx context.Context, ids []string, sel ast.SelectionSet) ([]*social.User, error) {
+// users loads users with what sel asks of them in one round trip, primes
+// the loaders, and returns the users (nil for missing ones).
+func (b batched) users(ctx context.Context, ids []string, sel ast.SelectionSet) ([]*social.User, error) {
 	l := loader.For(ctx)
-	if l.Naive || len(ids) == 0 {
-		return l.Users.LoadAll(ctx, ids)
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	w := userWants(graphql.GetOperationContext(ctx), sel)
-	d, err := r.Profiles.UserDetails(ctx, l.ViewerID, ids, w)
+	d, err := b.profiles.UserDetails(ctx, l.ViewerID, ids, w)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (r *Resolver) loadUsers(ctx context.Context, ids []string, sel ast.Selectio
 func (r *Resolver) userConnection(ctx context.Context, c social.Connection[string]) (*model.UserConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
 	sel := nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "UserConnection", "UserEdge")
-	users, err := r.loadUsers(ctx, c.Items, sel)
+	users, err := r.ahead.users(ctx, c.Items, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,6 @@ func (r *Resolver) userConnection(ctx context.Context, c social.Connection[strin
 // (with what the query asks of them) in one round trip, unless a timeline
 // page fetch already brought them (prefetched).
 func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*social.Comment], prefetched bool) (*model.CommentConnection, error) {
-	l := loader.For(ctx)
 	oc := graphql.GetOperationContext(ctx)
 	var authorSel ast.SelectionSet
 	for _, f := range graphql.CollectFields(oc, nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "CommentConnection", "CommentEdge"), []string{"Comment"}) {
@@ -106,20 +105,30 @@ func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*s
 		}
 	}
 	edges := make([]*model.CommentEdge, len(c.Items))
-	var authors []string
 	for i, cm := range c.Items {
 		edges[i] = &model.CommentEdge{Cursor: c.Cursors[i], Node: cm}
-		if !l.Naive {
-			l.Comments.Prime(cm.ID, cm)
-		}
-		authors = append(authors, cm.AuthorID)
 	}
-	if authorSel != nil && !l.Naive && !prefetched {
-		if _, err := r.loadUsers(ctx, unique(authors), authorSel); err != nil {
-			return nil, err
-		}
+	if err := r.ahead.comments(ctx, c.Items, authorSel, prefetched); err != nil {
+		return nil, err
 	}
 	return &model.CommentConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
+}
+
+// comments primes the loaders with a page of comments and loads their
+// authors with what authorSel asks of them, unless a page fetch already
+// did (prefetched).
+func (b batched) comments(ctx context.Context, cs []*social.Comment, authorSel ast.SelectionSet, prefetched bool) error {
+	l := loader.For(ctx)
+	authors := make([]string, 0, len(cs))
+	for _, cm := range cs {
+		l.Comments.Prime(cm.ID, cm)
+		authors = append(authors, cm.AuthorID)
+	}
+	if authorSel == nil || prefetched {
+		return nil
+	}
+	_, err := b.users(ctx, unique(authors), authorSel)
+	return err
 }
 
 func unique(ids []string) []string {

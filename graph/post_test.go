@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/internal/fanout"
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
@@ -28,7 +28,7 @@ const (
 // feedServer is a test server in a fan-out mode, with a worker that tests
 // run with drain.
 type feedServer struct {
-	*gqltest.Server
+	*gatewaytest.Server
 	w *fanout.Worker
 }
 
@@ -39,11 +39,7 @@ func newFeedServer(t *testing.T, mode redisstore.FeedMode, tune ...func(*redisst
 	for _, f := range tune {
 		f(&cfg)
 	}
-	s := gqltest.New(t, gqltest.Options{Wire: func(s *gqltest.Server) {
-		if err := s.Store.SetFeed(cfg); err != nil {
-			t.Fatal(err)
-		}
-	}})
+	s := gatewaytest.New(t, gatewaytest.Options{Feed: &cfg})
 	w, err := fanout.New(s.Redis, fanout.Config{
 		Stream: s.Store.Keys().FanoutStream(), Dead: s.Store.Keys().FanoutDead(), Consumer: "test", MinIdle: time.Minute,
 	}, s.Store.HandleFanoutJob, nil)
@@ -64,7 +60,7 @@ func (s *feedServer) drain(t *testing.T) {
 	}
 }
 
-func (s *feedServer) post(t *testing.T, u gqltest.User, input map[string]any) string {
+func (s *feedServer) post(t *testing.T, u gatewaytest.User, input map[string]any) string {
 	t.Helper()
 	if input["content"] == nil {
 		input["content"] = "hello"
@@ -220,7 +216,7 @@ func TestDeletePost(t *testing.T) {
 		})
 	}
 	// Gone at once, before any fan-out: post(id), the timelines, repostOf.
-	for _, u := range []gqltest.User{author, fan} {
+	for _, u := range []gatewaytest.User{author, fan} {
 		if got := s.MustDo(t, u.Token, feedPostDoc, map[string]any{"id": post}).Get("post"); got != nil {
 			t.Fatalf("post(id) after delete: %v", got)
 		}

@@ -20,10 +20,7 @@ import (
 
 // pageWants reads what the selection of the current Timeline field asks of
 // its posts.
-func pageWants(ctx context.Context) social.PageWants {
-	if loader.For(ctx).Naive {
-		return social.PageWants{}
-	}
+func (batched) pageWants(ctx context.Context) social.PageWants {
 	return timelineWants(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Selections)
 }
 
@@ -121,41 +118,44 @@ func intArg(v any) (int, bool) {
 	return n, err == nil
 }
 
-// primePage puts what a page fetch read into the request's loaders and
-// returns the page as a Timeline.
-func primePage(ctx context.Context, page *social.Page) *model.Timeline {
+// primePage puts what a page fetch read into the request's loaders.
+func (batched) primePage(ctx context.Context, page *social.Page) {
 	l := loader.For(ctx)
+	for _, p := range page.Posts.Items {
+		l.Posts.Prime(p.ID, p)
+	}
+	for id, p := range page.Originals {
+		l.Posts.Prime(id, p) // nil: deleted or hidden, repostOf reads null
+	}
+	for id, u := range page.Users {
+		if u != nil {
+			l.Users.Prime(id, u)
+		}
+	}
+	for id, n := range page.Counts {
+		l.PostCounts.Prime(id, n)
+	}
+	for id, v := range page.Liked {
+		l.Liked.Prime(id, v)
+	}
+	// Comment pages are kept for queries only: in a mutation document a
+	// later field may add or delete a comment, and nothing would tell this
+	// cache.
+	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
+		for id, cc := range page.Comments {
+			l.PrimeCommentPage(id, cc)
+		}
+	}
+}
+
+// timeline fetches nothing: it turns a fetched page into a Timeline after
+// the read-ahead strategy has primed the loaders with it.
+func (r *Resolver) timeline(ctx context.Context, page *social.Page) *model.Timeline {
+	r.ahead.primePage(ctx, page)
 	c := page.Posts
 	edges := make([]*model.TimelineEdge, len(c.Items))
 	for i, p := range c.Items {
 		edges[i] = &model.TimelineEdge{Cursor: c.Cursors[i], Node: p}
-		if !l.Naive {
-			l.Posts.Prime(p.ID, p)
-		}
-	}
-	if !l.Naive {
-		for id, p := range page.Originals {
-			l.Posts.Prime(id, p) // nil: deleted or hidden, repostOf reads null
-		}
-		for id, u := range page.Users {
-			if u != nil {
-				l.Users.Prime(id, u)
-			}
-		}
-		for id, n := range page.Counts {
-			l.PostCounts.Prime(id, n)
-		}
-		for id, v := range page.Liked {
-			l.Liked.Prime(id, v)
-		}
-		// Comment pages are kept for queries only: in a mutation document a
-		// later field may add or delete a comment, and nothing would tell
-		// this cache.
-		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
-			for id, cc := range page.Comments {
-				l.PrimeCommentPage(id, cc)
-			}
-		}
 	}
 	return &model.Timeline{Edges: edges, PageInfo: pageInfo(c)}
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/socialgw/gateway/graph"
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
@@ -20,9 +19,9 @@ import (
 // three authors who posted, reposted, commented and liked.
 type readPathNet struct {
 	s      *feedServer
-	viewer gqltest.User
+	viewer gatewaytest.User
 	hook   *redisstats.Hook
-	naive  *gqltest.Server // the same store served without batching or prefetch
+	naive  *gatewaytest.Server // the same store served without batching or prefetch
 }
 
 func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
@@ -30,7 +29,7 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 	s := newFeedServer(t, mode)
 	ctx := context.Background()
 	viewer := s.Register(t, "reader")
-	var authors []gqltest.User
+	var authors []gatewaytest.User
 	for i := 0; i < 3; i++ {
 		a := s.Register(t, "author")
 		authors = append(authors, a)
@@ -55,7 +54,7 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 		}
 		posts = append(posts, p.ID)
 		for c := 0; c < i%7; c++ { // up to six comments, by several users
-			by := []gqltest.User{viewer, authors[(c+1)%3], authors[c%3]}[c%3]
+			by := []gatewaytest.User{viewer, authors[(c+1)%3], authors[c%3]}[c%3]
 			if _, err := s.Store.AddComment(ctx, by.ID, p.ID, fmt.Sprintf("comment %d on %d", c, i)); err != nil {
 				t.Fatal(err)
 			}
@@ -81,18 +80,14 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 
 	n := &readPathNet{s: s, viewer: viewer, hook: redisstats.NewHook(nil)}
 	n.hook.Install(s.Redis)
-	naive := &gqltest.Server{Store: s.Store, Redis: s.Redis, Auth: s.Auth, Resolver: s.Resolver}
-	naive.Handler = graph.NewHandler(s.Resolver, s.Store, s.Auth, graph.Options{Naive: true, MaxBodyBytes: 1 << 20, ComplexityLimit: 100000})
-	ts := httptest.NewServer(naive.Handler)
-	t.Cleanup(ts.Close)
-	naive.URL = ts.URL
-	n.naive = naive
+	n.naive = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
+	n.naive.URL = gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{Naive: true, MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
 	return n
 }
 
 // do runs a query and returns the response and the Redis round trips and
 // commands it cost, the access-token check included.
-func (n *readPathNet) do(t *testing.T, srv *gqltest.Server, query string, vars map[string]any) (*gqltest.Response, int64, int64) {
+func (n *readPathNet) do(t *testing.T, srv *gatewaytest.Server, query string, vars map[string]any) (*gatewaytest.Response, int64, int64) {
 	t.Helper()
 	rt, cmds := n.hook.Total.RoundTrips(), n.hook.Total.Commands()
 	r := srv.MustDo(t, n.viewer.Token, query, vars)
@@ -228,7 +223,7 @@ func TestPageOfMostlyHiddenPosts(t *testing.T) {
 
 // sameAsNaive fails the test when the data of a response differs from the
 // naive mode's answer to the same document.
-func sameAsNaive(t *testing.T, r, naive *gqltest.Response) {
+func sameAsNaive(t *testing.T, r, naive *gatewaytest.Response) {
 	t.Helper()
 	if !reflect.DeepEqual(r.Data, naive.Data) {
 		a, _ := json.Marshal(r.Data)

@@ -73,4 +73,6 @@ type Resolver struct {
 	Graph      Graph
 	Posts      Posts
 	Engagement Engagement
+
+	ahead readAhead // set by NewHandler
 }

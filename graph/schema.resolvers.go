@@ -332,11 +332,11 @@ func (r *queryResolver) Timeline(ctx context.Context, first *int, after *string)
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Posts.HomePage(ctx, v.UserID, p, pageWants(ctx))
+	page, err := r.Posts.HomePage(ctx, v.UserID, p, r.ahead.pageWants(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return primePage(ctx, page), nil
+	return r.timeline(ctx, page), nil
 }
 
 // UserTimeline is the resolver for the userTimeline field.

@@ -6,20 +6,20 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 )
 
 // socialFields are the User fields of the social graph as a viewer sees them.
 const socialFields = `id followersCount followingCount viewerFollows followsViewer viewerBlocked viewerMuted`
 
 // socialMutation sends one of the graph mutations on userID as token.
-func socialMutation(t *testing.T, s *gqltest.Server, token, name, userID string) *gqltest.Response {
+func socialMutation(t *testing.T, s *gatewaytest.Server, token, name, userID string) *gatewaytest.Response {
 	t.Helper()
 	return s.Do(t, token, fmt.Sprintf(`mutation($u: ID!) { m: %s(userId: $u) { %s } }`, name, socialFields), map[string]any{"u": userID})
 }
 
 // mustSocial is socialMutation that fails the test on any error.
-func mustSocial(t *testing.T, s *gqltest.Server, token, name, userID string) *gqltest.Response {
+func mustSocial(t *testing.T, s *gatewaytest.Server, token, name, userID string) *gatewaytest.Response {
 	t.Helper()
 	r := socialMutation(t, s, token, name, userID)
 	if len(r.Errors) > 0 {
@@ -29,7 +29,7 @@ func mustSocial(t *testing.T, s *gqltest.Server, token, name, userID string) *gq
 }
 
 // socialView is how token's holder sees userID.
-func socialView(t *testing.T, s *gqltest.Server, token, userID string) *gqltest.Response {
+func socialView(t *testing.T, s *gatewaytest.Server, token, userID string) *gatewaytest.Response {
 	t.Helper()
 	return s.MustDo(t, token, `query($id: ID!) { m: user(id: $id) { `+socialFields+` } }`, map[string]any{"id": userID})
 }
@@ -40,7 +40,7 @@ type socialState struct {
 	viewerFollows, followsViewer, viewerBlocked, viewerMuted bool
 }
 
-func stateOf(r *gqltest.Response) socialState {
+func stateOf(r *gatewaytest.Response) socialState {
 	return socialState{
 		followers:     r.Int("m.followersCount"),
 		following:     r.Int("m.followingCount"),
@@ -51,7 +51,7 @@ func stateOf(r *gqltest.Response) socialState {
 	}
 }
 
-func wantState(t *testing.T, what string, r *gqltest.Response, want socialState) {
+func wantState(t *testing.T, what string, r *gatewaytest.Response, want socialState) {
 	t.Helper()
 	if got := stateOf(r); got != want {
 		t.Errorf("%s: %+v, want %+v", what, got, want)
@@ -61,7 +61,7 @@ func wantState(t *testing.T, what string, r *gqltest.Response, want socialState)
 var socialMutations = []string{"follow", "unfollow", "block", "unblock", "mute", "unmute"}
 
 func TestSocialMutationsRequireAuth(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	target := s.Register(t, "target")
 	for _, m := range socialMutations {
 		t.Run(m, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestSocialMutationsRequireAuth(t *testing.T) {
 }
 
 func TestSocialMutationErrors(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	me := s.Register(t, "me")
 	blocked := s.Register(t, "blocked")
 	blocker := s.Register(t, "blocker")
@@ -109,7 +109,7 @@ func TestSocialMutationErrors(t *testing.T) {
 }
 
 func TestFollowFlagsAndCounts(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	a, b := s.Register(t, "a"), s.Register(t, "b")
 	r := mustSocial(t, s, a.Token, "follow", b.ID)
 	wantState(t, "b after a follows", r, socialState{followers: 1, viewerFollows: true})
@@ -130,7 +130,7 @@ func TestFollowFlagsAndCounts(t *testing.T) {
 }
 
 func TestBlockThroughGraphQL(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	a, b, c := s.Register(t, "a"), s.Register(t, "b"), s.Register(t, "c")
 	mustSocial(t, s, a.Token, "follow", b.ID)
 	mustSocial(t, s, b.Token, "follow", a.ID)
@@ -160,7 +160,7 @@ func TestBlockThroughGraphQL(t *testing.T) {
 }
 
 func TestMuteThroughGraphQL(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	a, b := s.Register(t, "a"), s.Register(t, "b")
 	mustSocial(t, s, a.Token, "follow", b.ID)
 	r := mustSocial(t, s, a.Token, "mute", b.ID)
@@ -173,14 +173,14 @@ func TestMuteThroughGraphQL(t *testing.T) {
 }
 
 func TestFollowConcurrentlyThroughGraphQL(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	star := s.Register(t, "star")
-	fans := make([]gqltest.User, 100)
+	fans := make([]gatewaytest.User, 100)
 	for i := range fans {
 		fans[i] = s.Register(t, "fan")
 	}
 	var wg sync.WaitGroup
-	follow := func(u gqltest.User) {
+	follow := func(u gatewaytest.User) {
 		wg.Go(func() {
 			if r := socialMutation(t, s, u.Token, "follow", star.ID); len(r.Errors) > 0 {
 				t.Errorf("follow: %+v", r.Errors)
@@ -212,7 +212,7 @@ func listField(name, with string) string {
 }
 
 // socialPage reads one page of a user list field (see listField).
-func socialPage(t *testing.T, s *gqltest.Server, userID, field, after string, first int) (ids []string, end string, next bool, total int) {
+func socialPage(t *testing.T, s *gatewaytest.Server, userID, field, after string, first int) (ids []string, end string, next bool, total int) {
 	t.Helper()
 	vars := map[string]any{"id": userID, "first": first}
 	if after != "" {
@@ -231,9 +231,9 @@ func socialPage(t *testing.T, s *gqltest.Server, userID, field, after string, fi
 }
 
 func TestUserListsThroughGraphQL(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	star := s.Register(t, "star")
-	fans := make([]gqltest.User, 7)
+	fans := make([]gatewaytest.User, 7)
 	for i := range fans {
 		fans[i] = s.Register(t, "fan")
 		mustSocial(t, s, fans[i].Token, "follow", star.ID)
@@ -260,7 +260,7 @@ func TestUserListsThroughGraphQL(t *testing.T) {
 			after = end
 			// Between pages: the last follower shown leaves, a new one comes.
 			mustSocial(t, s, s.Register(t, "late").Token, "follow", star.ID)
-			last := slices.IndexFunc(fans, func(u gqltest.User) bool { return u.ID == ids[len(ids)-1] })
+			last := slices.IndexFunc(fans, func(u gatewaytest.User) bool { return u.ID == ids[len(ids)-1] })
 			mustSocial(t, s, fans[last].Token, "unfollow", star.ID)
 		}
 		if !slices.Equal(got, want) {
@@ -296,7 +296,7 @@ func TestUserListsThroughGraphQL(t *testing.T) {
 }
 
 func TestUserListsBadPaging(t *testing.T) {
-	s := gqltest.New(t)
+	s := gatewaytest.New(t)
 	a, b := s.Register(t, "a"), s.Register(t, "b")
 	for _, field := range []string{listField("followers", ""), listField("following", ""), listField("commonFollowing", b.ID)} {
 		for _, c := range []struct {

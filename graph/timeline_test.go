@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/socialgw/gateway/internal/gqltest"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -44,7 +44,7 @@ func TestTimelineArguments(t *testing.T) {
 
 // feedNet is a random network written through the API.
 type feedNet struct {
-	users   []gqltest.User
+	users   []gatewaytest.User
 	posts   []string
 	author  []int
 	onlyTo  [][]int
@@ -184,7 +184,7 @@ func checkFeedNet(t *testing.T, s *feedServer, n *feedNet) []string {
 	}
 	index := func(id string) int { return slices.Index(n.posts, id) }
 	var homes []string
-	viewers := append([]gqltest.User{{}}, n.users...)
+	viewers := append([]gatewaytest.User{{}}, n.users...)
 	for _, v := range viewers {
 		for j, id := range n.posts {
 			if id == "" {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/redisproc"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -28,6 +30,7 @@ type Bench struct {
 	server *redisproc.Server // nil with --redis-url
 	rdb    redis.UniversalClient
 	hook   *redisstats.Hook
+	gw     *gateway.Gateway
 	store  *redisstore.Store
 	data   *seed.Data
 	reused bool
@@ -62,12 +65,12 @@ func newBench(ctx context.Context, cfg *Config, logf func(string, ...any)) (*Ben
 	}
 	b.rdb = rdb
 	b.hook.Install(rdb)
-	b.store = redisstore.New(rdb, cfg.Prefix)
-	b.authn, err = newAuth(b.store)
+	b.gw, err = newGateway(rdb, cfg.Prefix)
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
+	b.store, b.authn = b.gw.Store, b.gw.Auth
 	return b, nil
 }
 
@@ -79,19 +82,23 @@ func (b *Bench) Close() {
 	b.closers = nil
 }
 
-// newAuth is the auth service of gqltest, with a random secret.
-func newAuth(store *redisstore.Store) (*auth.Service, error) {
+// newGateway wires the gateway as cmd/gateway does, with a random token
+// secret and the default timeline configuration.
+func newGateway(rdb redis.UniversalClient, prefix string) (*gateway.Gateway, error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
-	tokens, err := auth.NewTokens(auth.TokenOptions{
-		Method: "HS256", Secret: secret, Issuer: "socialgw", Audience: "socialgw-api", TTL: time.Hour,
+	return gateway.New(rdb, gateway.Config{
+		Prefix: prefix,
+		Feed:   redisstore.DefaultFeed(),
+		Tokens: auth.TokenOptions{
+			Method: "HS256", Secret: secret, Issuer: "socialgw", Audience: "socialgw-api", TTL: time.Hour,
+		},
+		RefreshTTL:          time.Hour,
+		PasswordConcurrency: 1,
+		GraphQL:             graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 20000, Loaders: loader.DefaultConfig()},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &auth.Service{Accounts: store, Sessions: store, Tokens: tokens, Passwords: auth.NewPasswords(1), RefreshTTL: time.Hour}, nil
 }
 
 // seedMain seeds the main data set, or loads it with --reuse.
@@ -162,13 +169,9 @@ func (b *Bench) readers(ctx context.Context, n int) ([]reader, error) {
 // serve starts the gateway (/query) and its naive variant (/naive) on a
 // loopback listener and returns their base URL.
 func (b *Bench) serve() (string, error) {
-	resolver := &graph.Resolver{Accounts: b.authn, Profiles: b.store, Graph: b.store, Posts: b.store, Engagement: b.store}
-	opts := graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 20000}
-	naive := opts
-	naive.Naive = true
 	mux := http.NewServeMux()
-	mux.Handle("/query", graph.NewHandler(resolver, b.store, b.authn, opts))
-	mux.Handle("/naive", graph.NewHandler(resolver, b.store, b.authn, naive))
+	mux.Handle("/query", b.gw.Query)
+	mux.Handle("/naive", b.gw.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 20000, Naive: true}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

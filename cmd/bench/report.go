@@ -219,7 +219,7 @@ func (r *Report) Markdown() string {
 				ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg)
 		}
 		p("")
-		p("(a) gateway: the reference query over HTTP (loopback, in-process server, wired as internal/gqltest); (b) store: `%s` called directly; (c) naive: the same gateway with `graph.Options{Naive: true}`. Round trips include the gateway's token revocation check.", rd.StoreNote)
+		p("(a) gateway: the reference query over HTTP (loopback, in-process server, wired by internal/gateway as cmd/gateway wires it); (b) store: `%s` called directly; (c) naive: the same gateway with `graph.Options{Naive: true}`. Round trips include the gateway's token revocation check.", rd.StoreNote)
 		p("")
 	}
 	if e := r.Entry; e != nil {

@@ -47,51 +47,36 @@ type Config struct {
 	graphiql, introspection string
 }
 
-// setting is one configuration value: its flag, its variable and its
-// default, bound to a field.
-type setting struct {
-	flag, env, def, usage string
-	set                   func(string) error
-}
-
-func (c *Config) settings() []setting {
+func (c *Config) settings() []app.Setting {
 	shared := append(c.Common.Settings("redis:// or rediss:// URL; empty starts an embedded in-memory Redis (data is lost on exit)"), c.Feed.Settings()...)
 	shared = append(shared, app.Bool(&c.FanoutWorker, "fanout-worker", "FANOUT_WORKER", "true", "run a fan-out worker inside the gateway (cmd/worker runs more)"))
-	own := []setting{
-		str(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
-		str(&c.JWTMethod, "jwt-method", "JWT_METHOD", "HS256", "access-token signature: HS256 (JWT_SECRET), EdDSA or RS256 (key files)"),
-		str(&c.JWTSecret, "jwt-secret", "JWT_SECRET", "", "HS256 secret, at least 32 bytes; empty generates one per process (tokens die on restart)"),
-		str(&c.JWTPrivateKeyFile, "jwt-private-key-file", "JWT_PRIVATE_KEY_FILE", "", "PEM private key for EdDSA or RS256"),
-		str(&c.JWTPublicKeyFile, "jwt-public-key-file", "JWT_PUBLIC_KEY_FILE", "", "PEM public key for EdDSA or RS256"),
-		str(&c.JWTIssuer, "jwt-issuer", "JWT_ISSUER", "socialgw", "iss claim of access tokens"),
-		str(&c.JWTAudience, "jwt-audience", "JWT_AUDIENCE", "socialgw-api", "aud claim of access tokens"),
-		duration(&c.AccessTokenTTL, "access-token-ttl", "ACCESS_TOKEN_TTL", "15m", "lifetime of access tokens"),
-		duration(&c.RefreshTokenTTL, "refresh-token-ttl", "REFRESH_TOKEN_TTL", "720h", "lifetime of refresh tokens (renewed on each rotation)"),
-		boolean(&c.Production, "production", "PRODUCTION", "false", "production mode: no GraphiQL, no introspection, no field suggestions unless enabled explicitly"),
-		str(&c.graphiql, "graphiql", "GRAPHIQL", "", "true/false: serve GraphiQL at / (empty: on unless production)"),
-		str(&c.introspection, "introspection", "INTROSPECTION", "", "true/false: allow schema introspection and field suggestions (empty: on unless production)"),
-		list(&c.CORSOrigins, "cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed to call the API from a browser"),
-		integer64(&c.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413"),
-		duration(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "10s", "longest a query or mutation may take (subscriptions are not bound); 0 disables"),
-		integer(&c.ComplexityLimit, "complexity-limit", "COMPLEXITY_LIMIT", "20000", "largest query cost (lists count as their page size); 0 disables"),
-		integer(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
+	own := []app.Setting{
+		app.String(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
+		app.String(&c.JWTMethod, "jwt-method", "JWT_METHOD", "HS256", "access-token signature: HS256 (JWT_SECRET), EdDSA or RS256 (key files)"),
+		app.String(&c.JWTSecret, "jwt-secret", "JWT_SECRET", "", "HS256 secret, at least 32 bytes; empty generates one per process (tokens die on restart)"),
+		app.String(&c.JWTPrivateKeyFile, "jwt-private-key-file", "JWT_PRIVATE_KEY_FILE", "", "PEM private key for EdDSA or RS256"),
+		app.String(&c.JWTPublicKeyFile, "jwt-public-key-file", "JWT_PUBLIC_KEY_FILE", "", "PEM public key for EdDSA or RS256"),
+		app.String(&c.JWTIssuer, "jwt-issuer", "JWT_ISSUER", "socialgw", "iss claim of access tokens"),
+		app.String(&c.JWTAudience, "jwt-audience", "JWT_AUDIENCE", "socialgw-api", "aud claim of access tokens"),
+		app.Duration(&c.AccessTokenTTL, "access-token-ttl", "ACCESS_TOKEN_TTL", "15m", "lifetime of access tokens"),
+		app.Duration(&c.RefreshTokenTTL, "refresh-token-ttl", "REFRESH_TOKEN_TTL", "720h", "lifetime of refresh tokens (renewed on each rotation)"),
+		app.Bool(&c.Production, "production", "PRODUCTION", "false", "production mode: no GraphiQL, no introspection, no field suggestions unless enabled explicitly"),
+		app.String(&c.graphiql, "graphiql", "GRAPHIQL", "", "true/false: serve GraphiQL at / (empty: on unless production)"),
+		app.String(&c.introspection, "introspection", "INTROSPECTION", "", "true/false: allow schema introspection and field suggestions (empty: on unless production)"),
+		app.List(&c.CORSOrigins, "cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed to call the API from a browser"),
+		app.Int64(&c.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413"),
+		app.Duration(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "10s", "longest a query or mutation may take (subscriptions are not bound); 0 disables"),
+		app.Int(&c.ComplexityLimit, "complexity-limit", "COMPLEXITY_LIMIT", "20000", "largest query cost (lists count as their page size); 0 disables"),
+		app.Int(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
 	}
-	for _, sh := range shared {
-		own = append(own, local(sh))
-	}
-	return own
+	return append(own, shared...)
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
 // defaults. --help prints every setting with its variable and default.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
 	c := &Config{}
-	own := c.settings()
-	list := make([]app.Setting, len(own))
-	for i, s := range own {
-		list[i] = app.Setting{Flag: s.flag, Env: s.env, Def: s.def, Usage: s.usage, Set: s.set}
-	}
-	if err := app.Parse("gateway", list, args, getenv, out); err != nil {
+	if err := app.Parse("gateway", c.settings(), args, getenv, out); err != nil {
 		return nil, err
 	}
 	return c, c.finish()
@@ -120,37 +105,10 @@ func (c *Config) finish() error {
 	return c.Feed.Finish()
 }
 
-// local turns a shared setting into this command's.
-func local(s app.Setting) setting { return setting{s.Flag, s.Env, s.Def, s.Usage, s.Set} }
-
-func str(p *string, fl, env, def, usage string) setting {
-	return local(app.String(p, fl, env, def, usage))
-}
-
-func boolean(p *bool, fl, env, def, usage string) setting {
-	return local(app.Bool(p, fl, env, def, usage))
-}
-
 // orDefault parses an optional boolean.
 func orDefault(v string, def bool) (bool, error) {
 	if v == "" {
 		return def, nil
 	}
 	return strconv.ParseBool(v)
-}
-
-func duration(p *time.Duration, fl, env, def, usage string) setting {
-	return local(app.Duration(p, fl, env, def, usage))
-}
-
-func integer(p *int, fl, env, def, usage string) setting {
-	return local(app.Int(p, fl, env, def, usage))
-}
-
-func integer64(p *int64, fl, env, def, usage string) setting {
-	return local(app.Int64(p, fl, env, def, usage))
-}
-
-func list(p *[]string, fl, env, def, usage string) setting {
-	return local(app.List(p, fl, env, def, usage))
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
@@ -50,52 +52,52 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer closeRedis()
-	reg := newRegistry()
+	reg := gateway.NewRegistry()
 	redisstats.NewHook(reg).Install(rdb)
-	store := redisstore.New(rdb, cfg.RedisPrefix)
-	registerBacklog(reg, rdb, store.Keys())
-	if err := store.SetFeed(cfg.Feed.Store); err != nil {
+	tokens, err := tokenOptions(cfg, log)
+	if err != nil {
+		return err
+	}
+	gw, err := gateway.New(rdb, gateway.Config{
+		Prefix:              cfg.RedisPrefix,
+		Feed:                cfg.Feed.Store,
+		Tokens:              tokens,
+		RefreshTTL:          cfg.RefreshTokenTTL,
+		PasswordConcurrency: cfg.PasswordConcurrency,
+		GraphQL: graph.Options{
+			Introspection:   cfg.Introspection,
+			Suggestions:     cfg.Introspection,
+			ComplexityLimit: cfg.ComplexityLimit,
+			RequestTimeout:  cfg.RequestTimeout,
+			MaxBodyBytes:    cfg.MaxBodyBytes,
+			Loaders:         loader.DefaultConfig(),
+		},
+		GraphiQL:    cfg.GraphiQL,
+		CORSOrigins: cfg.CORSOrigins,
+	})
+	if err != nil {
 		return err
 	}
 	stopWorker := func(time.Duration) {}
 	if cfg.FanoutWorker {
-		w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
+		w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)
 		if err != nil {
 			return err
 		}
 		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
-		registerWorker(reg, w)
+		gateway.RegisterWorker(reg, w)
 		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, log)
 	}
 	// Stops the worker also when serving fails; after a graceful shutdown
 	// it is already stopped and this returns at once.
 	defer stopWorker(cfg.ShutdownTimeout)
 
-	tokens, err := newTokens(cfg, log)
-	if err != nil {
-		return err
-	}
-	accounts := &auth.Service{
-		Accounts:   store,
-		Sessions:   store,
-		Tokens:     tokens,
-		Passwords:  auth.NewPasswords(cfg.PasswordConcurrency),
-		RefreshTTL: cfg.RefreshTokenTTL,
-	}
-	resolver := &graph.Resolver{
-		Accounts:   accounts,
-		Profiles:   store,
-		Graph:      store,
-		Posts:      store,
-		Engagement: store,
-	}
-
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
 	}
 	srv := &http.Server{
-		Handler:           newServer(cfg, log, reg, store, resolver, accounts),
+		Handler:           gw.Handler(log, reg),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -161,7 +163,8 @@ func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), er
 	return rdb, func() { _ = rdb.Close() }, nil
 }
 
-func newTokens(cfg *Config, log *slog.Logger) (*auth.Tokens, error) {
+// tokenOptions reads the token settings and key files.
+func tokenOptions(cfg *Config, log *slog.Logger) (auth.TokenOptions, error) {
 	o := auth.TokenOptions{
 		Method:   cfg.JWTMethod,
 		Secret:   []byte(cfg.JWTSecret),
@@ -178,15 +181,15 @@ func newTokens(cfg *Config, log *slog.Logger) (*auth.Tokens, error) {
 	var err error
 	if cfg.JWTPrivateKeyFile != "" {
 		if o.PrivateKeyPEM, err = os.ReadFile(cfg.JWTPrivateKeyFile); err != nil {
-			return nil, fmt.Errorf("read JWT private key: %w", err)
+			return o, fmt.Errorf("read JWT private key: %w", err)
 		}
 	}
 	if cfg.JWTPublicKeyFile != "" {
 		if o.PublicKeyPEM, err = os.ReadFile(cfg.JWTPublicKeyFile); err != nil {
-			return nil, fmt.Errorf("read JWT public key: %w", err)
+			return o, fmt.Errorf("read JWT public key: %w", err)
 		}
 	}
-	return auth.NewTokens(o)
+	return o, nil
 }
 
 // baseURL is the URL a browser on this machine can use for addr.

@@ -7,7 +7,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"flag"
@@ -23,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
@@ -48,8 +48,8 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// gateway is run() serving in the background.
-type gateway struct {
+// running is run() serving in the background.
+type running struct {
 	url    string
 	out    *syncBuffer
 	cancel context.CancelFunc
@@ -62,10 +62,10 @@ type gateway struct {
 
 // launch runs the gateway on a free port with env as its environment and
 // returns once it is ready; it is stopped when the test ends.
-func launch(t *testing.T, env map[string]string, args ...string) *gateway {
+func launch(t *testing.T, env map[string]string, args ...string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &gateway{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	g := &running{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan string, 1)
 	go func() {
 		g.done <- run(ctx, append([]string{"--listen=127.0.0.1:0"}, args...), mapEnv(env), g.out,
@@ -92,7 +92,7 @@ func launch(t *testing.T, env map[string]string, args ...string) *gateway {
 }
 
 // stop cancels run's context and returns its result.
-func (g *gateway) stop(t *testing.T) error {
+func (g *running) stop(t *testing.T) error {
 	t.Helper()
 	g.checked = true
 	g.once.Do(func() {
@@ -111,7 +111,7 @@ func mapEnv(env map[string]string) func(string) string {
 }
 
 // get fetches path and returns status, headers and body.
-func (g *gateway) get(t *testing.T, path string) (int, http.Header, string) {
+func (g *running) get(t *testing.T, path string) (int, http.Header, string) {
 	t.Helper()
 	resp, err := http.Get(g.url + path)
 	if err != nil {
@@ -122,34 +122,10 @@ func (g *gateway) get(t *testing.T, path string) (int, http.Header, string) {
 	return resp.StatusCode, resp.Header, string(b)
 }
 
-// gqlResult is a GraphQL response.
-type gqlResult struct {
-	Data   map[string]any `json:"data"`
-	Errors []struct {
-		Message    string         `json:"message"`
-		Extensions map[string]any `json:"extensions"`
-	} `json:"errors"`
-}
-
 // query posts a document as the holder of token ("" for anonymous).
-func (g *gateway) query(t *testing.T, token, doc string, vars map[string]any) gqlResult {
+func (g *running) query(t *testing.T, token, doc string, vars map[string]any) *gatewaytest.Response {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, g.url+"/query", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST /query: %v", err)
-	}
-	defer resp.Body.Close()
-	var r gqlResult
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatalf("decode /query response (status %d): %v", resp.StatusCode, err)
-	}
-	return r
+	return gatewaytest.Post(t, g.url, token, doc, vars)
 }
 
 // closedAddr returns a local address nothing listens on (never 6379).
@@ -274,9 +250,9 @@ func TestHelp(t *testing.T) {
 	}
 	help := out.String()
 	for _, s := range (&Config{}).settings() {
-		for _, want := range []string{"-" + s.flag, s.env, fmt.Sprintf("default %q", s.def)} {
+		for _, want := range []string{"-" + s.Flag, s.Env, fmt.Sprintf("default %q", s.Def)} {
 			if !strings.Contains(help, want) {
-				t.Errorf("--help lacks %q for --%s", want, s.flag)
+				t.Errorf("--help lacks %q for --%s", want, s.Flag)
 			}
 		}
 	}
@@ -378,7 +354,7 @@ func TestBadConfig(t *testing.T) {
 // holdRequest opens a POST /query whose body the server has started to
 // read (it answered 100 Continue), and returns the connection with the
 // rest of the body still to be sent.
-func holdRequest(t *testing.T, g *gateway) (net.Conn, *bufio.Reader, string) {
+func holdRequest(t *testing.T, g *running) (net.Conn, *bufio.Reader, string) {
 	t.Helper()
 	u, _ := url.Parse(g.url)
 	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
@@ -402,7 +378,7 @@ func holdRequest(t *testing.T, g *gateway) (net.Conn, *bufio.Reader, string) {
 
 // waitPortClosed waits until nothing accepts connections at the gateway's
 // address.
-func waitPortClosed(t *testing.T, g *gateway) {
+func waitPortClosed(t *testing.T, g *running) {
 	t.Helper()
 	u, _ := url.Parse(g.url)
 	deadline := time.Now().Add(10 * time.Second)
@@ -521,7 +497,7 @@ func TestEdDSAKeyFiles(t *testing.T) {
 
 // registerAndMe registers an account over HTTP, checks me with its token
 // and returns the token.
-func registerAndMe(t *testing.T, g *gateway) string {
+func registerAndMe(t *testing.T, g *running) string {
 	t.Helper()
 	r := g.query(t, "", `mutation($i: RegisterInput!) { register(input: $i) { accessToken user { name } } }`,
 		map[string]any{"i": map[string]any{"name": "first_user", "email": "first@example.com", "password": "password123"}})

@@ -1,7 +1,8 @@
 // Package loader holds the per-request dataloaders of the read path: users,
 // posts, comments, counters and viewer flags, each batch served by one
 // Redis pipeline. Loaders are made per request for one viewer and never
-// shared; their options are set here, once.
+// shared; their configuration is given once, to the Factory, when the
+// application is wired.
 package loader
 
 import (
@@ -29,33 +30,53 @@ type Store interface {
 	Comments(ctx context.Context, ids []string) ([]*social.Comment, error)
 }
 
-// Options shared by every loader. The wait is how long a loader collects
-// keys before it fetches. gqlgen resolves the fields of a list's elements
+// Config tunes the loaders. Wait is how long a loader collects keys
+// before it fetches. gqlgen resolves the fields of a list's elements
 // concurrently, so nearly every key of one query level arrives within
 // microseconds; dataloadgen's default 16 ms would be paid once per level.
-// A batch also fetches at once when it reaches the capacity.
-var (
-	Wait          = 250 * time.Microsecond
-	BatchCapacity = 1000
-)
-
-func options() []dataloadgen.Option {
-	return []dataloadgen.Option{dataloadgen.WithWait(Wait), dataloadgen.WithBatchCapacity(BatchCapacity)}
+// A batch also fetches at once when it reaches BatchCapacity keys.
+type Config struct {
+	Wait          time.Duration
+	BatchCapacity int
 }
 
-// naiveOptions make every Load its own fetch at once: what resolvers
-// without dataloaders do, one Redis call per field. The benchmark compares
-// against it; nothing serves traffic with it.
-func naiveOptions() []dataloadgen.Option {
-	return []dataloadgen.Option{dataloadgen.WithWait(0), dataloadgen.WithBatchCapacity(1), dataloadgen.WithoutCache()}
+// DefaultConfig is the configuration the gateway serves with
+// (docs/performance.md has the measurements behind it).
+func DefaultConfig() Config {
+	return Config{Wait: 250 * time.Microsecond, BatchCapacity: 1000}
+}
+
+// Factory makes the loaders of each request with one configuration, read
+// once when the application is wired.
+type Factory struct {
+	store Store
+	opts  []dataloadgen.Option
+}
+
+// NewFactory returns a factory of batching, caching loaders over s; zero
+// fields of c take DefaultConfig's values.
+func NewFactory(s Store, c Config) *Factory {
+	d := DefaultConfig()
+	if c.Wait <= 0 {
+		c.Wait = d.Wait
+	}
+	if c.BatchCapacity <= 0 {
+		c.BatchCapacity = d.BatchCapacity
+	}
+	return &Factory{store: s, opts: []dataloadgen.Option{dataloadgen.WithWait(c.Wait), dataloadgen.WithBatchCapacity(c.BatchCapacity)}}
+}
+
+// NewNaiveFactory returns a factory of loaders that do not batch or cache:
+// every Load is its own fetch at once, what resolvers without dataloaders
+// do, one Redis call per field. The benchmark compares against it; nothing
+// serves traffic with it.
+func NewNaiveFactory(s Store) *Factory {
+	return &Factory{store: s, opts: []dataloadgen.Option{dataloadgen.WithWait(0), dataloadgen.WithBatchCapacity(1), dataloadgen.WithoutCache()}}
 }
 
 // Loaders are the loaders of one request.
 type Loaders struct {
-	ViewerID string
-	// Naive is set for the benchmark's baseline: no batching, no caching,
-	// and resolvers do not prefetch pages.
-	Naive      bool
+	ViewerID   string
 	Users      *dataloadgen.Loader[string, *social.User]
 	UserCounts *dataloadgen.Loader[string, social.UserCounts]
 	Relations  *dataloadgen.Loader[string, social.Relation]
@@ -117,39 +138,31 @@ func (l *Loaders) IsSelf(userID string) bool {
 	return p != nil && *p == userID
 }
 
-// New returns the loaders for one request of viewerID ("" when anonymous).
-func New(s Store, viewerID string) *Loaders { return build(s, viewerID, options) }
-
-// NewNaive returns loaders that do not batch or cache: one Redis call per
-// Load, for the benchmark's naive mode.
-func NewNaive(s Store, viewerID string) *Loaders {
-	l := build(s, viewerID, naiveOptions)
-	l.Naive = true
-	return l
-}
-
-func build(s Store, viewerID string, options func() []dataloadgen.Option) *Loaders {
+// New returns the loaders for one request of viewerID ("" when
+// anonymous).
+func (f *Factory) New(viewerID string) *Loaders {
+	s, o := f.store, f.opts
 	return &Loaders{
 		ViewerID:   viewerID,
-		Users:      dataloadgen.NewLoader(batch(s.Users), options()...),
-		UserCounts: dataloadgen.NewLoader(batch(s.UserCounts), options()...),
+		Users:      dataloadgen.NewLoader(batch(s.Users), o...),
+		UserCounts: dataloadgen.NewLoader(batch(s.UserCounts), o...),
 		Relations: dataloadgen.NewLoader(batch(func(ctx context.Context, ids []string) ([]social.Relation, error) {
 			if viewerID == "" {
 				return make([]social.Relation, len(ids)), nil
 			}
 			return s.Relations(ctx, viewerID, ids)
-		}), options()...),
+		}), o...),
 		Posts: dataloadgen.NewLoader(batch(func(ctx context.Context, ids []string) ([]*social.Post, error) {
 			return s.VisiblePosts(ctx, viewerID, ids)
-		}), options()...),
-		PostCounts: dataloadgen.NewLoader(batch(s.PostCounts), options()...),
+		}), o...),
+		PostCounts: dataloadgen.NewLoader(batch(s.PostCounts), o...),
 		Liked: dataloadgen.NewLoader(batch(func(ctx context.Context, ids []string) ([]bool, error) {
 			if viewerID == "" {
 				return make([]bool, len(ids)), nil
 			}
 			return s.Liked(ctx, viewerID, ids)
-		}), options()...),
-		Comments: dataloadgen.NewLoader(batch(s.Comments), options()...),
+		}), o...),
+		Comments: dataloadgen.NewLoader(batch(s.Comments), o...),
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -14,29 +14,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/graph"
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/reqlog"
 )
 
-// newServer builds the HTTP mux of the contract: /query, /, /healthz,
-// /readyz and /metrics, wrapped in request ids, access logs, metrics and
-// CORS.
-func newServer(cfg *Config, log *slog.Logger, reg *prometheus.Registry, store *redisstore.Store, r *graph.Resolver, authn auth.Authenticator) http.Handler {
+// Handler returns the HTTP mux of the contract — /query, /, /healthz,
+// /readyz and /metrics — wrapped in request ids, access logs, metrics and
+// CORS. Its metrics are registered in reg, which /metrics serves.
+func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handler {
 	m := newHTTPMetrics(reg)
+	registerBacklog(reg, g.Store.Client(), g.Store.Keys())
+	store := g.Store
 
 	mux := http.NewServeMux()
-	mux.Handle("/query", graph.NewHandler(r, store, authn, graph.Options{
-		Introspection:    cfg.Introspection,
-		Suggestions:      cfg.Introspection,
-		ComplexityLimit:  cfg.ComplexityLimit,
-		RequestTimeout:   cfg.RequestTimeout,
-		MaxBodyBytes:     cfg.MaxBodyBytes,
-		WebsocketOrigins: originHosts(cfg.CORSOrigins),
-	}))
+	mux.Handle("/query", g.Query)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
@@ -51,24 +44,25 @@ func newServer(cfg *Config, log *slog.Logger, reg *prometheus.Registry, store *r
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	if cfg.GraphiQL {
+	if g.cfg.GraphiQL {
 		ide := graphiql.Handler("Social gateway", "/query")
 		mux.Handle("/", ide)
 		mux.Handle(graphiql.AssetPath, ide)
 	}
-	return reqlog.Middleware(log, accessLog(m, cors(cfg.CORSOrigins, mux)))
+	return reqlog.Middleware(log, accessLog(m, cors(g.cfg.CORSOrigins, mux)))
 }
 
-// newRegistry returns the registry /metrics serves, with the Go runtime
-// and process collectors.
-func newRegistry() *prometheus.Registry {
+// NewRegistry returns a registry for /metrics with the Go runtime and
+// process collectors.
+func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
 
-// registerWorker exports the in-gateway fan-out worker's counters.
-func registerWorker(reg prometheus.Registerer, w *fanout.Worker) {
+// RegisterWorker exports the counters of a fan-out worker running in the
+// gateway's process.
+func RegisterWorker(reg prometheus.Registerer, w *fanout.Worker) {
 	counter := func(name, help string, v func(fanout.Stats) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
 			func() float64 { return float64(v(w.Stats())) }))

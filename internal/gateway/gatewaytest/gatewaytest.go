@@ -1,13 +1,15 @@
-// Package gqltest runs the whole GraphQL edge (handler, auth, loaders,
-// Redis store) on a throwaway Redis for end-to-end tests, and gives them a
-// small client: register users, send documents, read data and error codes.
-package gqltest
+// Package gatewaytest runs the gateway, wired by gateway.New as in
+// production, on a throwaway Redis for end-to-end tests, and is the one
+// GraphQL test client: send documents to any gateway URL, register users,
+// read data and error codes.
+package gatewaytest
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 )
@@ -27,51 +30,55 @@ import (
 // Secret is the HS256 secret of test servers.
 const Secret = "test-secret-test-secret-test-secret-0123"
 
-// Server is a gateway handler over its own key prefix of the package's
-// throwaway Redis.
+// Server is a gateway over its own key prefix of the package's throwaway
+// Redis, serving /query on a test HTTP server.
 type Server struct {
-	URL      string
-	Store    *redisstore.Store
-	Redis    *redis.Client
-	Auth     *auth.Service
-	Resolver *graph.Resolver
-	Handler  http.Handler
-	names    atomic.Int64
+	*gateway.Gateway
+	URL   string
+	Redis *redis.Client
+	names atomic.Int64
 }
 
 // Options tune a test server.
 type Options struct {
-	// Wire is called after the default wiring and before the handler is
-	// built, to replace services (e.g. the posts store of a fan-out mode).
-	Wire func(s *Server)
+	// Feed replaces the default timeline configuration.
+	Feed *redisstore.FeedConfig
 }
 
 // New starts a test server; it is closed when the test ends.
 func New(tb testing.TB, opts ...Options) *Server {
 	tb.Helper()
 	rdb := redistest.Client(tb)
-	store := redisstore.New(rdb, redistest.Prefix(tb))
-	tokens, err := auth.NewTokens(auth.TokenOptions{
-		Method: "HS256", Secret: []byte(Secret), Issuer: "socialgw", Audience: "socialgw-api", TTL: 15 * time.Minute,
+	feed := redisstore.DefaultFeed()
+	for _, o := range opts {
+		if o.Feed != nil {
+			feed = *o.Feed
+		}
+	}
+	g, err := gateway.New(rdb, gateway.Config{
+		Prefix: redistest.Prefix(tb),
+		Feed:   feed,
+		Tokens: auth.TokenOptions{
+			Method: "HS256", Secret: []byte(Secret), Issuer: "socialgw", Audience: "socialgw-api", TTL: 15 * time.Minute,
+		},
+		RefreshTTL:          time.Hour,
+		PasswordConcurrency: 4,
+		GraphQL:             graph.Options{Introspection: true, Suggestions: true, ComplexityLimit: 20000, MaxBodyBytes: 1 << 20},
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Server{Store: store, Redis: rdb}
-	s.Auth = &auth.Service{Accounts: store, Sessions: store, Tokens: tokens, Passwords: auth.NewPasswords(4), RefreshTTL: time.Hour}
-	s.Resolver = &graph.Resolver{Accounts: s.Auth, Profiles: store, Graph: store, Posts: store, Engagement: store}
-	for _, o := range opts {
-		if o.Wire != nil {
-			o.Wire(s)
-		}
-	}
-	s.Handler = graph.NewHandler(s.Resolver, store, s.Auth, graph.Options{
-		Introspection: true, Suggestions: true, ComplexityLimit: 20000, MaxBodyBytes: 1 << 20,
-	})
-	ts := httptest.NewServer(s.Handler)
-	tb.Cleanup(ts.Close)
-	s.URL = ts.URL
+	s := &Server{Gateway: g, Redis: rdb}
+	s.URL = Serve(tb, g.Query)
 	return s
+}
+
+// Serve serves h on a test HTTP server closed when the test ends, and
+// returns its URL.
+func Serve(tb testing.TB, h http.Handler) string {
+	ts := httptest.NewServer(h)
+	tb.Cleanup(ts.Close)
+	return ts.URL
 }
 
 // Response is a decoded GraphQL response.
@@ -125,8 +132,27 @@ func (r *Response) Int(path string) int { f, _ := r.Get(path).(float64); return 
 // anonymous), and decodes the response.
 func (s *Server) Do(tb testing.TB, token, query string, vars map[string]any) *Response {
 	tb.Helper()
+	return Post(tb, s.URL, token, query, vars)
+}
+
+// Post sends a document to the gateway at baseURL (its /query) and decodes
+// the response.
+func Post(tb testing.TB, baseURL, token, query string, vars map[string]any) *Response {
+	tb.Helper()
+	status, body := PostRaw(tb, baseURL, token, query, vars)
+	out := &Response{Status: status}
+	if err := json.Unmarshal(body, out); err != nil {
+		tb.Fatalf("decode response (status %d): %v\n%s", status, err, body)
+	}
+	return out
+}
+
+// PostRaw sends a document to the gateway at baseURL and returns the
+// status and the body as it came.
+func PostRaw(tb testing.TB, baseURL, token, query string, vars map[string]any) (int, []byte) {
+	tb.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, s.URL+"/query", bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, baseURL+"/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -136,11 +162,11 @@ func (s *Server) Do(tb testing.TB, token, query string, vars map[string]any) *Re
 		tb.Fatalf("post query: %v", err)
 	}
 	defer resp.Body.Close()
-	out := &Response{Status: resp.StatusCode}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		tb.Fatalf("decode response (status %d): %v", resp.StatusCode, err)
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("read response: %v", err)
 	}
-	return out
+	return resp.StatusCode, out
 }
 
 // MustDo is Do that fails the test on any GraphQL error.
