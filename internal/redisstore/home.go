@@ -19,9 +19,9 @@ import (
 //
 // Home(u) is a LIST of entries "<post id>:<author id>", sorted by post id,
 // newest first, at most HomeCap long. A list of short strings is stored as
-// a quicklist of listpacks: about 15 bytes an entry, where a sorted set
-// past 128 entries becomes a skiplist of some 60+ (docs/fanout.md has the
-// MEMORY USAGE figures). The author beside the id is what lets the page
+// a quicklist of listpacks, several times smaller than a sorted set, which
+// becomes a skiplist past 128 members (docs/performance.md, "Home-timeline
+// memory", has the one measured figure). The author beside the id is what lets the page
 // script drop unfollowed and muted authors, and the graph hooks remove an
 // author's entries, without loading any post.
 //
