@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,8 @@ func goldenHeader(t *testing.T, src string) (as string, vars map[string]any) {
 // volatile are the fields whose values change from run to run.
 var volatile = map[string]bool{"createdAt": true, "expiresAt": true, "accessToken": true, "refreshToken": true}
 
-// normalizeGolden replaces volatile values and indents the response.
+// normalizeGolden replaces volatile values, sorts the errors and indents
+// the response.
 func normalizeGolden(t *testing.T, body []byte) []byte {
 	t.Helper()
 	var v any
@@ -117,6 +119,17 @@ func normalizeGolden(t *testing.T, body []byte) []byte {
 		}
 	}
 	walk(v)
+	// Root fields of a query run concurrently, so their errors arrive in
+	// any order: compare them sorted.
+	if m, ok := v.(map[string]any); ok {
+		if errs, ok := m["errors"].([]any); ok {
+			slices.SortFunc(errs, func(a, b any) int {
+				x, _ := json.Marshal(a)
+				y, _ := json.Marshal(b)
+				return bytes.Compare(x, y)
+			})
+		}
+	}
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
