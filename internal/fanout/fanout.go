@@ -185,6 +185,17 @@ func (w *Worker) Drain(ctx context.Context) (int, error) {
 // up to block; negative: not at all), and handles them. It returns how
 // many entries it took.
 func (w *Worker) round(ctx context.Context, block time.Duration) (int, error) {
+	n, err := w.step(ctx, block)
+	if err != nil && redis.HasErrorPrefix(err, "NOGROUP") {
+		// The stream or its group is gone (FLUSHALL, a Redis that came back
+		// empty, a failover to a replica that lacked them): whichever
+		// command found out, the next round makes them again.
+		w.groupReady = false
+	}
+	return n, err
+}
+
+func (w *Worker) step(ctx context.Context, block time.Duration) (int, error) {
 	if err := w.ensureGroup(ctx); err != nil {
 		return 0, err
 	}
@@ -192,6 +203,9 @@ func (w *Worker) round(ctx context.Context, block time.Duration) (int, error) {
 	if now := time.Now(); !now.Before(w.nextClaim) {
 		claimed, err := w.claimStale(ctx)
 		if err != nil {
+			return 0, err
+		}
+		if err := w.pruneConsumers(ctx); err != nil {
 			return 0, err
 		}
 		w.nextClaim = now.Add(w.cfg.ClaimEvery)
@@ -203,9 +217,6 @@ func (w *Worker) round(ctx context.Context, block time.Duration) (int, error) {
 			Count: int64(w.cfg.Read), Block: block,
 		}).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			if redis.HasErrorPrefix(err, "NOGROUP") {
-				w.groupReady = false // the stream was deleted: make it again
-			}
 			return 0, fmt.Errorf("read jobs: %w", err)
 		}
 		for _, s := range res {
@@ -271,6 +282,31 @@ func (w *Worker) claimStale(ctx context.Context) ([]redis.XMessage, error) {
 	}
 	return keep, nil
 }
+
+// pruneConsumers removes from the group the consumers of workers that
+// died: idle for longer than any live worker can be (a live one reads at
+// least every Block) and with nothing pending (claimStale has taken their
+// entries over). Without it every crashed or restarted worker would stay
+// listed in the group for ever.
+func (w *Worker) pruneConsumers(ctx context.Context) error {
+	consumers, err := w.rdb.XInfoConsumers(ctx, w.cfg.Stream, w.cfg.Group).Result()
+	if err != nil {
+		return fmt.Errorf("list consumers: %w", err)
+	}
+	for _, c := range consumers {
+		if c.Name == w.cfg.Consumer || c.Pending > 0 || c.Idle < w.deadAfter() {
+			continue
+		}
+		if err := w.rdb.XGroupDelConsumer(ctx, w.cfg.Stream, w.cfg.Group, c.Name).Err(); err != nil {
+			return fmt.Errorf("remove consumer %s: %w", c.Name, err)
+		}
+		w.log.Info("fan-out: removed the consumer of a worker that is gone", "gone", c.Name, "idle", c.Idle)
+	}
+	return nil
+}
+
+// deadAfter is how long a consumer may be idle before it counts as gone.
+func (w *Worker) deadAfter() time.Duration { return max(2*w.cfg.MinIdle, 10*w.cfg.Block) }
 
 // deadLetterScript moves an entry to the dead-letter stream: it copies the
 // entry only when its XACK acknowledged it, so go-redis retrying the

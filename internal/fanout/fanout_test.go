@@ -275,3 +275,82 @@ func user(tb testing.TB, s *redisstore.Store, name string) string {
 	}
 	return u.ID
 }
+
+// TestRecoversFromDataLoss: the stream and its group vanish (FLUSHALL, a
+// Redis that came back empty) while the worker runs. Whatever command
+// meets the NOGROUP first — the stale-job claim, which runs before the
+// read — the worker makes the stream and group again and goes on with the
+// jobs queued afterwards, without a restart.
+func TestRecoversFromDataLoss(t *testing.T) {
+	ctx := context.Background()
+	rdb, cfg := queue(t)
+	cfg.MinIdle, cfg.ClaimEvery, cfg.Block = time.Hour, time.Nanosecond, 10*time.Millisecond
+	var done atomic.Int64
+	w := newWorker(t, rdb, cfg, func(context.Context, map[string]string) error { done.Add(1); return nil })
+	runCtx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { _ = w.Run(runCtx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+
+	addJobs(t, rdb, cfg.Stream, 3)
+	eventually(t, "the first jobs", func() bool { return done.Load() == 3 })
+	for round := 0; round < 3; round++ {
+		// The data is lost: the stream and its group are gone.
+		if err := rdb.Del(ctx, cfg.Stream).Err(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond) // the worker meets NOGROUP
+		addJobs(t, rdb, cfg.Stream, 2)
+		want := int64(5 + 2*round)
+		eventually(t, "jobs queued after the loss", func() bool { return done.Load() == want })
+	}
+}
+
+// TestPrunesConsumersOfDeadWorkers: a worker that died leaves its consumer
+// in the group; once its entries are claimed and it has been idle long
+// enough, a live worker removes it. A consumer with pending entries stays.
+func TestPrunesConsumersOfDeadWorkers(t *testing.T) {
+	ctx := context.Background()
+	rdb, cfg := queue(t)
+	if err := rdb.XGroupCreateMkStream(ctx, cfg.Stream, fanout.DefaultGroup, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	addJobs(t, rdb, cfg.Stream, 2)
+	// "dead" took a job and died; "idle" only ever read nothing.
+	for _, c := range []struct {
+		name  string
+		count int64
+	}{{"dead", 1}} {
+		if err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: fanout.DefaultGroup, Consumer: c.name, Streams: []string{cfg.Stream, ">"}, Count: c.count, Block: -1}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.XGroupCreateConsumer(ctx, cfg.Stream, fanout.DefaultGroup, "idle").Err(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Consumer = "live"
+	cfg.MinIdle, cfg.ClaimEvery, cfg.Block = 20*time.Millisecond, time.Nanosecond, time.Millisecond
+	var handled atomic.Int64
+	w := newWorker(t, rdb, cfg, func(context.Context, map[string]string) error { handled.Add(1); return nil })
+	names := func() []string {
+		cs, err := rdb.XInfoConsumers(ctx, cfg.Stream, fanout.DefaultGroup).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	eventually(t, "dead consumers removed", func() bool {
+		if _, err := w.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n := names()
+		return len(n) == 1 && n[0] == "live"
+	})
+	if handled.Load() != 2 {
+		t.Fatalf("handled %d jobs, want 2 (the dead worker's job claimed, the other read)", handled.Load())
+	}
+}
