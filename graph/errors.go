@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -32,10 +35,31 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		}
 		return gerr
 	}
+	if unavailable(err) {
+		// Expected while Redis restarts or fails over: say so, and keep
+		// the log to a warning.
+		reqlog.Logger(ctx).Warn("storage unavailable", "err", err, "path", gerr.Path.String())
+		gerr.Message = unavailableMessage
+		gerr.Extensions = map[string]any{"code": string(social.Internal)}
+		return gerr
+	}
 	reqlog.Logger(ctx).Error("internal error", "err", err, "path", gerr.Path.String())
 	gerr.Message = "internal server error"
 	gerr.Extensions = map[string]any{"code": string(social.Internal)}
 	return gerr
+}
+
+// unavailableMessage is what a client reads when the store cannot be
+// reached: the request may be retried.
+const unavailableMessage = "service temporarily unavailable; retry shortly"
+
+// unavailable reports an error of reaching the store (a refused or broken
+// connection, a network timeout, the request's deadline passing while it
+// waited) rather than of the request: the request may succeed when retried.
+func unavailable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func setCode(e *gqlerror.Error, code string) {

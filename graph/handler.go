@@ -187,7 +187,12 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 		if err != nil {
 			if social.ErrorCode(err) == social.Internal {
 				presentError(r.Context(), err) // logs it
-				writeError(w, http.StatusServiceUnavailable, social.Internal, "internal server error")
+				msg := "internal server error"
+				if unavailable(err) {
+					msg = unavailableMessage
+				}
+				w.Header().Set("Retry-After", "1")
+				writeError(w, http.StatusServiceUnavailable, social.Internal, msg)
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)

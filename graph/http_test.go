@@ -555,7 +555,7 @@ func TestRequestDeadline(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("the request took %v with a stalled Redis; the 300ms deadline should bound it", elapsed)
 	}
-	if r.Code() != "INTERNAL_SERVER_ERROR" || r.Errors[0].Message != "internal server error" {
-		t.Errorf("got %+v, want a masked internal error", r.Errors)
+	if r.Code() != "INTERNAL_SERVER_ERROR" || r.Errors[0].Message != "service temporarily unavailable; retry shortly" {
+		t.Errorf("got %+v, want the masked error that says the service is temporarily unavailable", r.Errors)
 	}
 }

@@ -28,6 +28,8 @@ type Server struct {
 	Addr   string
 	cmd    *exec.Cmd
 	dir    string
+	path   string
+	args   []string
 	exited chan struct{} // closed when the process has ended
 }
 
@@ -44,6 +46,35 @@ func (s *Server) Stop() {
 	<-s.exited
 	_ = os.RemoveAll(s.dir)
 	s.cmd = nil
+}
+
+// Kill ends the server with SIGKILL, as a crash would, and keeps its
+// directory (with any append-only file in it) for Restart.
+func (s *Server) Kill() {
+	if s == nil || s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// Pause freezes the server (SIGSTOP): connections stay open and nothing
+// answers, as with a stalled machine. Resume thaws it.
+func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume thaws a paused server (SIGCONT).
+func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Restart starts the server again after Kill, on the same port and
+// directory with the same arguments: with appendonly set it reloads what
+// it had persisted, otherwise it comes back empty.
+func (s *Server) Restart() error {
+	select {
+	case <-s.exited:
+	default:
+		return errors.New("redis-server is still running")
+	}
+	return s.launch()
 }
 
 // Start starts a redis-server from PATH, with extra command-line arguments
@@ -84,17 +115,27 @@ func start(path string, extra []string) (*Server, error) {
 	}
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning"}, extra...)
-	cmd := exec.Command(path, args...)
+	s := &Server{Addr: addr, dir: dir, path: path, args: args}
+	if err := s.launch(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// launch starts the process and waits until it answers PING.
+func (s *Server) launch() error {
+	cmd := exec.Command(s.path, s.args...)
 	// The server dies with this process even when it is killed before it
 	// can call Stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start redis-server: %w", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
-	s := &Server{Addr: addr, cmd: cmd, dir: dir, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(s.exited) }()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	s.cmd, s.exited = cmd, make(chan struct{})
+	exited := s.exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -102,17 +143,17 @@ func start(path string, extra []string) (*Server, error) {
 		err := c.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			return s, nil
+			return nil
 		}
 		select {
-		case <-s.exited: // e.g. the port was taken meanwhile
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("redis-server on %s exited at start", addr)
+		case <-exited: // e.g. the port was taken meanwhile
+			return fmt.Errorf("redis-server on %s exited at start", s.Addr)
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.Stop()
-			return nil, fmt.Errorf("redis-server on %s did not answer: %w", addr, err)
+			_ = cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("redis-server on %s did not answer: %w", s.Addr, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
