@@ -154,4 +154,3 @@ func count(ids []string) map[string]int {
 	}
 	return m
 }
-
