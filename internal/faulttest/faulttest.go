@@ -324,6 +324,15 @@ type Proxy struct {
 	conns  []net.Conn
 }
 
+// Accepted returns how many connections the proxy has taken: a client
+// drops a connection whose reply timed out and dials a new one, so this
+// counts the timeouts.
+func (p *Proxy) Accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) / 2
+}
+
 // NewProxy starts a proxy to target, closed when the test ends.
 func NewProxy(tb testing.TB, target string) *Proxy {
 	tb.Helper()
