@@ -5,7 +5,9 @@ package auth
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/mail"
@@ -33,17 +35,39 @@ type AccountStore interface {
 
 // SessionStore keeps refresh-token families and the access-token denylist.
 type SessionStore interface {
-	CreateSession(ctx context.Context, family, userID, tokenHash string, ttl time.Duration) error
-	// RotateSession replaces the family's current token hash old with new
-	// and returns the family's user. Presenting any other token of the
-	// family revokes the family (UNAUTHENTICATED).
-	RotateSession(ctx context.Context, family, oldHash, newHash string, ttl time.Duration) (userID string, err error)
+	// CreateSession stores a family: its user, its current token's hash
+	// and the secret key its successor tokens are derived with.
+	CreateSession(ctx context.Context, family, userID, tokenHash, key string, ttl time.Duration) error
+	// SessionKey returns the family's successor key ("" for a family
+	// stored without one), or UNAUTHENTICATED when the family is gone.
+	SessionKey(ctx context.Context, family string) (string, error)
+	// RotateSession atomically replaces the family's current token hash
+	// old with new and returns the family's user. The previous token
+	// presented again within grace, with the same new hash, answers the
+	// same without changing anything; any other token of the family, or
+	// the previous one after grace, revokes the family (UNAUTHENTICATED,
+	// saying so).
+	RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (userID string, err error)
 	RevokeSession(ctx context.Context, family string) error
 	DenyToken(ctx context.Context, jti string, until time.Time) error
-	// Revoked reports whether the access token jti was denied or its
-	// session family no longer exists.
-	Revoked(ctx context.Context, jti, family string) (bool, error)
+	// Revoked reports whether the access token jti was denied, its
+	// session family no longer exists, or its user no longer exists.
+	Revoked(ctx context.Context, jti, family, userID string) (bool, error)
 }
+
+// Limiter spends one attempt of a rate-limit rule's budget for a subject
+// (an address, an account), or answers RATE_LIMITED.
+type Limiter interface {
+	Allow(ctx context.Context, rule, subject string) error
+}
+
+// Rate-limit rules the service applies (see internal/ratelimit).
+const (
+	RuleLoginIP      = "login-ip"
+	RuleLoginAccount = "login-account"
+	RuleRegisterIP   = "register-ip"
+	RuleRegisterName = "register-name"
+)
 
 // Service implements accounts and sessions.
 type Service struct {
@@ -52,6 +76,12 @@ type Service struct {
 	Tokens     *Tokens
 	Passwords  *Passwords
 	RefreshTTL time.Duration
+	// RefreshGrace is how long a rotated refresh token still yields its
+	// successor (two tabs refreshing at once, a retried request) before
+	// presenting it again revokes the session.
+	RefreshGrace time.Duration
+	// Limits throttles logins and registrations; nil means unlimited.
+	Limits Limiter
 }
 
 // Result is what register, login and refresh return.
@@ -96,6 +126,16 @@ func validatePassword(pw string) error {
 	return nil
 }
 
+// allow spends one attempt of rule for subject before any hashing, so a
+// flood of guesses is refused cheaply and does not hold the hashing slots
+// that every other login waits for.
+func (s *Service) allow(ctx context.Context, rule, subject string) error {
+	if s.Limits == nil {
+		return nil
+	}
+	return s.Limits.Allow(ctx, rule, subject)
+}
+
 // Register creates an account and opens a session for it.
 func (s *Service) Register(ctx context.Context, name, email, password string) (*Result, error) {
 	email = normalizeLogin(email)
@@ -106,6 +146,12 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 		return nil, err
 	}
 	if err := validatePassword(password); err != nil {
+		return nil, err
+	}
+	if err := s.allow(ctx, RuleRegisterIP, social.ClientIP(ctx)); err != nil {
+		return nil, err
+	}
+	if err := s.allow(ctx, RuleRegisterName, strings.ToLower(name)); err != nil {
 		return nil, err
 	}
 	hash, err := s.Passwords.Hash(password)
@@ -119,27 +165,43 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 	return s.StartSession(ctx, u)
 }
 
-// errBadLogin is the one answer to an unknown login and a wrong password.
 // normalizeLogin trims a name or e-mail address and puts it in Unicode
-// normalization form C, so that "José" typed with a combining accent and
-// with a precomposed é are one address (uniqueness is case-insensitive on
-// top of that, in the store).
-func normalizeLogin(s string) string { return norm.NFC.String(strings.TrimSpace(s)) }
+// normalization form KC: "José" typed with a combining accent and with a
+// precomposed é are one address, and so are a full-width "ａlice" and
+// "alice", which look alike and would otherwise be two accounts
+// (uniqueness is case-insensitive on top of that, in the store).
+func normalizeLogin(s string) string { return norm.NFKC.String(strings.TrimSpace(s)) }
 
+// errBadLogin is the one answer to an unknown login and a wrong password.
 var errBadLogin = social.Errorf(social.Unauthenticated, "invalid login or password")
 
 // Login checks a name or e-mail and a password and opens a session.
 func (s *Service) Login(ctx context.Context, login, password string) (*Result, error) {
+	if err := s.allow(ctx, RuleLoginIP, social.ClientIP(ctx)); err != nil {
+		return nil, err
+	}
 	if len(password) > MaxPasswordLen || len(login) > maxEmailLen {
 		return nil, errBadLogin
 	}
-	id, hash, err := s.Accounts.Credentials(ctx, normalizeLogin(login))
-	if social.IsCode(err, social.NotFound) {
+	login = normalizeLogin(login)
+	id, hash, err := s.Accounts.Credentials(ctx, login)
+	known := err == nil
+	if err != nil && !social.IsCode(err, social.NotFound) {
+		return nil, err
+	}
+	// One budget per account, whether it is named by its name or its
+	// e-mail address; an unknown login has a budget of its own spelling,
+	// so the limit answers alike for accounts that exist and do not.
+	subject := "u:" + id
+	if !known {
+		subject = "l:" + strings.ToLower(login)
+	}
+	if err := s.allow(ctx, RuleLoginAccount, subject); err != nil {
+		return nil, err
+	}
+	if !known {
 		s.Passwords.VerifyDummy(password)
 		return nil, errBadLogin
-	}
-	if err != nil {
-		return nil, err
 	}
 	if !s.Passwords.Verify(password, hash) {
 		return nil, errBadLogin
@@ -156,7 +218,7 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 func (s *Service) StartSession(ctx context.Context, u *social.User) (*Result, error) {
 	family := randomID(16)
 	refresh := family + "." + randomID(32)
-	if err := s.Sessions.CreateSession(ctx, family, u.ID, hashToken(refresh), s.RefreshTTL); err != nil {
+	if err := s.Sessions.CreateSession(ctx, family, u.ID, hashToken(refresh), randomID(32), s.RefreshTTL); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	return s.issue(u, family, refresh)
@@ -173,14 +235,23 @@ func (s *Service) issue(u *social.User, family, refresh string) (*Result, error)
 var errBadRefresh = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 
 // Refresh rotates a refresh token: the old one stops working, and using it
-// again revokes the whole family.
+// again after the grace window revokes the whole family. Within the window
+// the old token yields the same successor again, because the successor is
+// derived from it with the family's secret key (an HMAC): two tabs that
+// refresh at once both stay logged in, and no token is added to the
+// family. Redis holds only hashes of tokens and the key, so a copy of
+// Redis alone does not yield a usable token.
 func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) {
 	family, _, ok := strings.Cut(refresh, ".")
 	if !ok || family == "" || len(refresh) > 256 {
 		return nil, errBadRefresh
 	}
-	next := family + "." + randomID(32)
-	uid, err := s.Sessions.RotateSession(ctx, family, hashToken(refresh), hashToken(next), s.RefreshTTL)
+	key, err := s.Sessions.SessionKey(ctx, family)
+	if err != nil {
+		return nil, err
+	}
+	next := family + "." + successor(key, refresh)
+	uid, err := s.Sessions.RotateSession(ctx, family, hashToken(refresh), hashToken(next), s.RefreshGrace, s.RefreshTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +283,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (social.Viewer
 	if err != nil {
 		return social.Viewer{}, errBadToken
 	}
-	revoked, err := s.Sessions.Revoked(ctx, c.ID, c.SessionID)
+	// A token outlives its user when the account is deleted or its data is
+	// lost: it must not write posts with no author or edges to nobody.
+	revoked, err := s.Sessions.Revoked(ctx, c.ID, c.SessionID, c.Subject)
 	if err != nil {
 		return social.Viewer{}, fmt.Errorf("check token revocation: %w", err)
 	}
@@ -220,6 +293,18 @@ func (s *Service) Authenticate(ctx context.Context, token string) (social.Viewer
 		return social.Viewer{}, errBadToken
 	}
 	return social.Viewer{UserID: c.Subject, TokenID: c.ID, Session: c.SessionID, ExpiresAt: c.ExpiresAt.Time}, nil
+}
+
+// successor returns the secret part of the token that follows refresh in
+// its family: HMAC-SHA256 under the family's key, or random for a family
+// stored before keys existed (no grace window for those).
+func successor(key, refresh string) string {
+	if key == "" {
+		return randomID(32)
+	}
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(refresh))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
 // hashToken is how refresh tokens are stored: a stolen dump of Redis does

@@ -20,7 +20,7 @@ type memStore struct {
 	users    map[string]*social.User
 	hashes   map[string]string // user id → PHC string
 	logins   map[string]string // lower-cased name or e-mail → user id
-	sessions map[string][2]string
+	sessions map[string]*memSession
 	denied   map[string]time.Time
 	rotates  int
 	fail     error // returned by Revoked when set
@@ -29,7 +29,7 @@ type memStore struct {
 func newMemStore() *memStore {
 	return &memStore{
 		users: map[string]*social.User{}, hashes: map[string]string{}, logins: map[string]string{},
-		sessions: map[string][2]string{}, denied: map[string]time.Time{},
+		sessions: map[string]*memSession{}, denied: map[string]time.Time{},
 	}
 }
 
@@ -68,24 +68,46 @@ func (m *memStore) User(_ context.Context, id string) (*social.User, error) {
 	return nil, social.Errorf(social.NotFound, "no user %s", id)
 }
 
-func (m *memStore) CreateSession(_ context.Context, family, userID, tokenHash string, _ time.Duration) error {
+// memSession is a refresh-token family; the Redis store's rotation is
+// tested against a real Redis in internal/redisstore.
+type memSession struct {
+	uid, cur, prev, key string
+	at                  time.Time
+}
+
+func (m *memStore) CreateSession(_ context.Context, family, userID, tokenHash, key string, _ time.Duration) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sessions[family] = [2]string{userID, tokenHash}
+	m.sessions[family] = &memSession{uid: userID, cur: tokenHash, key: key}
 	return nil
 }
 
-func (m *memStore) RotateSession(_ context.Context, family, oldHash, newHash string, _ time.Duration) (string, error) {
+func (m *memStore) SessionKey(_ context.Context, family string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[family]
+	if !ok {
+		return "", social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
+	}
+	return s.key, nil
+}
+
+func (m *memStore) RotateSession(_ context.Context, family, oldHash, newHash string, grace, _ time.Duration) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rotates++
 	s, ok := m.sessions[family]
-	if !ok || s[1] != oldHash {
-		delete(m.sessions, family)
+	switch {
+	case !ok:
 		return "", social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
+	case s.cur == oldHash:
+		s.prev, s.cur, s.at = oldHash, newHash, time.Now()
+		return s.uid, nil
+	case s.prev == oldHash && s.cur == newHash && time.Since(s.at) <= grace:
+		return s.uid, nil
 	}
-	m.sessions[family] = [2]string{s[0], newHash}
-	return s[0], nil
+	delete(m.sessions, family)
+	return "", social.Errorf(social.Unauthenticated, "the session was revoked")
 }
 
 func (m *memStore) RevokeSession(_ context.Context, family string) error {
@@ -102,7 +124,7 @@ func (m *memStore) DenyToken(_ context.Context, jti string, until time.Time) err
 	return nil
 }
 
-func (m *memStore) Revoked(_ context.Context, jti, family string) (bool, error) {
+func (m *memStore) Revoked(_ context.Context, jti, family, userID string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fail != nil {
@@ -110,7 +132,8 @@ func (m *memStore) Revoked(_ context.Context, jti, family string) (bool, error) 
 	}
 	_, denied := m.denied[jti]
 	_, live := m.sessions[family]
-	return denied || !live, nil
+	_, user := m.users[userID]
+	return denied || !live || !user, nil
 }
 
 // newService returns a service over a memStore with one hashing slot.
@@ -385,10 +408,28 @@ func tamperSignature(tok string) string {
 	return tok[:i] + string(c) + tok[i+1:]
 }
 
-// TestEmailNormalization checks that an e-mail address written with a
-// combining accent and with a precomposed letter is one address.
+// TestEmailNormalization checks that look-alike spellings of one address
+// are one address: a combining accent and a precomposed letter, full-width
+// and ASCII letters.
 func TestEmailNormalization(t *testing.T) {
-	if got := auth.NormalizeLogin(" Jose\u0301@example.com "); got != "Jos\u00e9@example.com" {
-		t.Fatalf("normalizeLogin = %q", got)
+	for in, want := range map[string]string{
+		" Jose\u0301@example.com ":    "Jos\u00e9@example.com",
+		"\uff41lice@example.com":      "alice@example.com",
+		"alice@\uff45xample\uff0ecom": "alice@example.com",
+	} {
+		if got := auth.NormalizeLogin(in); got != want {
+			t.Errorf("normalizeLogin(%q) = %q, want %q", in, got, want)
+		}
+	}
+	svc, _ := newService(t)
+	ctx := context.Background()
+	if _, err := svc.Register(ctx, "alice", "alice@example.com", "password123"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Register(ctx, "alice2", "\uff41lice@example.com", "password123"); !social.IsCode(err, social.Conflict) {
+		t.Fatalf("full-width twin registered: %v, want CONFLICT", err)
+	}
+	if _, err := svc.Login(ctx, "\uff41lice@example.com", "password123"); err != nil {
+		t.Fatalf("login with the full-width spelling: %v", err)
 	}
 }

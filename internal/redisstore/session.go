@@ -14,12 +14,14 @@ import (
 
 var _ auth.SessionStore = (*Store)(nil)
 
-// CreateSession stores a new refresh-token family (idempotent HSET).
-func (s *Store) CreateSession(ctx context.Context, family, userID, tokenHash string, ttl time.Duration) error {
-	key := s.keys.Session(family)
+// CreateSession stores a new refresh-token family (idempotent HSET): its
+// user, the hash of its current token and the key its successors are
+// derived with.
+func (s *Store) CreateSession(ctx context.Context, family, userID, tokenHash, key string, ttl time.Duration) error {
+	k := s.keys.Session(family)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, "uid", userID, "cur", tokenHash)
-		p.PExpire(ctx, key, ttl)
+		p.HSet(ctx, k, "uid", userID, "cur", tokenHash, "key", key)
+		p.PExpire(ctx, k, ttl)
 		return nil
 	})
 	if err != nil {
@@ -28,37 +30,66 @@ func (s *Store) CreateSession(ctx context.Context, family, userID, tokenHash str
 	return nil
 }
 
-// rotateScript swaps the family's current token hash. A token that is not
-// the current one is reuse of a rotated token: the family is deleted. The
-// one exception is this same rotation retried by go-redis after a lost
-// reply (prev = old and cur = new), which answers OK again.
+// SessionKey implements auth.SessionStore: "" for a family created before
+// successor keys existed, NOT_FOUND for one that is gone.
+func (s *Store) SessionKey(ctx context.Context, family string) (string, error) {
+	v, err := s.rdb.HMGet(ctx, s.keys.Session(family), "uid", "key").Result()
+	if err != nil {
+		return "", fmt.Errorf("load session key: %w", err)
+	}
+	if v[0] == nil {
+		return "", errSessionGone
+	}
+	key, _ := v[1].(string)
+	return key, nil
+}
+
+var (
+	errSessionGone   = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
+	errSessionReused = social.Errorf(social.Unauthenticated,
+		"this refresh token was already used, so the session was revoked: log in again")
+)
+
+// rotateScript moves a family from its current token to the successor.
+// Presenting the previous token again within the grace window (two tabs,
+// or a retry after a lost reply) answers OK with nothing changed: the
+// successor is derived from the old token, so the caller hands out the
+// same one again. Any other token of the family, or the previous one after
+// the window, is reuse of a rotated token: the family is deleted. Time is
+// Redis's, so every gateway measures the window on one clock.
+//
+// KEYS[1] session hash; ARGV: old hash, new hash, ttl ms, grace ms.
 var rotateScript = redis.NewScript(`
-local cur = redis.call('HGET', KEYS[1], 'cur')
-if not cur then return 'GONE' end
-local uid = redis.call('HGET', KEYS[1], 'uid')
-if cur == ARGV[1] then
-  redis.call('HSET', KEYS[1], 'cur', ARGV[2], 'prev', ARGV[1])
+local s = redis.call('HMGET', KEYS[1], 'uid', 'cur', 'prev', 'at')
+if not s[2] then return 'GONE' end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if s[2] == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'cur', ARGV[2], 'prev', ARGV[1], 'at', now)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  return 'OK:' .. uid
+  return 'OK:' .. s[1]
 end
-if cur == ARGV[2] and redis.call('HGET', KEYS[1], 'prev') == ARGV[1] then
-  return 'OK:' .. uid
+if s[3] == ARGV[1] and s[2] == ARGV[2] and s[4] and now - tonumber(s[4]) <= tonumber(ARGV[4]) then
+  return 'OK:' .. s[1]
 end
 redis.call('DEL', KEYS[1])
 return 'REUSED'
 `)
 
 // RotateSession implements auth.SessionStore.
-func (s *Store) RotateSession(ctx context.Context, family, oldHash, newHash string, ttl time.Duration) (string, error) {
-	res, err := rotateScript.Run(ctx, s.rdb, []string{s.keys.Session(family)}, oldHash, newHash, ttl.Milliseconds()).Text()
+func (s *Store) RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (string, error) {
+	res, err := rotateScript.Run(ctx, s.rdb, []string{s.keys.Session(family)},
+		oldHash, newHash, ttl.Milliseconds(), grace.Milliseconds()).Text()
 	if err != nil {
 		return "", fmt.Errorf("rotate session: %w", err)
 	}
-	uid, ok := strings.CutPrefix(res, "OK:")
-	if !ok {
-		return "", social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
+	if uid, ok := strings.CutPrefix(res, "OK:"); ok {
+		return uid, nil
 	}
-	return uid, nil
+	if res == "REUSED" {
+		return "", errSessionReused
+	}
+	return "", errSessionGone
 }
 
 // RevokeSession deletes a refresh-token family.
@@ -75,11 +106,13 @@ func (s *Store) DenyToken(ctx context.Context, jti string, until time.Time) erro
 	return s.rdb.Set(ctx, s.keys.Denied(jti), "1", ttl).Err()
 }
 
-// Revoked implements auth.SessionStore with one pipelined round trip.
-func (s *Store) Revoked(ctx context.Context, jti, family string) (bool, error) {
-	var denied, live *redis.IntCmd
+// Revoked implements auth.SessionStore with one pipelined round trip: the
+// token is denied, its family is gone, or its user no longer exists.
+func (s *Store) Revoked(ctx context.Context, jti, family, userID string) (bool, error) {
+	var denied, live, user *redis.IntCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		denied = p.Exists(ctx, s.keys.Denied(jti))
+		user = p.Exists(ctx, s.keys.User(userID))
 		if family != "" {
 			live = p.Exists(ctx, s.keys.Session(family))
 		}
@@ -88,7 +121,7 @@ func (s *Store) Revoked(ctx context.Context, jti, family string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if denied.Val() > 0 {
+	if denied.Val() > 0 || user.Val() == 0 {
 		return true, nil
 	}
 	return live != nil && live.Val() == 0, nil

@@ -3,6 +3,7 @@ package social
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an error for clients; the GraphQL layer publishes it as
@@ -25,6 +26,9 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+	// RetryAfter is how long a RATE_LIMITED client should wait; published
+	// as extensions.retryAfter (whole seconds, rounded up).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
