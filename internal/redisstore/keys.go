@@ -130,3 +130,12 @@ func (k Keys) Celebrities() string { return k.prefix + "{celeb}:all" }
 // written by the fan-out worker (registration) and the follow hook, trimmed
 // by the unfollow and block hooks.
 func (k Keys) CelebFollowing(u string) string { return k.User(u) + ":celebs" }
+
+// Rate limits (internal/ratelimit).
+
+// RateLimit is the GCRA state of one rate-limit rule for one subject (a
+// hashed address, account or user): a string written by redis_rate, which
+// puts "rate:" in front of this name, so the key in Redis is
+// "rate:<prefix>rl:<rule>:<subject>". It expires when the budget is full
+// again (at most the rule's period).
+func (k Keys) RateLimit(rule, subject string) string { return k.prefix + "rl:" + rule + ":" + subject }

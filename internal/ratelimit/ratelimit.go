@@ -1,0 +1,122 @@
+// Package ratelimit throttles requests with GCRA budgets kept in Redis
+// (github.com/go-redis/redis_rate), so a limit holds across every gateway
+// instance that shares the Redis: per client address for whole requests,
+// per address and per account for logins and registrations, per user for
+// each root mutation field.
+package ratelimit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Rules of the gateway. Login and registration rules are spent by
+// internal/auth (the names are auth's), the others at the HTTP and
+// GraphQL edge.
+const (
+	RuleRequestIP    = "ip"       // every /query request, per client address
+	RuleMutationUser = "mutation" // every root mutation field, per user (per address when anonymous)
+)
+
+// Limit is a budget: Count events per Per, of which all Count may come at
+// once (the GCRA burst); the zero Limit is no limit.
+type Limit struct {
+	Count int
+	Per   time.Duration
+}
+
+// Off reports whether the limit is disabled.
+func (l Limit) Off() bool { return l.Count <= 0 || l.Per <= 0 }
+
+// String writes the limit as ParseLimit reads it.
+func (l Limit) String() string {
+	if l.Off() {
+		return "off"
+	}
+	return strconv.Itoa(l.Count) + "/" + l.Per.String()
+}
+
+// ParseLimit reads "N/duration" (e.g. "10/1m", "600/1m", "5/15m") or "off"
+// (also "" and "0").
+func ParseLimit(s string) (Limit, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "off" || s == "0" {
+		return Limit{}, nil
+	}
+	n, per, ok := strings.Cut(s, "/")
+	count, err := strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err != nil || count < 1 {
+		return Limit{}, fmt.Errorf("rate limit %q: want N/duration (e.g. 10/1m) or off", s)
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(per))
+	if err != nil || d < time.Second {
+		return Limit{}, fmt.Errorf("rate limit %q: the period must be a duration of at least 1s", s)
+	}
+	return Limit{Count: count, Per: d}, nil
+}
+
+// Limiter spends rule budgets in Redis.
+type Limiter struct {
+	rl     *redis_rate.Limiter
+	key    func(rule, subject string) string
+	limits map[string]Limit
+	// Limited is called with the rule of every refused event (metrics);
+	// may be nil.
+	Limited func(rule string)
+}
+
+// New returns a limiter over rdb. key builds the Redis key of a rule's
+// budget for a subject (internal/redisstore's Keys.RateLimit: redis_rate
+// puts "rate:" in front of it); limits maps rule names to their budgets,
+// and a rule that is missing or Off is not limited.
+func New(rdb redis.UniversalClient, key func(rule, subject string) string, limits map[string]Limit) *Limiter {
+	return &Limiter{rl: redis_rate.NewLimiter(rdb), key: key, limits: limits}
+}
+
+// Allow spends one event of rule's budget for subject, or returns a
+// RATE_LIMITED *social.Error carrying how long to wait. Subjects are
+// hashed into the key, so an attacker-chosen login name neither bloats the
+// key nor lands in Redis readable.
+func (l *Limiter) Allow(ctx context.Context, rule, subject string) error {
+	if l == nil {
+		return nil
+	}
+	lim, ok := l.limits[rule]
+	if !ok || lim.Off() {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(subject))
+	res, err := l.rl.Allow(ctx, l.key(rule, hex.EncodeToString(sum[:12])), redis_rate.Limit{
+		Rate: lim.Count, Burst: lim.Count, Period: lim.Per,
+	})
+	if err != nil {
+		return fmt.Errorf("rate limit %s: %w", rule, err)
+	}
+	if res.Allowed > 0 {
+		return nil
+	}
+	if l.Limited != nil {
+		l.Limited(rule)
+	}
+	wait := max(res.RetryAfter, time.Second)
+	return &social.Error{
+		Code:       social.RateLimited,
+		Message:    fmt.Sprintf("too many requests (%s limit of %s): retry in %d s", rule, lim, Seconds(wait)),
+		RetryAfter: wait,
+	}
+}
+
+// Seconds is a wait in whole seconds, rounded up (what Retry-After and
+// extensions.retryAfter say).
+func Seconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
