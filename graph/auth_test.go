@@ -11,6 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 )
 
@@ -343,41 +344,57 @@ func TestRefreshRotation(t *testing.T) {
 	}
 }
 
-// TestRefreshRace sends two refreshes with the same token at once: at
-// most one may succeed, and the loser's attempt counts as reuse, so the
-// family is dead either way.
+// TestRefreshRace sends two refreshes with the same token at once (two
+// tabs): within the grace window both get the same successor and nothing is
+// revoked; without a window at most one may succeed, and the loser's
+// attempt counts as reuse, so the family is dead.
 func TestRefreshRace(t *testing.T) {
-	s := gatewaytest.New(t)
-	u := s.Register(t, "race")
-	user := mustUser(t, s, u.ID)
-	for round := range 5 {
-		sess, err := s.Auth.StartSession(context.Background(), user)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var results [2]*gatewaytest.Response
-		var wg sync.WaitGroup
-		gate := make(chan struct{})
-		for i := range results {
-			wg.Go(func() {
-				<-gate
-				results[i] = authRefresh(t, s, sess.RefreshToken)
-			})
-		}
-		close(gate)
-		wg.Wait()
-		wins := 0
-		for _, r := range results {
-			if len(r.Errors) == 0 {
-				wins++
-				wantCode(t, authRefresh(t, s, r.Str("refreshToken.refreshToken")), "UNAUTHENTICATED")
-			} else {
-				wantCode(t, r, "UNAUTHENTICATED")
+	for _, grace := range []time.Duration{0, 15 * time.Second} {
+		t.Run(fmt.Sprint("grace ", grace), func(t *testing.T) {
+			s := gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{RefreshGrace: grace}})
+			u := s.Register(t, "race")
+			user := mustUser(t, s, u.ID)
+			for round := range 5 {
+				sess, err := s.Auth.StartSession(context.Background(), user)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var results [2]*gatewaytest.Response
+				var wg sync.WaitGroup
+				gate := make(chan struct{})
+				for i := range results {
+					wg.Go(func() {
+						<-gate
+						results[i] = authRefresh(t, s, sess.RefreshToken)
+					})
+				}
+				close(gate)
+				wg.Wait()
+				if grace > 0 {
+					a, b := results[0].Str("refreshToken.refreshToken"), results[1].Str("refreshToken.refreshToken")
+					if len(results[0].Errors)+len(results[1].Errors) > 0 || a == "" || a != b {
+						t.Fatalf("round %d: %+v / %+v, want the same successor twice", round, results[0], results[1])
+					}
+					s.MustDo(t, results[1].Str("refreshToken.accessToken"), authMeDoc, nil)
+					if r := authRefresh(t, s, a); len(r.Errors) > 0 {
+						t.Fatalf("round %d: the successor does not rotate: %+v", round, r.Errors)
+					}
+					continue
+				}
+				wins := 0
+				for _, r := range results {
+					if len(r.Errors) == 0 {
+						wins++
+						wantCode(t, authRefresh(t, s, r.Str("refreshToken.refreshToken")), "UNAUTHENTICATED")
+					} else {
+						wantCode(t, r, "UNAUTHENTICATED")
+					}
+				}
+				if wins > 1 {
+					t.Errorf("round %d: both refreshes succeeded", round)
+				}
 			}
-		}
-		if wins > 1 {
-			t.Errorf("round %d: both refreshes succeeded", round)
-		}
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/reqlog"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -25,6 +26,9 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	if errors.As(err, &se) {
 		gerr.Message = se.Message
 		setCode(gerr, string(se.Code))
+		if se.RetryAfter > 0 {
+			gerr.Extensions["retryAfter"] = ratelimit.Seconds(se.RetryAfter)
+		}
 		return gerr
 	}
 	var ge *gqlerror.Error

@@ -9,8 +9,10 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -50,9 +52,19 @@ type Options struct {
 	// GenericOnly turns the timeline fast path off (fastpath.go): every
 	// field goes through gqlgen's generated execution. Tests compare both.
 	GenericOnly bool
-	// WebsocketOrigins are the host patterns of other origins allowed to
-	// open a websocket (same-origin is always allowed).
-	WebsocketOrigins []string
+	// OriginAllowed decides whether a cross-origin browser may open a
+	// websocket: the CORS allow-list (same-origin is always allowed; nil
+	// allows no other origin).
+	OriginAllowed func(*http.Request) bool
+	// Limiter spends the per-address request budget and the per-user
+	// mutation budget (internal/ratelimit); nil: no limits.
+	Limiter Limiter
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client address.
+	TrustedProxies []netip.Prefix
+	// PersistedQueries caches automatic persisted queries (hash →
+	// document); nil: a small cache in this process.
+	PersistedQueries graphql.Cache[string]
 }
 
 // NewHandler returns the /query handler: POST, GET (queries only),
@@ -73,11 +85,10 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		// A client that never sends connection_init would otherwise hold
 		// its connection and goroutines for ever.
 		InitTimeout: 10 * time.Second,
-		// Same-origin upgrades are accepted; other browser origins only
-		// when configured (CORS_ORIGINS), against cross-site websocket
-		// hijacking.
+		// checkUpgrade has already accepted the origin: same-origin, or
+		// one of CORS_ORIGINS (against cross-site websocket hijacking).
 		Implementation: transport.CoderWebsocketImplementation{
-			AcceptOptions: coderws.AcceptOptions{OriginPatterns: o.WebsocketOrigins},
+			AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true},
 		},
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			// A token in connection_init wins over the upgrade request's
@@ -96,7 +107,12 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	apq := o.PersistedQueries
+	if apq == nil {
+		apq = lru.New[string](1000)
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+	srv.Use(getOnlyQueries{})
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}
@@ -114,7 +130,11 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	if !o.GenericOnly && !o.Naive {
 		srv.AroundRootFields(r.fastPath)
 	}
-	return limitBody(o.MaxBodyBytes, deadline(o.RequestTimeout, authenticate(authn, srv)))
+	if o.Limiter != nil {
+		srv.AroundFields(mutationBudget(o.Limiter))
+	}
+	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed,
+		limitBody(o.MaxBodyBytes, deadline(o.RequestTimeout, authenticate(authn, srv)))))
 }
 
 // deadline bounds every request but the long-lived ones (websocket
@@ -210,7 +230,21 @@ func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet:
-			if isMutation(r.URL.Query().Get("query"), r.URL.Query().Get("operationName")) {
+			q := r.URL.Query()
+			if !utf8.ValidString(q.Get("query")) || !utf8.ValidString(q.Get("variables")) || !utf8.ValidString(q.Get("operationName")) {
+				writeError(w, http.StatusBadRequest, social.BadUserInput, "the request is not valid UTF-8")
+				return
+			}
+			// gqlgen answers undecodable variables or extensions with a
+			// bare message: check them here and answer with a code.
+			for _, p := range []string{"variables", "extensions"} {
+				var obj map[string]any
+				if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
+					writeError(w, http.StatusBadRequest, social.BadUserInput, p+" must be a JSON object")
+					return
+				}
+			}
+			if isMutation(q.Get("query"), q.Get("operationName")) {
 				w.Header().Set("Allow", "POST")
 				writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "mutations must be sent with POST")
 				return
@@ -240,6 +274,12 @@ func limitBody(max int64, next http.Handler) http.Handler {
 				}
 				if err != nil {
 					writeError(w, http.StatusBadRequest, social.BadUserInput, "could not read request body")
+					return
+				}
+				// encoding/json would silently turn invalid bytes into
+				// U+FFFD: a client sending Latin-1 gets told instead.
+				if !utf8.Valid(body) {
+					writeError(w, http.StatusBadRequest, social.BadUserInput, "the request body is not valid UTF-8")
 					return
 				}
 				// gqlgen's own decoding errors name Go types and echo the
@@ -282,9 +322,13 @@ func isMutation(query, operationName string) bool {
 
 // writeError writes a GraphQL-shaped error response outside execution.
 func writeError(w http.ResponseWriter, status int, code social.Code, msg string) {
-	resp := graphql.Response{Errors: gqlerror.List{{Message: msg, Extensions: map[string]any{"code": string(code)}}}}
+	writeErrors(w, status, &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": string(code)}})
+}
+
+// writeErrors writes errors as a GraphQL response outside execution.
+func writeErrors(w http.ResponseWriter, status int, errs ...*gqlerror.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(resp)
+	b, _ := json.Marshal(graphql.Response{Errors: errs})
 	_, _ = w.Write(b)
 }

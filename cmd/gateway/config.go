@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/socialgw/gateway/cmd/internal/app"
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/ratelimit"
 )
 
 // Config is the whole configuration of the gateway, parsed once here from
@@ -36,6 +40,10 @@ type Config struct {
 	RequestTimeout      time.Duration
 	ComplexityLimit     int
 	PasswordConcurrency int
+
+	// Abuse are the rate limits, trusted proxies, refresh grace window and
+	// persisted-query cache bounds.
+	Abuse gateway.Abuse
 
 	// Feed is the timeline and fan-out configuration, shared with
 	// cmd/worker; FanoutWorker runs a fan-out worker inside the gateway.
@@ -69,7 +77,39 @@ func (c *Config) settings() []app.Setting {
 		app.Int(&c.ComplexityLimit, "complexity-limit", "COMPLEXITY_LIMIT", "20000", "largest query cost (lists count as their page size); 0 disables"),
 		app.Int(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
 	}
+	own = append(own, c.abuseSettings()...)
 	return append(own, shared...)
+}
+
+// abuseSettings are the settings of the abuse controls (docs/security.md).
+func (c *Config) abuseSettings() []app.Setting {
+	c.Abuse.RateLimits = map[string]ratelimit.Limit{}
+	def := gateway.DefaultRateLimits()
+	limit := func(rule, env, usage string) app.Setting {
+		return app.Setting{
+			Flag: "rate-limit-" + strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(env, "RATE_LIMIT_"), "_", "-")),
+			Env:  env, Def: def[rule].String(), Usage: usage + ` ("N/duration", e.g. 10/1m, or off)`,
+			Set: func(v string) error {
+				l, err := ratelimit.ParseLimit(v)
+				c.Abuse.RateLimits[rule] = l
+				return err
+			},
+		}
+	}
+	return []app.Setting{
+		limit(ratelimit.RuleRequestIP, "RATE_LIMIT_IP", "requests to /query per client address; over it the whole request gets 429"),
+		limit(ratelimit.RuleMutationUser, "RATE_LIMIT_MUTATIONS", "root mutation fields per user (per address when anonymous); aliases count one each"),
+		limit(auth.RuleLoginIP, "RATE_LIMIT_LOGIN_IP", "login attempts per client address"),
+		limit(auth.RuleLoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "login attempts per account (by name or e-mail alike)"),
+		limit(auth.RuleRegisterIP, "RATE_LIMIT_REGISTER_IP", "registrations per client address"),
+		limit(auth.RuleRegisterName, "RATE_LIMIT_REGISTER_NAME", "registration attempts per user name"),
+		{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Def: "", Usage: "comma-separated proxy addresses or CIDRs whose X-Forwarded-For names the client address",
+			Set: func(v string) (err error) { c.Abuse.TrustedProxies, err = ratelimit.ParseProxies(v); return err }},
+		app.Duration(&c.Abuse.RefreshGrace, "refresh-grace", "REFRESH_GRACE", "15s", "how long a rotated refresh token still yields the same successor (two tabs, retries) before reuse revokes the session"),
+		app.Duration(&c.Abuse.APQ.TTL, "apq-ttl", "APQ_TTL", "24h", "lifetime of a persisted query in the Redis cache"),
+		app.Int(&c.Abuse.APQ.MaxEntries, "apq-max-entries", "APQ_MAX_ENTRIES", "10000", "persisted queries kept in Redis (oldest evicted first); 0: a 1000-entry cache per process"),
+		app.Int(&c.Abuse.APQ.MaxQueryBytes, "apq-max-query-bytes", "APQ_MAX_QUERY_BYTES", "16384", "longest document cached as a persisted query (longer ones run but are not cached)"),
+	}
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
@@ -98,6 +138,10 @@ func (c *Config) finish() error {
 		return errors.New("max body bytes must be positive")
 	case c.PasswordConcurrency < 1:
 		return errors.New("password concurrency must be at least 1")
+	case c.Abuse.RefreshGrace < 0 || c.Abuse.RefreshGrace > time.Minute:
+		return errors.New("refresh grace must be between 0 and 1m: a longer window gives a stolen token more time")
+	case c.Abuse.APQ.MaxEntries < 0 || c.Abuse.APQ.MaxQueryBytes < 0 || c.Abuse.APQ.TTL < 0:
+		return errors.New("persisted-query cache bounds must not be negative")
 	}
 	if err := c.Common.Check(); err != nil {
 		return err

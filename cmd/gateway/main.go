@@ -74,6 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		},
 		GraphiQL:    cfg.GraphiQL,
 		CORSOrigins: cfg.CORSOrigins,
+		Abuse:       cfg.Abuse,
 	})
 	if err != nil {
 		return err

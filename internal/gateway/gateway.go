@@ -8,13 +8,16 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/cors"
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
@@ -38,6 +41,35 @@ type Config struct {
 	GraphiQL bool
 	// CORSOrigins may call the API from a browser and open websockets.
 	CORSOrigins []string
+	// Abuse are the rate limits, the refresh grace window and the
+	// persisted-query cache (docs/security.md).
+	Abuse Abuse
+}
+
+// Abuse configures the abuse controls.
+type Abuse struct {
+	// RateLimits are the budgets by rule (ratelimit.Rule…, auth.Rule…);
+	// a missing or zero rule is unlimited.
+	RateLimits map[string]ratelimit.Limit
+	// TrustedProxies may name the client address in X-Forwarded-For.
+	TrustedProxies []netip.Prefix
+	// RefreshGrace is how long a rotated refresh token still yields its
+	// successor.
+	RefreshGrace time.Duration
+	// APQ bounds the persisted-query cache in Redis.
+	APQ redisstore.APQConfig
+}
+
+// DefaultRateLimits are the budgets of a gateway left at its defaults.
+func DefaultRateLimits() map[string]ratelimit.Limit {
+	return map[string]ratelimit.Limit{
+		ratelimit.RuleRequestIP:    {Count: 600, Per: time.Minute},
+		ratelimit.RuleMutationUser: {Count: 60, Per: time.Minute},
+		auth.RuleLoginIP:           {Count: 20, Per: time.Minute},
+		auth.RuleLoginAccount:      {Count: 10, Per: 15 * time.Minute},
+		auth.RuleRegisterIP:        {Count: 10, Per: time.Hour},
+		auth.RuleRegisterName:      {Count: 5, Per: 15 * time.Minute},
+	}
 }
 
 // Gateway is the wired application.
@@ -47,8 +79,11 @@ type Gateway struct {
 	Resolver *graph.Resolver
 	// Query is the /query handler.
 	Query http.Handler
+	// Limiter spends the rate-limit budgets.
+	Limiter *ratelimit.Limiter
 
-	cfg Config
+	cfg  Config
+	cors *cors.Cors
 }
 
 // New wires the application over rdb.
@@ -64,13 +99,16 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	if cfg.PasswordConcurrency < 1 {
 		return nil, fmt.Errorf("password concurrency must be at least 1")
 	}
-	g := &Gateway{Store: store, cfg: cfg}
+	g := &Gateway{Store: store, cfg: cfg, cors: newCORS(cfg.CORSOrigins)}
+	g.Limiter = ratelimit.New(rdb, store.Keys().RateLimit, cfg.Abuse.RateLimits)
 	g.Auth = &auth.Service{
-		Accounts:   store,
-		Sessions:   store,
-		Tokens:     tokens,
-		Passwords:  auth.NewPasswords(cfg.PasswordConcurrency),
-		RefreshTTL: cfg.RefreshTTL,
+		Accounts:     store,
+		Sessions:     store,
+		Tokens:       tokens,
+		Passwords:    auth.NewPasswords(cfg.PasswordConcurrency),
+		RefreshTTL:   cfg.RefreshTTL,
+		RefreshGrace: cfg.Abuse.RefreshGrace,
+		Limits:       g.Limiter,
 	}
 	g.Resolver = &graph.Resolver{
 		Accounts:   g.Auth,
@@ -79,16 +117,22 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Posts:      store,
 		Engagement: store,
 	}
-	opts := cfg.GraphQL
-	opts.WebsocketOrigins = originHosts(cfg.CORSOrigins)
-	g.Query = g.NewQueryHandler(opts)
+	g.Query = g.NewQueryHandler(cfg.GraphQL)
 	return g, nil
 }
 
 // NewQueryHandler returns a /query handler over the gateway's services
 // with other options: the benchmark's naive baseline, and the tests that
 // compare the fast path with gqlgen's own execution.
+// The abuse controls (limits, trusted proxies, persisted-query cache,
+// websocket origins) are the gateway's own, whatever o says.
 func (g *Gateway) NewQueryHandler(o graph.Options) http.Handler {
+	o.OriginAllowed = g.cors.OriginAllowed
+	o.Limiter = g.Limiter
+	o.TrustedProxies = g.cfg.Abuse.TrustedProxies
+	if g.cfg.Abuse.APQ.MaxEntries > 0 {
+		o.PersistedQueries = g.Store.APQCache(g.cfg.Abuse.APQ, nil)
+	}
 	return graph.NewHandler(g.Resolver, g.Store, g.Auth, o)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"github.com/rs/cors"
 
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
@@ -49,7 +49,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 		mux.Handle("/", ide)
 		mux.Handle(graphiql.AssetPath, ide)
 	}
-	return reqlog.Middleware(log, accessLog(m, cors(g.cfg.CORSOrigins, mux)))
+	return reqlog.Middleware(log, accessLog(m, g.cors.Handler(mux)))
 }
 
 // NewRegistry returns a registry for /metrics with the Go runtime and
@@ -175,34 +175,16 @@ func accessLog(m *httpMetrics, next http.Handler) http.Handler {
 	})
 }
 
-// cors lets the configured origins call the API from a browser.
-func cors(origins []string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin != "" && slices.Contains(origins, origin) {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept")
-			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-			h.Set("Access-Control-Max-Age", "600")
-			if r.Method == http.MethodOptions {
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
+// newCORS is the CORS policy for the configured origins (rs/cors). Its
+// allow-list also decides cross-origin websocket upgrades (graph.Options
+// OriginAllowed), so a browser gets one answer for both. No credentials:
+// the API takes bearer tokens, never cookies.
+func newCORS(origins []string) *cors.Cors {
+	return cors.New(cors.Options{
+		AllowedOrigins: origins,
+		AllowedMethods: []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept"},
+		ExposedHeaders: []string{"Retry-After"},
+		MaxAge:         600,
 	})
-}
-
-// originHosts turns origins (https://app.example.com) into the host
-// patterns the websocket library checks.
-func originHosts(origins []string) []string {
-	var hosts []string
-	for _, o := range origins {
-		if u, err := url.Parse(o); err == nil && u.Host != "" {
-			hosts = append(hosts, u.Host)
-		}
-	}
-	return hosts
 }

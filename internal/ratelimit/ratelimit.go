@@ -44,7 +44,14 @@ func (l Limit) String() string {
 	if l.Off() {
 		return "off"
 	}
-	return strconv.Itoa(l.Count) + "/" + l.Per.String()
+	d := l.Per.String()
+	if strings.HasSuffix(d, "m0s") {
+		d = strings.TrimSuffix(d, "0s")
+	}
+	if strings.HasSuffix(d, "h0m") {
+		d = strings.TrimSuffix(d, "0m")
+	}
+	return strconv.Itoa(l.Count) + "/" + d
 }
 
 // ParseLimit reads "N/duration" (e.g. "10/1m", "600/1m", "5/15m") or "off"

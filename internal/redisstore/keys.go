@@ -139,3 +139,13 @@ func (k Keys) CelebFollowing(u string) string { return k.User(u) + ":celebs" }
 // "rate:<prefix>rl:<rule>:<subject>". It expires when the budget is full
 // again (at most the rule's period).
 func (k Keys) RateLimit(rule, subject string) string { return k.prefix + "rl:" + rule + ":" + subject }
+
+// Automatic persisted queries (apq.go), all in the {apq} slot.
+
+// APQ is the document of one persisted query, by its SHA-256 hash (a
+// string with the cache's TTL).
+func (k Keys) APQ(hash string) string { return k.prefix + "{apq}:q:" + hash }
+
+// APQIndex is the zset of cached query hashes by time added (ms), which
+// bounds the cache's entry count.
+func (k Keys) APQIndex() string { return k.prefix + "{apq}:index" }

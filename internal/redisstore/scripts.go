@@ -19,6 +19,10 @@ var (
 	registerScript       = newScript("register.lua")
 	updateIfExistsScript = newScript("update_if_exists.lua")
 
+	// Sessions and persisted queries (session.go, apq.go).
+	rotateScript = newScript("rotate_session.lua")
+	apqAddScript = newScript("apq_add.lua")
+
 	// Social graph (graph.go).
 	followScript      = newScript("follow.lua")
 	blockScript       = newScript("block.lua")

@@ -43,6 +43,10 @@ type Server struct {
 type Options struct {
 	// Feed replaces the default timeline configuration.
 	Feed *redisstore.FeedConfig
+	// Abuse sets rate limits, the refresh grace window and the persisted-
+	// query cache; by default there are no limits, no grace and a cache in
+	// the process.
+	Abuse *gateway.Abuse
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -50,9 +54,13 @@ func New(tb testing.TB, opts ...Options) *Server {
 	tb.Helper()
 	rdb := redistest.Client(tb)
 	feed := redisstore.DefaultFeed()
+	var abuse gateway.Abuse
 	for _, o := range opts {
 		if o.Feed != nil {
 			feed = *o.Feed
+		}
+		if o.Abuse != nil {
+			abuse = *o.Abuse
 		}
 	}
 	g, err := gateway.New(rdb, gateway.Config{
@@ -64,6 +72,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 4,
 		GraphQL:             graph.Options{Introspection: true, Suggestions: true, ComplexityLimit: 20000, MaxBodyBytes: 1 << 20},
+		Abuse:               abuse,
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -1,0 +1,155 @@
+package graph
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Limiter spends rate-limit budgets (internal/ratelimit.Limiter).
+type Limiter interface {
+	Allow(ctx context.Context, rule, subject string) error
+}
+
+// clientBudget puts the client's address into the context (per-address
+// login and registration limits read it) and spends one event of the
+// address's request budget: a request over it is refused as a whole, with
+// 429 and Retry-After, before anything is parsed.
+func clientBudget(l Limiter, trusted []netip.Prefix, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := social.WithClientIP(r.Context(), ratelimit.ClientIP(r, trusted))
+		if l != nil {
+			if err := l.Allow(ctx, ratelimit.RuleRequestIP, social.ClientIP(ctx)); err != nil {
+				writeDomainError(w, r, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// writeDomainError answers a request refused before execution by a domain
+// error: 429 with Retry-After for RATE_LIMITED, 503 (logged, masked) for an
+// internal one.
+func writeDomainError(w http.ResponseWriter, r *http.Request, err error) {
+	if social.ErrorCode(err) == social.Internal {
+		presentError(r.Context(), err) // logs it
+		writeError(w, http.StatusServiceUnavailable, social.Internal, "internal server error")
+		return
+	}
+	gerr := presentError(r.Context(), err)
+	status := http.StatusBadRequest
+	if social.IsCode(err, social.RateLimited) {
+		status = http.StatusTooManyRequests
+		if s, ok := gerr.Extensions["retryAfter"].(int); ok {
+			w.Header().Set("Retry-After", strconv.Itoa(s))
+		}
+	}
+	writeErrors(w, status, gerr)
+}
+
+// mutationBudget spends one event of the user's mutation budget for every
+// root mutation field, so aliased copies of one mutation in a document
+// count one each. Anonymous mutations (login, register, refreshToken) are
+// counted per client address.
+func mutationBudget(l Limiter) graphql.FieldMiddleware {
+	return func(ctx context.Context, next graphql.Resolver) (any, error) {
+		fc := graphql.GetFieldContext(ctx)
+		if fc == nil || fc.Object != "Mutation" { // only root fields have Mutation as their object
+			return next(ctx)
+		}
+		subject := social.ViewerID(ctx)
+		if subject == "" {
+			subject = "ip:" + social.ClientIP(ctx)
+		}
+		if err := l.Allow(ctx, ratelimit.RuleMutationUser, subject); err != nil {
+			return nil, err
+		}
+		return next(ctx)
+	}
+}
+
+// methodKey carries the HTTP method into execution.
+type methodKey struct{}
+
+// getOnlyQueries refuses a mutation or subscription that arrives over GET
+// once the document is known, with a code. The body check catches a GET
+// mutation written out in the URL; this catches one sent as a persisted
+// query hash, whose document only the APQ cache knows (gqlgen's GET
+// transport would refuse it too, but with a bare message).
+type getOnlyQueries struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = getOnlyQueries{}
+
+func (getOnlyQueries) ExtensionName() string                   { return "GetOnlyQueries" }
+func (getOnlyQueries) Validate(graphql.ExecutableSchema) error { return nil }
+func (getOnlyQueries) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if m, _ := ctx.Value(methodKey{}).(string); m != http.MethodGet || oc.Operation == nil || oc.Operation.Operation == ast.Query {
+		return nil
+	}
+	err := gqlerror.Errorf("%ss must be sent with POST", oc.Operation.Operation)
+	err.Extensions = map[string]any{"code": string(social.BadUserInput)}
+	return err
+}
+
+// checkUpgrade lets through only well-formed websocket upgrades from
+// allowed origins and answers anything else carrying an Upgrade header
+// with a coded error, instead of the websocket library's plain-text one.
+// allowed decides cross-origin requests: the CORS allow-list, so browsers
+// get one answer for fetch and for websockets.
+func checkUpgrade(allowed func(*http.Request) bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		up := r.Header.Get("Upgrade")
+		if up == "" {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), methodKey{}, r.Method)))
+			return
+		}
+		switch {
+		case !strings.EqualFold(up, "websocket"):
+			writeError(w, http.StatusBadRequest, social.BadUserInput, "the Upgrade header is only for websocket requests (Upgrade: websocket)")
+		case r.Method != http.MethodGet || !headerHas(r.Header, "Connection", "upgrade") ||
+			r.Header.Get("Sec-WebSocket-Version") != "13" || r.Header.Get("Sec-WebSocket-Key") == "":
+			writeError(w, http.StatusBadRequest, social.BadUserInput,
+				"a websocket upgrade must be a GET with Connection: Upgrade, Sec-WebSocket-Version: 13 and a Sec-WebSocket-Key")
+		case !sameOrigin(r) && (allowed == nil || !allowed(r)):
+			writeError(w, http.StatusForbidden, social.Forbidden, "websocket connections from this origin are not allowed")
+		default:
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), methodKey{}, r.Method)))
+		}
+	})
+}
+
+// headerHas reports whether a comma-separated header lists token.
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, f := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameOrigin reports a request without an Origin (not from a browser) or
+// from the page's own origin.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	_, host, ok := strings.Cut(o, "://")
+	return ok && strings.EqualFold(host, r.Host)
+}
