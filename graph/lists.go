@@ -23,8 +23,10 @@ func userWants(oc *graphql.OperationContext, sel ast.SelectionSet) social.UserWa
 	w := social.UserWants{Profiles: true}
 	for _, f := range graphql.CollectFields(oc, sel, []string{"User"}) {
 		switch f.Name {
-		case "followersCount", "followingCount", "postsCount":
+		case "followersCount", "followingCount":
 			w.Counts = true
+		case "postsCount":
+			w.Counts, w.Relations = true, true
 		case "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted":
 			w.Relations = true
 		}

@@ -37,8 +37,9 @@ type Graph interface {
 	Unblock(ctx context.Context, viewerID, userID string) error
 	Mute(ctx context.Context, viewerID, userID string) error
 	Unmute(ctx context.Context, viewerID, userID string) error
-	Followers(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error)
-	Following(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error)
+	// Followers and Following are empty for a viewer the user blocked.
+	Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error)
+	Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error)
 	CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error)
 }
 

@@ -376,8 +376,19 @@ func (r *userResolver) FollowingCount(ctx context.Context, obj *social.User) (in
 
 // PostsCount is the resolver for the postsCount field.
 func (r *userResolver) PostsCount(ctx context.Context, obj *social.User) (int, error) {
-	c, err := loader.For(ctx).UserCounts.Load(ctx, obj.ID)
-	return c.Posts, err
+	l := loader.For(ctx)
+	c, err := l.UserCounts.Load(ctx, obj.ID)
+	if err != nil {
+		return 0, err
+	}
+	self := l.ViewerID == obj.ID
+	var rel social.Relation
+	if !self && l.ViewerID != "" {
+		if rel, err = l.Relations.Load(ctx, obj.ID); err != nil {
+			return 0, err
+		}
+	}
+	return social.PostsCountFor(c, self, rel), nil
 }
 
 // ViewerFollows is the resolver for the viewerFollows field.
@@ -406,17 +417,37 @@ func (r *userResolver) ViewerMuted(ctx context.Context, obj *social.User) (bool,
 
 // Followers is the resolver for the followers field.
 func (r *userResolver) Followers(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, obj.ID, first, after, r.Graph.Followers)
+	return r.userList(ctx, obj.ID, first, after, func(ctx context.Context, id string, p social.PageRequest) (social.Connection[string], error) {
+		return r.Graph.Followers(ctx, social.ViewerID(ctx), id, p)
+	})
 }
 
 // Following is the resolver for the following field.
 func (r *userResolver) Following(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, obj.ID, first, after, r.Graph.Following)
+	return r.userList(ctx, obj.ID, first, after, func(ctx context.Context, id string, p social.PageRequest) (social.Connection[string], error) {
+		return r.Graph.Following(ctx, social.ViewerID(ctx), id, p)
+	})
 }
 
 // CommonFollowing is the resolver for the commonFollowing field.
 func (r *userResolver) CommonFollowing(ctx context.Context, obj *social.User, with string, first *int, after *string) (*model.UserConnection, error) {
 	return r.userList(ctx, obj.ID, first, after, func(ctx context.Context, id string, p social.PageRequest) (social.Connection[string], error) {
+		// The intersection shows part of whom the user follows: hidden
+		// from a viewer either user blocked, as Following is.
+		if l := loader.For(ctx); l.ViewerID != "" {
+			for _, u := range []string{id, with} {
+				if u == l.ViewerID {
+					continue
+				}
+				rel, err := l.Relations.Load(ctx, u)
+				if err != nil {
+					return social.Connection[string]{}, err
+				}
+				if !social.SeesGraphOf(false, rel) {
+					return social.Connection[string]{}, nil
+				}
+			}
+		}
 		return r.Graph.CommonFollowing(ctx, id, with, p)
 	})
 }

@@ -127,7 +127,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 // The abuse controls (limits, trusted proxies, persisted-query cache,
 // websocket origins) are the gateway's own, whatever o says.
 func (g *Gateway) NewQueryHandler(o graph.Options) http.Handler {
-	o.OriginAllowed = g.cors.OriginAllowed
+	if g.cors != nil {
+		o.OriginAllowed = g.cors.OriginAllowed
+	}
 	o.Limiter = g.Limiter
 	o.TrustedProxies = g.cfg.Abuse.TrustedProxies
 	if g.cfg.Abuse.APQ.MaxEntries > 0 {

@@ -49,7 +49,11 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 		mux.Handle("/", ide)
 		mux.Handle(graphiql.AssetPath, ide)
 	}
-	return reqlog.Middleware(log, accessLog(m, g.cors.Handler(mux)))
+	var h http.Handler = mux
+	if g.cors != nil {
+		h = g.cors.Handler(mux)
+	}
+	return reqlog.Middleware(log, accessLog(m, h))
 }
 
 // NewRegistry returns a registry for /metrics with the Go runtime and
@@ -179,7 +183,12 @@ func accessLog(m *httpMetrics, next http.Handler) http.Handler {
 // allow-list also decides cross-origin websocket upgrades (graph.Options
 // OriginAllowed), so a browser gets one answer for both. No credentials:
 // the API takes bearer tokens, never cookies.
+// With no origins configured there is no cross-origin access at all (an
+// empty list would mean "every origin" to rs/cors).
 func newCORS(origins []string) *cors.Cors {
+	if len(origins) == 0 {
+		return nil
+	}
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: []string{http.MethodGet, http.MethodPost},

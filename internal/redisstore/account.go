@@ -19,6 +19,23 @@ var userFields = []string{"name", "email", "bio", "created"}
 
 // CreateUser registers an account; a taken name or e-mail is CONFLICT.
 func (s *Store) CreateUser(ctx context.Context, in auth.NewAccount) (*social.User, error) {
+	// A taken name or address is refused before an id is spent, so a
+	// refused registration changes nothing; registerScript still decides
+	// races between two registrations of one name.
+	var nameTaken, emailTaken *redis.BoolCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		nameTaken = p.HExists(ctx, s.keys.Names(), strings.ToLower(in.Name))
+		emailTaken = p.HExists(ctx, s.keys.Emails(), strings.ToLower(in.Email))
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("check name and e-mail: %w", err)
+	}
+	if nameTaken.Val() {
+		return nil, social.Errorf(social.Conflict, "the name %q is taken", in.Name)
+	}
+	if emailTaken.Val() {
+		return nil, social.Errorf(social.Conflict, "the e-mail address is already registered")
+	}
 	// A retried INCR only leaves a gap in the ids.
 	n, err := s.rdb.Incr(ctx, s.keys.UserSeq()).Result()
 	if err != nil {

@@ -66,7 +66,8 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 	if isNil(listed.Err()) {
 		// createPost stopped after queueing this job: finish its writes.
 		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			s.queuePublished(ctx, p, post, author, repost)
+			vis, _ := vals[1].(string)
+			s.queuePublished(ctx, p, post, author, repost, social.Visibility(vis))
 			return nil
 		}); err != nil {
 			return fmt.Errorf("publish post %s: %w", post, err)
@@ -247,6 +248,7 @@ func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
 	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		pl.Del(ctx, s.keys.Post(postID))
 		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
+		pl.ZRem(ctx, s.keys.PublicPosts(p.AuthorID), postID)
 		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
 		if p.RepostOfID != "" {
 			pl.SRem(ctx, s.keys.PostReposts(p.RepostOfID), postID)
@@ -268,6 +270,7 @@ func (s *Store) fanOutDelete(ctx context.Context, post, author, repost string) e
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post))
 		p.ZRem(ctx, k.UserPosts(author), post)
+		p.ZRem(ctx, k.PublicPosts(author), post)
 		p.LRem(ctx, k.Home(author), 0, entry)
 		if repost != "" {
 			p.SRem(ctx, k.PostReposts(repost), post)

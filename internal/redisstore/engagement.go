@@ -34,19 +34,17 @@ const postAuthorField = "author"
 
 // engageable checks that viewerID may like or comment on postID, with the
 // read-time visibility check of the read path (one pipeline). A post that
-// does not exist or whose audience excludes the viewer is NOT_FOUND, so a
-// hidden post's existence is not revealed; a post whose author blocked the
-// viewer, or whom the viewer blocked, is FORBIDDEN.
+// does not exist, whose audience excludes the viewer, or whose author
+// blocked the viewer or was blocked by the viewer is NOT_FOUND: the read
+// path hides all of them alike, and FORBIDDEN would reveal that the post
+// exists.
 func (s *Store) engageable(ctx context.Context, viewerID, postID string) error {
 	v := s.newVisibility(viewerID, []string{postID})
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
 		return fmt.Errorf("check post %s: %w", postID, err)
 	}
-	switch v.access(0) {
-	case social.Missing, social.Hidden:
+	if v.access(0) != social.Visible {
 		return social.Errorf(social.NotFound, "post %s not found", postID)
-	case social.Blocked:
-		return social.Errorf(social.Forbidden, "you cannot interact with this user's posts")
 	}
 	return nil
 }

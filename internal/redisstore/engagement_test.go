@@ -113,8 +113,8 @@ func TestLikeRules(t *testing.T) {
 		{"like a missing post", f.s.Like, f.fan, "999999", social.NotFound, 0},
 		{"like a malformed post id", f.s.Like, f.fan, "x}y", social.NotFound, 0},
 		{"like a deleted post", f.s.Like, f.fan, deleted, social.NotFound, 0},
-		{"like when blocked by the author", f.s.Like, f.fan, blockersPost, social.Forbidden, 0},
-		{"like a post of a user the viewer blocked", f.s.Like, f.fan, blockedsPost, social.Forbidden, 0},
+		{"like when blocked by the author", f.s.Like, f.fan, blockersPost, social.NotFound, 0},
+		{"like a post of a user the viewer blocked", f.s.Like, f.fan, blockedsPost, social.NotFound, 0},
 		{"others may still like the blocker's post", f.s.Like, f.other, blockersPost, "", 1},
 	}
 	for _, tt := range tests {
@@ -335,8 +335,8 @@ func TestAddCommentRules(t *testing.T) {
 		{"post hidden from someone else", f.fan, hidden, "hi", "", "hi"},
 		{"missing post", f.fan, "999999", "hi", social.NotFound, ""},
 		{"deleted post", f.fan, deleted, "hi", social.NotFound, ""},
-		{"blocked by the post's author", f.other, f.public, "hi", social.Forbidden, ""},
-		{"on a post of a user the viewer blocked", f.author, otherPost, "hi", social.Forbidden, ""},
+		{"blocked by the post's author", f.other, f.public, "hi", social.NotFound, ""},
+		{"on a post of a user the viewer blocked", f.author, otherPost, "hi", social.NotFound, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -136,22 +136,41 @@ func (s *Store) editGraph(ctx context.Context, op, viewerID, userID string, hook
 	return nil
 }
 
-// Followers lists the users following userID, newest follow first.
-func (s *Store) Followers(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error) {
-	c, err := s.edgePage(ctx, s.keys.Followers(userID), p)
+// Followers lists the users following userID, newest follow first; empty
+// for a viewer userID blocked (social.SeesGraphOf).
+func (s *Store) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
+	c, err := s.graphPage(ctx, viewerID, userID, s.keys.Followers(userID), p)
 	if err != nil {
 		return c, fmt.Errorf("followers of %s: %w", userID, err)
 	}
 	return c, nil
 }
 
-// Following lists the users userID follows, newest follow first.
-func (s *Store) Following(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error) {
-	c, err := s.edgePage(ctx, s.keys.Following(userID), p)
+// Following lists the users userID follows, newest follow first; empty
+// for a viewer userID blocked (social.SeesGraphOf).
+func (s *Store) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
+	c, err := s.graphPage(ctx, viewerID, userID, s.keys.Following(userID), p)
 	if err != nil {
 		return c, fmt.Errorf("following of %s: %w", userID, err)
 	}
 	return c, nil
+}
+
+// graphPage is edgePage of one of owner's follow zsets, with the block
+// check in the same script (owner's Blocks is in owner's slot).
+func (s *Store) graphPage(ctx context.Context, viewerID, owner, key string, p social.PageRequest) (social.Connection[string], error) {
+	if viewerID == "" || viewerID == owner {
+		return s.edgePage(ctx, key, p)
+	}
+	pos, err := edgeCursor(p)
+	if err != nil {
+		return social.Connection[string]{}, err
+	}
+	total, edges, err := parseEdgePage(edgePageScript.RunRO(ctx, s.rdb, []string{key, s.keys.Blocks(owner)}, pos.score, pos.member, p.First+1, viewerID))
+	if err != nil {
+		return social.Connection[string]{}, err
+	}
+	return edgeConnection(edges, p.First, total), nil
 }
 
 // Chunks in which CommonFollowing walks the first user's following list:
@@ -327,19 +346,20 @@ func (s *Store) UserDetails(ctx context.Context, viewerID string, ids []string, 
 }
 
 // userCountCmds are the replies of one user's counters: ZCARD of
-// Followers, Following and UserPosts.
-type userCountCmds [3]*redis.IntCmd
+// Followers, Following, UserPosts and PublicPosts.
+type userCountCmds [4]*redis.IntCmd
 
 func (s *Store) queueUserCounts(ctx context.Context, p redis.Pipeliner, id string) userCountCmds {
 	return userCountCmds{
 		p.ZCard(ctx, s.keys.Followers(id)),
 		p.ZCard(ctx, s.keys.Following(id)),
 		p.ZCard(ctx, s.keys.UserPosts(id)),
+		p.ZCard(ctx, s.keys.PublicPosts(id)),
 	}
 }
 
 func (c userCountCmds) counts() social.UserCounts {
-	return social.UserCounts{Followers: int(c[0].Val()), Following: int(c[1].Val()), Posts: int(c[2].Val())}
+	return social.UserCounts{Followers: int(c[0].Val()), Following: int(c[1].Val()), Posts: int(c[2].Val()), PublicPosts: int(c[3].Val())}
 }
 
 // relationCmds read how a viewer stands to a list of users. They read

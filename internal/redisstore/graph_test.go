@@ -97,13 +97,13 @@ func allEdges(t *testing.T, list func(social.PageRequest) (social.Connection[str
 
 func followersOf(s *redisstore.Store, id string) func(social.PageRequest) (social.Connection[string], error) {
 	return func(p social.PageRequest) (social.Connection[string], error) {
-		return s.Followers(context.Background(), id, p)
+		return s.Followers(context.Background(), "", id, p)
 	}
 }
 
 func followingOf(s *redisstore.Store, id string) func(social.PageRequest) (social.Connection[string], error) {
 	return func(p social.PageRequest) (social.Connection[string], error) {
-		return s.Following(context.Background(), id, p)
+		return s.Following(context.Background(), "", id, p)
 	}
 }
 
@@ -554,7 +554,7 @@ func TestEdgePagingMatchesRedisOrder(t *testing.T) {
 					t.Fatalf("first %d: %v\nwant %v", first, got, want)
 				}
 			}
-			conn, err := s.Followers(ctx, user, social.PageRequest{First: 5})
+			conn, err := s.Followers(ctx, "", user, social.PageRequest{First: 5})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -586,7 +586,7 @@ func TestEdgePagingUnderChanges(t *testing.T) {
 		}
 		p := social.PageRequest{First: 1 + rng.IntN(4)}
 		for range 100 {
-			c, err := s.Followers(ctx, user, p)
+			c, err := s.Followers(ctx, "", user, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -691,9 +691,9 @@ func TestPagingBadInput(t *testing.T) {
 		{"score infinite", social.PageRequest{First: 1, After: social.EncodeCursor("1e999", "1")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := s.Followers(ctx, ids[0], c.p)
+			_, err := s.Followers(ctx, "", ids[0], c.p)
 			wantGraphCode(t, err, social.BadUserInput)
-			_, err = s.Following(ctx, ids[0], c.p)
+			_, err = s.Following(ctx, "", ids[0], c.p)
 			wantGraphCode(t, err, social.BadUserInput)
 			_, err = s.CommonFollowing(ctx, ids[0], ids[1], c.p)
 			wantGraphCode(t, err, social.BadUserInput)

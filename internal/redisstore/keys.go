@@ -71,6 +71,12 @@ func (k Keys) PostReposts(id string) string { return k.Post(id) + ":reposts" }
 // UserPosts is u's own timeline: a zset of post ids scored by id.
 func (k Keys) UserPosts(u string) string { return k.User(u) + ":posts" }
 
+// PublicPosts is the part of UserPosts that everyone may see (PUBLIC
+// audience), scored by id: its ZCARD is postsCount for other viewers, so
+// the count does not reveal posts hidden from them. Written and trimmed
+// with UserPosts.
+func (k Keys) PublicPosts(u string) string { return k.User(u) + ":pubposts" }
+
 // Home is u's home timeline as filled by fan-out, capped.
 func (k Keys) Home(u string) string { return k.User(u) + ":home" }
 
@@ -149,3 +155,7 @@ func (k Keys) APQ(hash string) string { return k.prefix + "{apq}:q:" + hash }
 // APQIndex is the zset of cached query hashes by time added (ms), which
 // bounds the cache's entry count.
 func (k Keys) APQIndex() string { return k.prefix + "{apq}:index" }
+
+// Prefix is the prefix every key of the store starts with (rate-limit
+// keys carry it after redis_rate's own "rate:").
+func (k Keys) Prefix() string { return k.prefix }

@@ -58,12 +58,16 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 		return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
 	}
 
-	// 1. Checks and the id, in one round trip.
+	// 1. Checks and the id: one round trip for a plain post; a post with
+	// something to check (an audience, an original) takes its id only once
+	// the checks passed, so a refused post leaves nothing behind, not even
+	// a gap in the ids.
 	exists := make([]*redis.IntCmd, len(audience))
 	var orig *visibility
 	if in.RepostOf != "" {
 		orig = s.newVisibility(authorID, []string{in.RepostOf})
 	}
+	checks := len(audience) > 0 || orig != nil
 	var seq *redis.IntCmd
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range audience {
@@ -72,7 +76,9 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 		if orig != nil {
 			orig.queue(ctx, p)
 		}
-		seq = p.Incr(ctx, s.keys.PostSeq())
+		if !checks {
+			seq = p.Incr(ctx, s.keys.PostSeq())
+		}
 		return nil
 	})
 	if err != nil {
@@ -84,11 +90,15 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 		}
 	}
 	if orig != nil {
-		switch orig.access(0) {
-		case social.Blocked:
-			return nil, social.Errorf(social.Forbidden, "you cannot repost this user's posts")
-		case social.Missing, social.Hidden:
+		// Hidden by a block, by its audience or gone: alike, so the
+		// answer does not reveal that a hidden post exists.
+		if orig.access(0) != social.Visible {
 			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
+		}
+	}
+	if checks {
+		if seq = s.rdb.Incr(ctx, s.keys.PostSeq()); seq.Err() != nil {
+			return nil, fmt.Errorf("allocate post id: %w", seq.Err())
 		}
 	}
 	id := strconv.FormatInt(seq.Val(), 10)
@@ -117,7 +127,7 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 
 	// 3. The fan-out job first, then the author's own timelines and the
 	// repost link, which the job repeats.
-	if err := s.publish(ctx, id, authorID, in.RepostOf); err != nil {
+	if err := s.publish(ctx, id, authorID, in.RepostOf, vis); err != nil {
 		return nil, err
 	}
 	return &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis, RepostOfID: in.RepostOf, RepostOfAuthorID: repostAuthor}, nil
@@ -125,7 +135,7 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 
 // publish queues the fan-out job of a new post and writes what its author
 // sees at once. The worker repeats these writes when it finds them missing.
-func (s *Store) publish(ctx context.Context, id, authorID, repostOf string) error {
+func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility) error {
 	job := []any{jobOp, opPost, jobPost, id, jobAuthor, authorID}
 	if repostOf != "" {
 		job = append(job, jobRepost, repostOf)
@@ -135,7 +145,7 @@ func (s *Store) publish(ctx context.Context, id, authorID, repostOf string) erro
 		// A retried XADD queues the job twice: harmless, fan-out is
 		// idempotent.
 		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: s.keys.FanoutStream(), Values: job})
-		s.queuePublished(ctx, p, id, authorID, repostOf)
+		s.queuePublished(ctx, p, id, authorID, repostOf, vis)
 		return nil
 	})
 	if err != nil && (xadd == nil || xadd.Err() != nil) {
@@ -147,9 +157,13 @@ func (s *Store) publish(ctx context.Context, id, authorID, repostOf string) erro
 
 // queuePublished queues the idempotent writes that put a post in its
 // author's timelines and link a repost to its original.
-func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string) {
-	authorPostScript.EvalSha(ctx, p, []string{s.keys.UserPosts(authorID), s.keys.Home(authorID), s.keys.HomeMark(authorID)},
-		id, homeEntry(id, authorID), s.feed.HomeCap)
+func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility) {
+	public := "0"
+	if vis == social.Public {
+		public = "1"
+	}
+	authorPostScript.EvalSha(ctx, p, []string{s.keys.UserPosts(authorID), s.keys.Home(authorID), s.keys.HomeMark(authorID), s.keys.PublicPosts(authorID)},
+		id, homeEntry(id, authorID), s.feed.HomeCap, public)
 	if repostOf != "" {
 		repostLinkScript.EvalSha(ctx, p, []string{s.keys.Post(repostOf), s.keys.PostReposts(repostOf)}, id)
 	}

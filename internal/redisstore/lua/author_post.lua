@@ -1,8 +1,11 @@
 -- This script puts a post in its author's own timelines: UserPosts
--- (ZADD of score = id, idempotent) and the author's home list (ordered
--- insert that skips an entry already there).
+-- (ZADD of score = id, idempotent), PublicPosts when everyone may see it,
+-- and the author's home list (ordered insert that skips an entry already
+-- there).
 --
--- KEYS: UserPosts, Home, HomeMark. ARGV: post id, home entry, cap.
+-- KEYS: UserPosts, Home, HomeMark, PublicPosts. ARGV: post id, home entry,
+-- cap, "1" when the post is public.
 
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[1])
+if ARGV[4] == '1' then redis.call('ZADD', KEYS[4], ARGV[1], ARGV[1]) end
 return home_insert(KEYS[2], KEYS[3], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]))

@@ -8,7 +8,12 @@
 -- those with a higher score plus those with the same score and a greater
 -- member. Members are compared byte by byte as Redis does; Lua's own string
 -- comparison follows the server's collation locale.
+--
+-- With KEYS[2] (the Blocks set of the zset's owner) and ARGV[4] (the
+-- viewer), a viewer the owner blocked gets an empty page and a zero total:
+-- a block hides the blocker's followers and following from the blocked.
 
+if KEYS[2] and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 1 then return {0, {}} end
 local key, n = KEYS[1], tonumber(ARGV[3])
 local start = 0
 if ARGV[1] ~= '' then

@@ -1,0 +1,206 @@
+package graph_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+// redisSnapshot is every key under a prefix with its DUMP (type, value and
+// encoding; TTLs are left out, as reads may refresh them).
+func redisSnapshot(t *testing.T, rdb *redis.Client, prefix string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		d, err := rdb.Dump(ctx, iter.Val()).Result()
+		if err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+		out[iter.Val()] = d
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diffSnapshots names the keys added, removed or changed.
+func diffSnapshots(before, after map[string]string) []string {
+	var diff []string
+	for k, v := range after {
+		if w, ok := before[k]; !ok {
+			diff = append(diff, "+"+k)
+		} else if w != v {
+			diff = append(diff, "~"+k)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			diff = append(diff, "-"+k)
+		}
+	}
+	slices.Sort(diff)
+	return diff
+}
+
+// badRequest is one raw request of the bad-input table.
+type badRequest struct {
+	method, path string
+	header       map[string]string
+	body         string
+}
+
+func jsonBody(doc string, vars map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
+	return string(b)
+}
+
+// gql is a JSON GraphQL POST.
+func gql(token, doc string, vars map[string]any) badRequest {
+	h := map[string]string{"Content-Type": jsonType}
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	return badRequest{method: "POST", path: "/query", header: h, body: jsonBody(doc, vars)}
+}
+
+// TestBadInput sends every kind of bad input the gateway refuses: each gets
+// its exact status and code, leaves every key of the store's prefix as it
+// was (a DUMP of each, compared before and after), and the server serves
+// the next request.
+func TestBadInput(t *testing.T) {
+	s := gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{
+		RateLimits: map[string]ratelimit.Limit{auth.RuleLoginAccount: {Count: 3, Per: time.Hour}},
+		APQ:        redisstore.DefaultAPQ(),
+	}})
+	ctx := context.Background()
+	author, blocked, ghost := s.Register(t, "author"), s.Register(t, "blocked"), s.Register(t, "ghost")
+	post := s.MustDo(t, author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "hello"}}).Str("createPost.id")
+	s.MustDo(t, author.Token, `mutation($u: ID!) { block(userId: $u) { id } }`, map[string]any{"u": blocked.ID})
+	s.MustDo(t, blocked.Token, `mutation { register: updateProfile(input: {bio: "x"}) { id } }`, nil)
+	s.MustDo(t, "", authRegisterDoc, registerVars("alice_fw", "alice.fw@example.com", "password123"))
+	// A user lost with the data: the token outlives it.
+	if err := s.Redis.Del(ctx, s.Store.Keys().User(ghost.ID)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A mutation registered as a persisted query (it fails, anonymous,
+	// but the cache keeps the document), then asked for over GET.
+	const logout = `mutation { logout }`
+	sum := sha256.Sum256([]byte(logout))
+	apq := `{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}`
+	s.Do(t, "", logout, nil)
+	if st, _, b := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType},
+		strings.NewReader(`{"query":`+quote(logout)+`,"extensions":`+apq+`}`)); st != 200 || !strings.Contains(string(b), "UNAUTHENTICATED") {
+		t.Fatalf("register persisted mutation: %d %s", st, b)
+	}
+	// Spend the login budget of an account (3 per hour).
+	for range 3 {
+		s.Do(t, "", authLoginDoc, loginVars(author.Name, "wrong password"))
+	}
+
+	post1 := func(content string) badRequest {
+		return gql(author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": content}})
+	}
+	ws := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "graphql-transport-ws"}
+	withOrigin := maps.Clone(ws)
+	withOrigin["Origin"] = "https://evil.example"
+	noKey := maps.Clone(ws)
+	delete(noKey, "Sec-WebSocket-Key")
+	tests := []struct {
+		name   string
+		req    badRequest
+		status int
+		code   string
+	}{
+		// Text that looks empty, and bidi controls.
+		{"post of Hangul fillers", post1("\u3164\u3164\u3164"), 200, "BAD_USER_INPUT"},
+		{"post of blank braille", post1("\u2800\u2800"), 200, "BAD_USER_INPUT"},
+		{"post of soft hyphens", post1("\u00ad \u00ad"), 200, "BAD_USER_INPUT"},
+		{"post of tag characters", post1("\U000e0068\U000e0069\U000e007f"), 200, "BAD_USER_INPUT"},
+		{"post of variation selectors and zero-width", post1("\ufe0f\u200b\U000e0100\u2060"), 200, "BAD_USER_INPUT"},
+		{"post of white space", post1(" \n\t "), 200, "BAD_USER_INPUT"},
+		{"post with a right-to-left override", post1("invoice_\u202efdp.exe"), 200, "BAD_USER_INPUT"},
+		{"post with an isolate", post1("a\u2067b"), 200, "BAD_USER_INPUT"},
+		{"post with a control character", post1("a\x1b[2Jb"), 200, "BAD_USER_INPUT"},
+		{"comment of invisible characters", gql(author.Token, addCommentDoc, map[string]any{"p": post, "c": "\u3164\u200d"}), 200, "BAD_USER_INPUT"},
+		{"bio with an override", gql(author.Token, `mutation($b: String) { updateProfile(input: {bio: $b}) { id } }`, map[string]any{"b": "\u202ehi"}), 200, "BAD_USER_INPUT"},
+		// Bytes that are not UTF-8.
+		{"invalid UTF-8 in a body", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},
+			`{"query":"mutation { createPost(input: {content: \"caf` + "\xe9" + `\"}) { id } }"}`}, 400, "BAD_USER_INPUT"},
+		{"invalid UTF-8 in a GET query", badRequest{"GET", "/query?query=" + url.QueryEscape("{ user(name: \"\xff\") { id } }"), nil, ""}, 400, "BAD_USER_INPUT"},
+		// Transport misuse.
+		{"GET variables that are not JSON", badRequest{"GET", "/query?query=" + url.QueryEscape("{ me { id } }") + "&variables=%7Bnope", nil, ""}, 400, "BAD_USER_INPUT"},
+		{"GET extensions that are not JSON", badRequest{"GET", "/query?query=" + url.QueryEscape("{ me { id } }") + "&extensions=[1", nil, ""}, 400, "BAD_USER_INPUT"},
+		{"mutation over GET", badRequest{"GET", "/query?query=" + url.QueryEscape(logout), nil, ""}, 405, "BAD_USER_INPUT"},
+		{"persisted-query mutation over GET", badRequest{"GET", "/query?extensions=" + url.QueryEscape(apq), nil, ""}, 200, "BAD_USER_INPUT"},
+		{"stray Upgrade header", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType, "Upgrade": "h2c", "Connection": "Upgrade"},
+			`{"query":"{ __typename }"}`}, 400, "BAD_USER_INPUT"},
+		{"websocket upgrade by POST", badRequest{"POST", "/query", ws, ""}, 400, "BAD_USER_INPUT"},
+		{"websocket upgrade without a key", badRequest{"GET", "/query", noKey, ""}, 400, "BAD_USER_INPUT"},
+		{"websocket from a foreign origin", badRequest{"GET", "/query", withOrigin, ""}, 403, "FORBIDDEN"},
+		{"PUT", badRequest{"PUT", "/query", map[string]string{"Content-Type": jsonType}, `{"query":"{ __typename }"}`}, 405, "BAD_USER_INPUT"},
+		{"form body", badRequest{"POST", "/query", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "query=%7B__typename%7D"}, 415, "BAD_USER_INPUT"},
+		{"body that is not an object", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType}, `["{ __typename }"]`}, 400, "BAD_USER_INPUT"},
+		// Accounts and sessions.
+		{"e-mail twin in full-width letters", gql("", authRegisterDoc, registerVars("alice_fw2", "\uff41lice.fw@example.com", "password123")), 200, "CONFLICT"},
+		{"login over the account's budget", gql("", authLoginDoc, loginVars(author.Name, gatewaytest.Password)), 200, "RATE_LIMITED"},
+		{"token of a user who no longer exists", gql(ghost.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "orphan"}}), 401, "UNAUTHENTICATED"},
+		{"malformed Authorization", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType, "Authorization": "Basic abc"}, `{"query":"{ me { id } }"}`}, 401, "UNAUTHENTICATED"},
+		// Posts hidden by a block.
+		{"like a post hidden by a block", gql(blocked.Token, likeDoc, map[string]any{"p": post}), 200, "NOT_FOUND"},
+		{"comment on a post hidden by a block", gql(blocked.Token, addCommentDoc, map[string]any{"p": post, "c": "hi"}), 200, "NOT_FOUND"},
+		{"repost of a post hidden by a block", gql(blocked.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "x", "repostOf": post}}), 200, "NOT_FOUND"},
+		// Paging.
+		{"first over 100", gql(author.Token, `{ timeline(first: 101) { pageInfo { hasNextPage } } }`, nil), 200, "BAD_USER_INPUT"},
+		{"first of 0", gql(author.Token, `{ timeline(first: 0) { pageInfo { hasNextPage } } }`, nil), 200, "BAD_USER_INPUT"},
+		{"malformed cursor", gql(author.Token, `{ timeline(after: "djE6\u0000") { pageInfo { hasNextPage } } }`, nil), 200, "BAD_USER_INPUT"},
+	}
+	prefix := s.Store.Keys().Prefix()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := redisSnapshot(t, s.Redis, prefix)
+			var body io.Reader
+			if tt.req.body != "" {
+				body = strings.NewReader(tt.req.body)
+			}
+			status, _, b := httpDo(t, s, tt.req.method, tt.req.path, tt.req.header, body)
+			r := decodeGraphQL(t, status, b)
+			if status != tt.status || r.Code() != tt.code {
+				t.Errorf("status %d, code %q; want %d, %s\n%s", status, r.Code(), tt.status, tt.code, b)
+			}
+			for i, e := range r.Errors {
+				if e.Extensions["code"] == nil {
+					t.Errorf("error %d has no extensions.code: %s", i, b)
+				}
+			}
+			if tt.code == "RATE_LIMITED" && (r.Errors[0].Extensions["retryAfter"] == nil) {
+				t.Errorf("RATE_LIMITED without retryAfter: %s", b)
+			}
+			if diff := diffSnapshots(before, redisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
+				t.Errorf("Redis changed: %v", diff)
+			}
+			if me := s.Do(t, author.Token, authMeDoc, nil); me.Str("me.id") != author.ID {
+				t.Errorf("the server stopped serving: %+v", me)
+			}
+		})
+	}
+}
