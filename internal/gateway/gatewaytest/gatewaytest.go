@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,6 +38,7 @@ type Server struct {
 	URL   string
 	Redis *redis.Client
 	names atomic.Int64
+	cfg   gateway.Config
 }
 
 // Options tune a test server.
@@ -47,6 +49,10 @@ type Options struct {
 	// query cache; by default there are no limits, no grace and a cache in
 	// the process.
 	Abuse *gateway.Abuse
+	// CORSOrigins may call the API from a browser; with any, the server
+	// serves the whole mux (gateway.Handler, CORS included) rather than
+	// /query alone.
+	CORSOrigins []string
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -55,7 +61,11 @@ func New(tb testing.TB, opts ...Options) *Server {
 	rdb := redistest.Client(tb)
 	feed := redisstore.DefaultFeed()
 	var abuse gateway.Abuse
+	var origins []string
 	for _, o := range opts {
+		if o.CORSOrigins != nil {
+			origins = o.CORSOrigins
+		}
 		if o.Feed != nil {
 			feed = *o.Feed
 		}
@@ -63,7 +73,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 			abuse = *o.Abuse
 		}
 	}
-	g, err := gateway.New(rdb, gateway.Config{
+	cfg := gateway.Config{
 		Prefix: redistest.Prefix(tb),
 		Feed:   feed,
 		Tokens: auth.TokenOptions{
@@ -73,12 +83,30 @@ func New(tb testing.TB, opts ...Options) *Server {
 		PasswordConcurrency: 4,
 		GraphQL:             graph.Options{Introspection: true, Suggestions: true, ComplexityLimit: 20000, MaxBodyBytes: 1 << 20},
 		Abuse:               abuse,
-	})
+		CORSOrigins:         origins,
+	}
+	return start(tb, rdb, cfg)
+}
+
+// Share starts a second gateway with s's configuration on s's Redis and
+// key prefix: another instance of the same deployment.
+func Share(tb testing.TB, s *Server) *Server {
+	tb.Helper()
+	return start(tb, s.Redis, s.cfg)
+}
+
+func start(tb testing.TB, rdb *redis.Client, cfg gateway.Config) *Server {
+	tb.Helper()
+	g, err := gateway.New(rdb, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Server{Gateway: g, Redis: rdb}
-	s.URL = Serve(tb, g.Query)
+	s := &Server{Gateway: g, Redis: rdb, cfg: cfg}
+	var h http.Handler = g.Query
+	if len(cfg.CORSOrigins) > 0 {
+		h = g.Handler(slog.New(slog.DiscardHandler), gateway.NewRegistry())
+	}
+	s.URL = Serve(tb, h)
 	return s
 }
 

@@ -1,0 +1,250 @@
+package graph_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+// limited starts a gateway with the given budgets.
+func limited(t *testing.T, limits map[string]ratelimit.Limit) *gatewaytest.Server {
+	t.Helper()
+	return gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{RateLimits: limits}})
+}
+
+// TestRequestBudget: over the per-address budget a request is refused as
+// a whole with 429, Retry-After and RATE_LIMITED carrying the wait.
+func TestRequestBudget(t *testing.T) {
+	s := limited(t, map[string]ratelimit.Limit{ratelimit.RuleRequestIP: {Count: 3, Per: time.Minute}})
+	for i := range 3 {
+		if r := s.Do(t, "", `{ __typename }`, nil); r.Str("__typename") != "Query" {
+			t.Fatalf("request %d: %+v", i, r)
+		}
+	}
+	status, h, b := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(`{"query":"{ __typename }"}`))
+	r := decodeGraphQL(t, status, b)
+	wait, _ := strconv.Atoi(h.Get("Retry-After"))
+	if status != http.StatusTooManyRequests || r.Code() != "RATE_LIMITED" || wait < 1 || wait > 20 || r.Data != nil {
+		t.Fatalf("4th request: status %d, Retry-After %q, body %s; want 429, about 20 s, RATE_LIMITED", status, h.Get("Retry-After"), b)
+	}
+	if got := r.Errors[0].Extensions["retryAfter"]; got != float64(wait) {
+		t.Errorf("extensions.retryAfter = %v, Retry-After = %d", got, wait)
+	}
+}
+
+// TestMutationBudget: every root mutation field spends one event, aliased
+// copies of one mutation included; over the budget the field fails with
+// RATE_LIMITED and the others of the document are not affected.
+func TestMutationBudget(t *testing.T) {
+	s := limited(t, map[string]ratelimit.Limit{ratelimit.RuleMutationUser: {Count: 3, Per: time.Hour}})
+	u, other := s.Register(t, "spender"), s.Register(t, "other")
+	var doc strings.Builder
+	doc.WriteString("mutation {")
+	for i := range 5 {
+		fmt.Fprintf(&doc, ` b%d: updateProfile(input: {bio: "bio %d"}) { bio }`, i, i)
+	}
+	doc.WriteString(" }")
+	r := s.Do(t, u.Token, doc.String(), nil)
+	limitedFields := 0
+	for _, e := range r.Errors {
+		if e.Extensions["code"] != "RATE_LIMITED" || e.Extensions["retryAfter"] == nil {
+			t.Errorf("error %+v, want RATE_LIMITED with retryAfter", e)
+		}
+		limitedFields++
+	}
+	if limitedFields != 2 {
+		t.Fatalf("%d fields limited, want 2 of 5 with a budget of 3: %+v", limitedFields, r.Errors)
+	}
+	// The budget is the user's: another user, and queries, go on.
+	s.MustDo(t, other.Token, `mutation { updateProfile(input: {bio: "mine"}) { bio } }`, nil)
+	s.MustDo(t, u.Token, authMeDoc, nil)
+	wantCode(t, s.Do(t, u.Token, `mutation { updateProfile(input: {bio: "again"}) { bio } }`, nil), "RATE_LIMITED")
+}
+
+// TestLoginBudget: after the account's budget of attempts even the right
+// password is refused, by name and by e-mail alike; the
+// address budget stops one client guessing across accounts.
+func TestLoginBudget(t *testing.T) {
+	s := limited(t, map[string]ratelimit.Limit{
+		auth.RuleLoginAccount: {Count: 3, Per: time.Hour},
+		auth.RuleLoginIP:      {Count: 6, Per: time.Hour},
+	})
+	victim, other := s.Register(t, "victim"), s.Register(t, "bystander")
+	for i := range 3 {
+		login := victim.Name
+		if i%2 == 1 {
+			login = victim.Name + "@example.com"
+		}
+		wantCode(t, s.Do(t, "", authLoginDoc, loginVars(login, "wrong password")), "UNAUTHENTICATED")
+	}
+	wantCode(t, s.Do(t, "", authLoginDoc, loginVars(victim.Name+"@example.com", gatewaytest.Password)), "RATE_LIMITED")
+	// Another account still logs in, until the address budget (6) is spent.
+	if r := s.Do(t, "", authLoginDoc, loginVars(other.Name, gatewaytest.Password)); r.Str("login.user.id") != other.ID {
+		t.Fatalf("other account: %+v", r)
+	}
+	wantCode(t, s.Do(t, "", authLoginDoc, loginVars("nobody1", "x")), "UNAUTHENTICATED")
+	wantCode(t, s.Do(t, "", authLoginDoc, loginVars(other.Name, gatewaytest.Password)), "RATE_LIMITED")
+}
+
+// TestRegisterBudget: registrations per address.
+func TestRegisterBudget(t *testing.T) {
+	s := limited(t, map[string]ratelimit.Limit{auth.RuleRegisterIP: {Count: 2, Per: time.Hour}})
+	for i := range 2 {
+		n := fmt.Sprintf("reg_%d", i)
+		s.MustDo(t, "", authRegisterDoc, registerVars(n, n+"@example.com", "password123"))
+	}
+	wantCode(t, s.Do(t, "", authRegisterDoc, registerVars("reg_2", "reg_2@example.com", "password123")), "RATE_LIMITED")
+}
+
+// TestPersistedQueriesShared: a document persisted through one gateway is
+// found by another on the same Redis, and the cache keeps its bound.
+func TestPersistedQueriesShared(t *testing.T) {
+	apq := redisstore.APQConfig{TTL: time.Hour, MaxEntries: 3, MaxQueryBytes: 100}
+	a := gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{APQ: apq}})
+	b := gatewaytest.Share(t, a)
+	persist := func(s *gatewaytest.Server, doc string, withQuery bool) *gatewaytest.Response {
+		sum := sha256.Sum256([]byte(doc))
+		body := `{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}}`
+		if withQuery {
+			body = `{"query":` + quote(doc) + `,` + body[1:]
+		}
+		status, _, out := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(body))
+		return decodeGraphQL(t, status, out)
+	}
+	doc := func(i int) string { return fmt.Sprintf("query Q%d { __typename }", i) }
+	wantCode(t, persist(b, doc(0), false), "PERSISTED_QUERY_NOT_FOUND")
+	if r := persist(a, doc(0), true); r.Str("__typename") != "Query" {
+		t.Fatalf("persist through a: %+v", r)
+	}
+	if r := persist(b, doc(0), false); r.Str("__typename") != "Query" {
+		t.Fatalf("b does not find what a persisted: %+v", r)
+	}
+	// Over the cap the oldest go; a document over the size bound runs but
+	// is not kept.
+	for i := 1; i <= 3; i++ {
+		persist(a, doc(i), true)
+	}
+	wantCode(t, persist(b, doc(0), false), "PERSISTED_QUERY_NOT_FOUND")
+	if r := persist(b, doc(3), false); r.Str("__typename") != "Query" {
+		t.Fatalf("newest entry evicted: %+v", r)
+	}
+	big := "query Big { __typename " + strings.Repeat(" ", 100) + "}"
+	if r := persist(a, big, true); r.Str("__typename") != "Query" {
+		t.Fatalf("a document over the bound did not run: %+v", r)
+	}
+	wantCode(t, persist(a, big, false), "PERSISTED_QUERY_NOT_FOUND")
+	n, err := a.Redis.ZCard(context.Background(), a.Store.Keys().APQIndex()).Result()
+	if err != nil || n != 3 {
+		t.Errorf("index holds %d entries (%v), want 3", n, err)
+	}
+}
+
+// TestCORS: the allow-list answers preflights for its origins only, and
+// decides cross-origin websocket upgrades the same way.
+func TestCORS(t *testing.T) {
+	s := gatewaytest.New(t, gatewaytest.Options{CORSOrigins: []string{"https://app.example.com"}})
+	preflight := func(origin string) http.Header {
+		_, h, _ := httpDo(t, s, "OPTIONS", "/query", map[string]string{
+			"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type",
+		}, nil)
+		return h
+	}
+	if h := preflight("https://app.example.com"); h.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "authorization") {
+		t.Errorf("allowed origin's preflight: %v", h)
+	}
+	if h := preflight("https://evil.example"); h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("other origin's preflight allowed: %v", h)
+	}
+	_, h, _ := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType, "Origin": "https://app.example.com"}, strings.NewReader(`{"query":"{ __typename }"}`))
+	if h.Get("Access-Control-Allow-Origin") != "https://app.example.com" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "Retry-After") {
+		t.Errorf("allowed origin's request: %v", h)
+	}
+
+	dial := func(origin string) (int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/query", &websocket.DialOptions{
+			Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: http.Header{"Origin": {origin}},
+		})
+		if c != nil {
+			c.Close(websocket.StatusNormalClosure, "")
+		}
+		if resp == nil {
+			return 0, err
+		}
+		return resp.StatusCode, err
+	}
+	if st, err := dial("https://app.example.com"); err != nil || st != http.StatusSwitchingProtocols {
+		t.Errorf("allowed origin's websocket: %d, %v", st, err)
+	}
+	if st, _ := dial("https://evil.example"); st != http.StatusForbidden {
+		t.Errorf("other origin's websocket: %d, want 403", st)
+	}
+}
+
+// TestBlocksHideCircleAndCounts: a user X blocked sees neither X's
+// followers nor whom X follows, and postsCount reveals no post hidden from
+// the viewer.
+func TestBlocksHideCircleAndCounts(t *testing.T) {
+	s := gatewaytest.New(t)
+	x, blocked, fan, stranger := s.Register(t, "x"), s.Register(t, "blk"), s.Register(t, "fan"), s.Register(t, "stranger")
+	s.MustDo(t, fan.Token, `mutation($u: ID!) { follow(userId: $u) { id } }`, map[string]any{"u": x.ID})
+	s.MustDo(t, x.Token, `mutation($u: ID!) { follow(userId: $u) { id } }`, map[string]any{"u": fan.ID})
+	s.MustDo(t, x.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "public"}})
+	s.MustDo(t, x.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "for fan", "onlyTo": []string{fan.ID}}})
+	s.MustDo(t, x.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "not for stranger", "notTo": []string{stranger.ID}}})
+	s.MustDo(t, x.Token, `mutation($u: ID!) { block(userId: $u) { id } }`, map[string]any{"u": blocked.ID})
+
+	const q = `query($u: ID!) { user(id: $u) { postsCount followers { totalCount edges { node { id } } } following { totalCount edges { node { id } } } } }`
+	tests := []struct {
+		name                   string
+		token                  string
+		posts, followers, fols int
+	}{
+		{"the author", x.Token, 3, 1, 1},
+		{"a stranger", stranger.Token, 1, 1, 1},
+		{"anonymous", "", 1, 1, 1},
+		{"a user the author blocked", blocked.Token, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.MustDo(t, tt.token, q, map[string]any{"u": x.ID})
+			got := []int{r.Int("user.postsCount"), r.Int("user.followers.totalCount"), r.Int("user.following.totalCount")}
+			edges := []any{r.Get("user.followers.edges"), r.Get("user.following.edges")}
+			if got[0] != tt.posts || got[1] != tt.followers || got[2] != tt.fols {
+				t.Errorf("postsCount, followers, following = %v, want %d, %d, %d", got, tt.posts, tt.followers, tt.fols)
+			}
+			for i, e := range edges {
+				if n := len(e.([]any)); n != got[i+1] {
+					t.Errorf("list %d has %d edges, total %d", i, n, got[i+1])
+				}
+			}
+		})
+	}
+	// Deleting the public post lowers everyone's count.
+	r := s.MustDo(t, x.Token, `query($u: ID!) { userTimeline(userId: $u, first: 5) { edges { node { id content } } } }`, map[string]any{"u": x.ID})
+	for _, e := range r.Get("userTimeline.edges").([]any) {
+		n := e.(map[string]any)["node"].(map[string]any)
+		if n["content"] == "public" {
+			s.MustDo(t, x.Token, `mutation($id: ID!) { deletePost(id: $id) }`, map[string]any{"id": n["id"]})
+		}
+	}
+	if r := s.MustDo(t, stranger.Token, q, map[string]any{"u": x.ID}); r.Int("user.postsCount") != 0 {
+		t.Errorf("postsCount after deleting the public post: %d", r.Int("user.postsCount"))
+	}
+}
