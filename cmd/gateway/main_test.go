@@ -26,7 +26,12 @@ import (
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(childMain())
+	}
+	redistest.Main(m)
+}
 
 const testSecret = "main-test-secret-0123456789abcdefghij"
 
