@@ -997,18 +997,18 @@ type Query {
   post(id: ID!): Post
   "A comment, or null when it does not exist or its post is hidden from the viewer."
   comment(id: ID!): Comment
-  "The viewer's home timeline: their own posts and those of the users they follow, newest first. Requires authentication."
+  "The viewer's home timeline: their own posts and those of the users they follow, newest first; first is 1 to 100. Requires authentication."
   timeline(first: Int = 20, after: String): Timeline!
-  "One user's own posts, newest first, as the viewer is allowed to see them."
+  "One user's own posts, newest first, as the viewer is allowed to see them; first is 1 to 100."
   userTimeline(userId: ID!, first: Int = 20, after: String): Timeline!
 }
 
 type Mutation {
-  "Create an account. Names and e-mail addresses are unique (case-insensitive)."
+  "Create an account. Names and e-mail addresses are unique (case-insensitive; e-mail addresses compared after Unicode NFKC, so a full-width twin of an address is the same address). Rate limited per client address and per name (RATE_LIMITED, with extensions.retryAfter in seconds)."
   register(input: RegisterInput!): AuthPayload!
-  "Log in with an e-mail address or a user name, and a password."
+  "Log in with an e-mail address or a user name, and a password. Rate limited per client address and per account, before the password is checked: over the limit even the right password gets RATE_LIMITED (extensions.retryAfter says how many seconds to wait)."
   login(input: LoginInput!): AuthPayload!
-  "Exchange a refresh token for a new access and refresh token pair; the old refresh token stops working."
+  "Exchange a refresh token for a new access and refresh token pair; the old refresh token stops working. Presented again within a short grace window (15 s by default: two tabs, a retried request) it returns the same new refresh token and revokes nothing; presented after the window it revokes the whole session (UNAUTHENTICATED, saying so)."
   refreshToken(refreshToken: String!): AuthPayload!
   "Revoke the current access token and the refresh token family it belongs to."
   logout: Boolean!
@@ -1025,15 +1025,16 @@ type Mutation {
   mute(userId: ID!): User!
   unmute(userId: ID!): User!
 
-  "Publish a post (or a repost when repostOf is set). It appears at once in the author's own timelines and, soon after, in the home timelines of the followers allowed to see it."
+  "Publish a post (or a repost when repostOf is set). It appears at once in the author's own timelines and, soon after, in the home timelines of the followers allowed to see it. Every root mutation field, aliased copies included, spends one event of the viewer's mutation rate limit (RATE_LIMITED with extensions.retryAfter)."
   createPost(input: CreatePostInput!): Post!
   "Delete one of the viewer's posts. It disappears from every timeline, and from post(id), at once."
   deletePost(id: ID!): ID!
 
-  "Like a post. Idempotent."
+  "Like a post. Idempotent. NOT_FOUND for a post the viewer may not see (deleted, audience, or a block either way)."
   likePost(postId: ID!): Post!
   "Remove the viewer's like. Idempotent."
   unlikePost(postId: ID!): Post!
+  "Comment on a post: 1 to 1000 characters (code points) after trimming white space; text of only invisible characters is empty, and bidirectional override or isolate characters are refused (BAD_USER_INPUT). NOT_FOUND for a post the viewer may not see."
   addComment(postId: ID!, content: String!): Comment!
   "Delete a comment: allowed to its author and to the author of the post."
   deleteComment(id: ID!): ID!
@@ -1053,6 +1054,7 @@ type User {
   createdAt: Time!
   followersCount: Int!
   followingCount: Int!
+  "The user's posts: all of them for the user themself; for anyone else the PUBLIC ones only (so the count reveals no post hidden from the viewer), and 0 across a block."
   postsCount: Int!
   "Whether the viewer follows this user (false when anonymous)."
   viewerFollows: Boolean!
@@ -1061,7 +1063,9 @@ type User {
   "Whether the viewer has blocked / muted this user."
   viewerBlocked: Boolean!
   viewerMuted: Boolean!
+  "Who follows this user, newest first; first is 1 to 100. Empty for a viewer this user blocked."
   followers(first: Int = 20, after: String): UserConnection!
+  "Whom this user follows, newest first; first is 1 to 100. Empty for a viewer this user blocked."
   following(first: Int = 20, after: String): UserConnection!
   "Users that both this user and the given user follow."
   commonFollowing(with: ID!, first: Int = 20, after: String): UserConnection!
@@ -1145,16 +1149,20 @@ type PageInfo {
 }
 
 type AuthPayload {
+  "A JWT for the Authorization header (Bearer). Its exp, nbf and iat are checked with 30 seconds of clock-skew leeway."
   accessToken: String!
-  "When the access token expires."
+  "When the access token expires (15 minutes after issue by default; accepted up to 30 s past it)."
   expiresAt: Time!
   refreshToken: String!
   user: User!
 }
 
 input RegisterInput {
+  "3 to 30 letters, digits or underscores."
   name: String!
+  "A bare address, at most 254 bytes."
   email: String!
+  "8 to 128 bytes (UTF-8 bytes, not characters)."
   password: String!
 }
 
@@ -1165,10 +1173,12 @@ input LoginInput {
 }
 
 input UpdateProfileInput {
+  "At most 300 characters after trimming; invisible-only text is an empty bio."
   bio: String
 }
 
 input CreatePostInput {
+  "1 to 500 characters (code points) after trimming white space. Text of only invisible characters (zero-width, fillers such as U+3164, tag characters, variation selectors) is empty; control characters other than newline and tab, and bidirectional override or isolate characters, are refused (BAD_USER_INPUT)."
   content: String!
   "Make this post a repost of that post."
   repostOf: ID

@@ -13,8 +13,9 @@ import (
 )
 
 type AuthPayload struct {
+	// A JWT for the Authorization header (Bearer). Its exp, nbf and iat are checked with 30 seconds of clock-skew leeway.
 	AccessToken string `json:"accessToken"`
-	// When the access token expires.
+	// When the access token expires (15 minutes after issue by default; accepted up to 30 s past it).
 	ExpiresAt    time.Time    `json:"expiresAt"`
 	RefreshToken string       `json:"refreshToken"`
 	User         *social.User `json:"user"`
@@ -32,6 +33,7 @@ type CommentEdge struct {
 }
 
 type CreatePostInput struct {
+	// 1 to 500 characters (code points) after trimming white space. Text of only invisible characters (zero-width, fillers such as U+3164, tag characters, variation selectors) is empty; control characters other than newline and tab, and bidirectional override or isolate characters, are refused (BAD_USER_INPUT).
 	Content string `json:"content"`
 	// Make this post a repost of that post.
 	RepostOf *string `json:"repostOf,omitempty"`
@@ -59,8 +61,11 @@ type Query struct {
 }
 
 type RegisterInput struct {
-	Name     string `json:"name"`
-	Email    string `json:"email"`
+	// 3 to 30 letters, digits or underscores.
+	Name string `json:"name"`
+	// A bare address, at most 254 bytes.
+	Email string `json:"email"`
+	// 8 to 128 bytes (UTF-8 bytes, not characters).
 	Password string `json:"password"`
 }
 
@@ -79,6 +84,7 @@ type TimelineEdge struct {
 }
 
 type UpdateProfileInput struct {
+	// At most 300 characters after trimming; invisible-only text is an empty bio.
 	Bio *string `json:"bio,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/mail"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/socialgw/gateway/internal/reqlog"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -234,6 +236,11 @@ func (s *Service) issue(u *social.User, family, refresh string) (*Result, error)
 
 var errBadRefresh = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 
+// ErrRefreshReused is the answer to a rotated refresh token presented
+// again after the grace window: the session store has revoked its family.
+var ErrRefreshReused = social.Errorf(social.Unauthenticated,
+	"this refresh token was already used, so the session was revoked: log in again")
+
 // Refresh rotates a refresh token: the old one stops working, and using it
 // again after the grace window revokes the whole family. Within the window
 // the old token yields the same successor again, because the successor is
@@ -252,6 +259,11 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 	}
 	next := family + "." + successor(key, refresh)
 	uid, err := s.Sessions.RotateSession(ctx, family, hashToken(refresh), hashToken(next), s.RefreshGrace, s.RefreshTTL)
+	if errors.Is(err, ErrRefreshReused) {
+		// A stolen token, or a client that lost its newest one: either
+		// way operators want to see it.
+		reqlog.Logger(ctx).Warn("refresh token reused: session revoked", "session", family, "client", social.ClientIP(ctx))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,11 @@ import (
 // CORS. Its metrics are registered in reg, which /metrics serves.
 func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handler {
 	m := newHTTPMetrics(reg)
+	limited := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gateway_rate_limited_total", Help: "Requests or mutation fields refused by a rate limit, by rule.",
+	}, []string{"rule"})
+	reg.MustRegister(limited)
+	g.Limiter.Limited = func(rule string) { limited.WithLabelValues(rule).Inc() }
 	registerBacklog(reg, g.Store.Client(), g.Store.Keys())
 	store := g.Store
 

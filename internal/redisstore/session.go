@@ -46,8 +46,6 @@ func (s *Store) SessionKey(ctx context.Context, family string) (string, error) {
 
 var (
 	errSessionGone   = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
-	errSessionReused = social.Errorf(social.Unauthenticated,
-		"this refresh token was already used, so the session was revoked: log in again")
 )
 
 // RotateSession implements auth.SessionStore.
@@ -61,7 +59,7 @@ func (s *Store) RotateSession(ctx context.Context, family, oldHash, newHash stri
 		return uid, nil
 	}
 	if res == "REUSED" {
-		return "", errSessionReused
+		return "", auth.ErrRefreshReused
 	}
 	return "", errSessionGone
 }
