@@ -45,7 +45,7 @@ func (s *Store) SessionKey(ctx context.Context, family string) (string, error) {
 }
 
 var (
-	errSessionGone   = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
+	errSessionGone = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 )
 
 // RotateSession implements auth.SessionStore.
