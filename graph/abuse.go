@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -35,26 +34,6 @@ func clientBudget(l Limiter, trusted []netip.Prefix, next http.Handler) http.Han
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
-}
-
-// writeDomainError answers a request refused before execution by a domain
-// error: 429 with Retry-After for RATE_LIMITED, 503 (logged, masked) for an
-// internal one.
-func writeDomainError(w http.ResponseWriter, r *http.Request, err error) {
-	if social.ErrorCode(err) == social.Internal {
-		presentError(r.Context(), err) // logs it
-		writeError(w, http.StatusServiceUnavailable, social.Internal, "internal server error")
-		return
-	}
-	gerr := presentError(r.Context(), err)
-	status := http.StatusBadRequest
-	if social.IsCode(err, social.RateLimited) {
-		status = http.StatusTooManyRequests
-		if s, ok := gerr.Extensions["retryAfter"].(int); ok {
-			w.Header().Set("Retry-After", strconv.Itoa(s))
-		}
-	}
-	writeErrors(w, status, gerr)
 }
 
 // mutationBudget spends one event of the user's mutation budget for every

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -206,13 +207,7 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 		ctx, err := auth.ViewerFromHeader(r.Context(), authn, r.Header.Get("Authorization"))
 		if err != nil {
 			if social.ErrorCode(err) == social.Internal {
-				presentError(r.Context(), err) // logs it
-				msg := "internal server error"
-				if unavailable(err) {
-					msg = unavailableMessage
-				}
-				w.Header().Set("Retry-After", "1")
-				writeError(w, http.StatusServiceUnavailable, social.Internal, msg)
+				writeDomainError(w, r, err)
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
@@ -323,6 +318,26 @@ func isMutation(query, operationName string) bool {
 // writeError writes a GraphQL-shaped error response outside execution.
 func writeError(w http.ResponseWriter, status int, code social.Code, msg string) {
 	writeErrors(w, status, &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": string(code)}})
+}
+
+// writeDomainError answers a request refused before execution by a domain
+// error, as presentError words it: 503 with Retry-After for an internal one
+// (logged; "retry shortly" when the store is unreachable), 429 with
+// Retry-After for RATE_LIMITED, 400 otherwise.
+func writeDomainError(w http.ResponseWriter, r *http.Request, err error) {
+	gerr := presentError(r.Context(), err)
+	status := http.StatusBadRequest
+	switch social.ErrorCode(err) {
+	case social.Internal:
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
+	case social.RateLimited:
+		status = http.StatusTooManyRequests
+		if s, ok := gerr.Extensions["retryAfter"].(int); ok {
+			w.Header().Set("Retry-After", strconv.Itoa(s))
+		}
+	}
+	writeErrors(w, status, gerr)
 }
 
 // writeErrors writes errors as a GraphQL response outside execution.

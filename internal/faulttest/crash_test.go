@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialgw/gateway/internal/faulttest"
 	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/faulttest"
 )
 
 // TestWorkerKilledMidFanout: a worker is SIGKILLed while it fans posts out
@@ -80,7 +80,7 @@ func TestGatewayKilledMidWrites(t *testing.T) {
 
 	var mu sync.Mutex
 	acked := map[string]string{} // post id → content
-	var likes, comments []string  // user index:post, comment ids
+	var likes, comments []string // user index:post, comment ids
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for c := 0; c < 8; c++ {
