@@ -17,6 +17,8 @@ import (
 // Limiter spends rate-limit budgets (internal/ratelimit.Limiter).
 type Limiter interface {
 	Allow(ctx context.Context, rule, subject string) error
+	// Has reports whether a rule is limited at all.
+	Has(rule string) bool
 }
 
 // clientBudget puts the client's address into the context (per-address
@@ -26,7 +28,7 @@ type Limiter interface {
 func clientBudget(l Limiter, trusted []netip.Prefix, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := social.WithClientIP(r.Context(), ratelimit.ClientIP(r, trusted))
-		if l != nil {
+		if l != nil && l.Has(ratelimit.RuleRequestIP) {
 			if err := l.Allow(ctx, ratelimit.RuleRequestIP, social.ClientIP(ctx)); err != nil {
 				writeDomainError(w, r, err)
 				return

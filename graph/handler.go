@@ -27,6 +27,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -131,7 +132,9 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	if !o.GenericOnly && !o.Naive {
 		srv.AroundRootFields(r.fastPath)
 	}
-	if o.Limiter != nil {
+	// The field middleware runs for every field: only when it has a
+	// budget to spend.
+	if o.Limiter != nil && o.Limiter.Has(ratelimit.RuleMutationUser) {
 		srv.AroundFields(mutationBudget(o.Limiter))
 	}
 	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed,

@@ -91,6 +91,16 @@ func New(rdb redis.UniversalClient, key func(rule, subject string) string, limit
 	return &Limiter{rl: redis_rate.NewLimiter(rdb), key: key, limits: limits}
 }
 
+// Has reports whether rule is limited, so callers can leave out the
+// machinery of a rule that is off.
+func (l *Limiter) Has(rule string) bool {
+	if l == nil {
+		return false
+	}
+	lim, ok := l.limits[rule]
+	return ok && !lim.Off()
+}
+
 // Allow spends one event of rule's budget for subject, or returns a
 // RATE_LIMITED *social.Error carrying how long to wait. Subjects are
 // hashed into the key, so an attacker-chosen login name neither bloats the

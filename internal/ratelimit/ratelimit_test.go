@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -138,5 +139,21 @@ func TestClientIP(t *testing.T) {
 	}
 	if _, err := ratelimit.ParseProxies("10.0.0.0/33"); err == nil {
 		t.Error("bad prefix accepted")
+	}
+}
+
+// BenchmarkAllow is the cost one budget check adds to a request: one
+// script run on Redis (docs/security.md gives the measured figure).
+//
+//	go test -run '^$' -bench Allow ./internal/ratelimit/
+func BenchmarkAllow(b *testing.B) {
+	ctx := context.Background()
+	keys := redisstore.NewKeys(redistest.Prefix(b))
+	l := ratelimit.New(redistest.Client(b), keys.RateLimit, map[string]ratelimit.Limit{"r": {Count: 1 << 30, Per: time.Second}})
+	b.ResetTimer()
+	for i := range b.N {
+		if err := l.Allow(ctx, "r", strconv.Itoa(i%1000)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
