@@ -80,7 +80,11 @@ func (getOnlyQueries) MutateOperationContext(ctx context.Context, oc *graphql.Op
 	if m, _ := ctx.Value(methodKey{}).(string); m != http.MethodGet || oc.Operation == nil || oc.Operation.Operation == ast.Query {
 		return nil
 	}
-	err := gqlerror.Errorf("%ss must be sent with POST", oc.Operation.Operation)
+	msg := "mutations must be sent with POST"
+	if oc.Operation.Operation == ast.Subscription {
+		msg = "subscriptions need a websocket, or a POST accepting text/event-stream"
+	}
+	err := gqlerror.Errorf("%s", msg)
 	err.Extensions = map[string]any{"code": string(social.BadUserInput)}
 	return err
 }
