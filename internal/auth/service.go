@@ -268,6 +268,14 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 		return nil, err
 	}
 	u, err := s.Accounts.User(ctx, uid)
+	if social.IsCode(err, social.NotFound) {
+		// The session outlived its user: end it rather than answer for
+		// an account that is gone.
+		if err := s.Sessions.RevokeSession(ctx, family); err != nil {
+			return nil, fmt.Errorf("revoke session of a missing user: %w", err)
+		}
+		return nil, errBadRefresh
+	}
 	if err != nil {
 		return nil, err
 	}

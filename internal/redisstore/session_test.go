@@ -135,7 +135,8 @@ func TestRefreshSuccessorIsSecret(t *testing.T) {
 }
 
 // TestTokenOfMissingUser: an access token whose user no longer exists
-// (deleted, or lost with the data) authenticates nobody.
+// (deleted, or lost with the data) authenticates nobody, and its refresh
+// token ends the session.
 func TestTokenOfMissingUser(t *testing.T) {
 	ctx := context.Background()
 	svc, store, u := sessionService(t, time.Minute)
@@ -152,5 +153,11 @@ func TestTokenOfMissingUser(t *testing.T) {
 	}
 	if _, err := svc.Authenticate(ctx, res.AccessToken); !social.IsCode(err, social.Unauthenticated) {
 		t.Fatalf("token of a missing user: %v, want UNAUTHENTICATED", err)
+	}
+	if _, err := svc.Refresh(ctx, res.RefreshToken); !social.IsCode(err, social.Unauthenticated) {
+		t.Fatalf("refresh of a missing user: %v, want UNAUTHENTICATED", err)
+	}
+	if n, _ := rdb.Exists(ctx, store.Keys().Session(strings.SplitN(res.RefreshToken, ".", 2)[0])).Result(); n != 0 {
+		t.Error("the session of a missing user survived its refresh")
 	}
 }
