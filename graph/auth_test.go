@@ -333,7 +333,11 @@ func TestRefreshRotation(t *testing.T) {
 	newAccess, newRefresh := r1.Str("refreshToken.accessToken"), r1.Str("refreshToken.refreshToken")
 	s.MustDo(t, newAccess, authMeDoc, nil)
 
-	wantCode(t, authRefresh(t, s, u.Refresh), "UNAUTHENTICATED") // reuse
+	reuse := authRefresh(t, s, u.Refresh)
+	wantCode(t, reuse, "UNAUTHENTICATED")
+	if len(reuse.Errors) == 0 || !strings.Contains(reuse.Errors[0].Message, "session was revoked") {
+		t.Errorf("reuse answered %+v; the message should say the session was revoked", reuse.Errors)
+	}
 	wantCode(t, authRefresh(t, s, newRefresh), "UNAUTHENTICATED")
 	wantUnauthenticated(t, s.Do(t, newAccess, authMeDoc, nil))
 	wantUnauthenticated(t, s.Do(t, u.Token, authMeDoc, nil))
