@@ -8,6 +8,7 @@ import (
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
@@ -29,8 +30,8 @@ fragment P on Post {
 // serve, errors).
 func TestFastPathMatchesGeneric(t *testing.T) {
 	n := newReadPathNet(t, redisstore.Push)
-	generic := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
-	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
+	generic := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
 
 	author := n.s.Register(t, "lonely") // no posts: empty pages
 	ref := referenceQueryWithFirst(t)

@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"mime"
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,9 +21,9 @@ import (
 	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/social"
@@ -37,9 +35,15 @@ type Options struct {
 	Introspection bool
 	// Suggestions enables "did you mean" hints in validation errors.
 	Suggestions bool
-	// ComplexityLimit bounds a document's cost (each field 1, lists times
-	// their first argument); 0 disables the limit.
-	ComplexityLimit int
+	// Limits bound each document before gqlgen parses and validates it
+	// (internal/gqlguard; docs/security.md); a zero field disables that
+	// limit. Limits.ResponseBytes also bounds the response as it is built.
+	Limits gqlguard.Limits
+	// MaxConcurrent caps the queries and mutations executing at once over
+	// HTTP; excess requests wait up to QueueWait, then get 503 with
+	// Retry-After. 0: no cap.
+	MaxConcurrent int
+	QueueWait     time.Duration
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
 	// Naive turns off batching, caching, page prefetching and the fast
@@ -48,8 +52,10 @@ type Options struct {
 	Naive bool
 	// Loaders tunes the per-request dataloaders (ignored when Naive).
 	Loaders loader.Config
-	// RequestTimeout bounds a query or mutation (not a subscription), so a
-	// stalled Redis does not pile requests up; 0 means no bound.
+	// RequestTimeout bounds a query or mutation (not a subscription) on
+	// every transport, so that neither a stalled Redis nor CPU-bound work
+	// piles requests up: past it the client gets a GraphQL error; 0 means
+	// no bound.
 	RequestTimeout time.Duration
 	// GenericOnly turns the timeline fast path off (fastpath.go): every
 	// field goes through gqlgen's generated execution. Tests compare both.
@@ -81,7 +87,9 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		loaders = loader.NewNaiveFactory(store)
 		r.ahead = naive{}
 	}
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &r, Complexity: complexity()}))
+	es := NewExecutableSchema(Config{Resolvers: &r})
+	guard := gqlguard.New(o.Limits, guardModel(es.Schema()))
+	srv := handler.New(es)
 	srv.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 15 * time.Second,
 		// A client that never sends connection_init would otherwise hold
@@ -108,19 +116,26 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	// Entry counts alone would let large documents fill the caches with
+	// gigabytes: only small ones are kept.
+	srv.SetQueryCache(smallOnly[*ast.QueryDocument]{lru.New[*ast.QueryDocument](1000), func(q string, _ *ast.QueryDocument) int { return len(q) }})
 	apq := o.PersistedQueries
 	if apq == nil {
-		apq = lru.New[string](1000)
+		apq = smallOnly[string]{lru.New[string](1000), func(_, q string) int { return len(q) }}
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+	// After the persisted-query extension (it fills the query in), before
+	// parsing and validation. gqlgen's own complexity limit is not used:
+	// its walk expands every fragment spread; the guard's cost is the same
+	// figure computed without expanding.
+	srv.Use(guardExtension{guard})
+	srv.SetParserTokenLimit(o.Limits.Tokens)
 	srv.Use(getOnlyQueries{})
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	if o.ComplexityLimit > 0 {
-		srv.Use(extension.FixedComplexityLimit(o.ComplexityLimit))
-	}
+	srv.AroundOperations(operationDeadline(o.RequestTimeout))
+	srv.AroundFields(boundFields)
 	srv.SetDisableSuggestion(!o.Suggestions)
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(recoverPanic)
@@ -138,55 +153,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		srv.AroundFields(mutationBudget(o.Limiter))
 	}
 	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed,
-		limitBody(o.MaxBodyBytes, deadline(o.RequestTimeout, authenticate(authn, srv)))))
-}
-
-// deadline bounds every request but the long-lived ones (websocket
-// upgrades and SSE streams): Redis calls take the request's context, so
-// the bound covers them too.
-func deadline(d time.Duration, next http.Handler) http.Handler {
-	if d <= 0 {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
-
-// complexity counts list fields as their page size, so one document
-// cannot ask for a hundred pages of a hundred items of a hundred items.
-func complexity() ComplexityRoot {
-	var c ComplexityRoot
-	page := func(childComplexity int, first *int) int {
-		// An out-of-range first counts as the default: the resolver then
-		// refuses it with BAD_USER_INPUT rather than the limit answering
-		// COMPLEXITY_LIMIT_EXCEEDED.
-		n := social.DefaultFirst
-		if first != nil && *first > 0 && *first <= social.MaxFirst {
-			n = *first
-		}
-		// Saturate: a product that wrapped around would let a deeply
-		// nested document through the limit.
-		if childComplexity > (math.MaxInt-1)/n {
-			return math.MaxInt
-		}
-		return 1 + n*childComplexity
-	}
-	c.Query.Timeline = func(cc int, first *int, _ *string) int { return page(cc, first) }
-	c.Query.UserTimeline = func(cc int, _ string, first *int, _ *string) int { return page(cc, first) }
-	c.User.Followers = func(cc int, first *int, _ *string) int { return page(cc, first) }
-	c.User.Following = func(cc int, first *int, _ *string) int { return page(cc, first) }
-	c.User.CommonFollowing = func(cc int, _ string, first *int, _ *string) int { return page(cc, first) }
-	c.User.Posts = func(cc int, first *int, _ *string) int { return page(cc, first) }
-	c.Post.Likers = func(cc int, first *int, _ *string) int { return page(cc, first) }
-	c.Post.Comments = func(cc int, first *int, _ *string) int { return page(cc, first) }
-	return c
+		limitBody(o.MaxBodyBytes, guard, authenticate(authn, newLimiter(o, srv)))))
 }
 
 // refuseSocket ends a websocket whose connection_init carried a bad token:
@@ -223,9 +190,13 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 
 // limitBody refuses bodies over max with 413 and any POST that is not
 // JSON with 415 (no form or multipart transports: they would let a
-// browser send a mutation cross-site without a CORS preflight).
-func limitBody(max int64, next http.Handler) http.Handler {
+// browser send a mutation cross-site without a CORS preflight). It decodes
+// the request's parameters once and measures the document with the guard;
+// the verdict travels in the context to the limiter and to the guard's
+// gqlgen extension, which reports it.
+func limitBody(max int64, guard *gqlguard.Guard, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p requestParams
 		switch r.Method {
 		case http.MethodGet:
 			q := r.URL.Query()
@@ -235,87 +206,94 @@ func limitBody(max int64, next http.Handler) http.Handler {
 			}
 			// gqlgen answers undecodable variables or extensions with a
 			// bare message: check them here and answer with a code.
-			for _, p := range []string{"variables", "extensions"} {
+			objs := map[string]map[string]any{}
+			for _, name := range []string{"variables", "extensions"} {
 				var obj map[string]any
-				if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
-					writeError(w, http.StatusBadRequest, social.BadUserInput, p+" must be a JSON object")
+				if v := q.Get(name); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
+					writeError(w, http.StatusBadRequest, social.BadUserInput, name+" must be a JSON object")
 					return
 				}
+				objs[name] = obj
 			}
-			if isMutation(q.Get("query"), q.Get("operationName")) {
-				w.Header().Set("Allow", "POST")
-				writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "mutations must be sent with POST")
-				return
-			}
+			p = requestParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Variables: objs["variables"],
+				persisted: objs["extensions"]["persistedQuery"] != nil}
 		case http.MethodPost:
-		default:
-			w.Header().Set("Allow", "GET, POST")
-			writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "use GET for queries or POST")
-			return
-		}
-		if r.Method == http.MethodPost {
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" {
 				writeError(w, http.StatusUnsupportedMediaType, social.BadUserInput, "POST bodies must be application/json")
 				return
 			}
-			if max > 0 {
-				if r.ContentLength > max {
-					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
-					return
-				}
-				body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-				var tooLarge *http.MaxBytesError
-				if errors.As(err, &tooLarge) {
-					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
-					return
-				}
-				if err != nil {
-					writeError(w, http.StatusBadRequest, social.BadUserInput, "could not read request body")
-					return
-				}
-				// encoding/json would silently turn invalid bytes into
-				// U+FFFD: a client sending Latin-1 gets told instead.
-				if !utf8.Valid(body) {
-					writeError(w, http.StatusBadRequest, social.BadUserInput, "the request body is not valid UTF-8")
-					return
-				}
-				// gqlgen's own decoding errors name Go types and echo the
-				// body: check the shape here and answer plainly.
-				var params struct {
-					Query         string         `json:"query"`
-					OperationName string         `json:"operationName"`
-					Variables     map[string]any `json:"variables"`
-					Extensions    map[string]any `json:"extensions"`
-				}
-				if err := json.Unmarshal(body, &params); err != nil {
-					writeError(w, http.StatusBadRequest, social.BadUserInput,
-						"the body must be one JSON object with a string query and object variables and extensions")
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
+			if max > 0 && r.ContentLength > max {
+				writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
+				return
 			}
+			body := r.Body
+			if max > 0 {
+				body = http.MaxBytesReader(w, r.Body, max)
+			}
+			raw, err := io.ReadAll(body)
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
+				return
+			}
+			if err != nil {
+				writeError(w, http.StatusBadRequest, social.BadUserInput, "could not read request body")
+				return
+			}
+			// encoding/json would silently turn invalid bytes into
+			// U+FFFD: a client sending Latin-1 gets told instead.
+			if !utf8.Valid(raw) {
+				writeError(w, http.StatusBadRequest, social.BadUserInput, "the request body is not valid UTF-8")
+				return
+			}
+			// gqlgen's own decoding errors name Go types and echo the
+			// body: check the shape here and answer plainly.
+			var params struct {
+				Query         string         `json:"query"`
+				OperationName string         `json:"operationName"`
+				Variables     map[string]any `json:"variables"`
+				Extensions    map[string]any `json:"extensions"`
+			}
+			if err := json.Unmarshal(raw, &params); err != nil {
+				writeError(w, http.StatusBadRequest, social.BadUserInput,
+					"the body must be one JSON object with a string query and object variables and extensions")
+				return
+			}
+			p = requestParams{Query: params.Query, OperationName: params.OperationName, Variables: params.Variables,
+				persisted: params.Extensions["persistedQuery"] != nil}
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "use GET for queries or POST")
+			return
 		}
-		next.ServeHTTP(w, r)
+		if r.Header.Get("Upgrade") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if p.Query == "" && !p.persisted {
+			writeError(w, http.StatusBadRequest, social.BadUserInput, "the request has no query")
+			return
+		}
+		c := &checked{query: p.Query, operationName: p.OperationName}
+		c.report, c.err = guard.Check(p.Query, p.OperationName, p.Variables)
+		if r.Method == http.MethodGet && c.err == nil && c.report.Operation == ast.Mutation {
+			w.Header().Set("Allow", "POST")
+			writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "mutations must be sent with POST")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, c)))
 	})
 }
 
-// isMutation reports whether a GET request's document selects a mutation.
-// Parse errors are left to gqlgen, which reports them with its own code.
-func isMutation(query, operationName string) bool {
-	if !strings.Contains(query, "mutation") {
-		return false
-	}
-	doc, err := parser.ParseQuery(&ast.Source{Input: query})
-	if err != nil {
-		return false
-	}
-	for _, op := range doc.Operations {
-		if (operationName == "" || op.Name == operationName) && op.Operation == ast.Mutation {
-			return true
-		}
-	}
-	return false
+// requestParams are the GraphQL parameters of an HTTP request.
+type requestParams struct {
+	Query, OperationName string
+	Variables            map[string]any
+	// persisted: the request names a persisted query (its document may
+	// be absent).
+	persisted bool
 }
 
 // writeError writes a GraphQL-shaped error response outside execution.

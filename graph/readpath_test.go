@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
@@ -81,7 +82,7 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 	n := &readPathNet{s: s, viewer: viewer, hook: redisstats.NewHook(nil)}
 	n.hook.Install(s.Redis)
 	n.naive = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
-	n.naive.URL = gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{Naive: true, MaxBodyBytes: 1 << 20, ComplexityLimit: 100000}))
+	n.naive.URL = gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{Naive: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
 	return n
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/redisproc"
 	"github.com/socialgw/gateway/internal/redisstats"
@@ -97,7 +98,7 @@ func newGateway(rdb redis.UniversalClient, prefix string) (*gateway.Gateway, err
 		},
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 1,
-		GraphQL:             graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 20000, Loaders: loader.DefaultConfig()},
+		GraphQL:             graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Loaders: loader.DefaultConfig()},
 	})
 }
 
@@ -171,7 +172,7 @@ func (b *Bench) readers(ctx context.Context, n int) ([]reader, error) {
 func (b *Bench) serve() (string, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/query", b.gw.Query)
-	mux.Handle("/naive", b.gw.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, ComplexityLimit: 20000, Naive: true}))
+	mux.Handle("/naive", b.gw.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Naive: true}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

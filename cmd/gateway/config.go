@@ -11,6 +11,7 @@ import (
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
 )
 
@@ -38,12 +39,15 @@ type Config struct {
 
 	MaxBodyBytes        int64
 	RequestTimeout      time.Duration
-	ComplexityLimit     int
 	PasswordConcurrency int
 
 	// Abuse are the rate limits, trusted proxies, refresh grace window and
 	// persisted-query cache bounds.
 	Abuse gateway.Abuse
+	// Limits bound each GraphQL document and response (docs/security.md).
+	Limits        gqlguard.Limits
+	MaxConcurrent int
+	QueueWait     time.Duration
 
 	// Feed is the timeline and fan-out configuration, shared with
 	// cmd/worker; FanoutWorker runs a fan-out worker inside the gateway.
@@ -58,6 +62,7 @@ type Config struct {
 func (c *Config) settings() []app.Setting {
 	shared := append(c.Common.Settings("redis:// or rediss:// URL; empty starts an embedded in-memory Redis (data is lost on exit)"), c.Feed.Settings()...)
 	shared = append(shared, app.Bool(&c.FanoutWorker, "fanout-worker", "FANOUT_WORKER", "true", "run a fan-out worker inside the gateway (cmd/worker runs more)"))
+	def := gqlguard.DefaultLimits(20000)
 	own := []app.Setting{
 		app.String(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
 		app.String(&c.JWTMethod, "jwt-method", "JWT_METHOD", "HS256", "access-token signature: HS256 (JWT_SECRET), EdDSA or RS256 (key files)"),
@@ -74,7 +79,15 @@ func (c *Config) settings() []app.Setting {
 		app.List(&c.CORSOrigins, "cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed to call the API from a browser"),
 		app.Int64(&c.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413"),
 		app.Duration(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "10s", "longest a query or mutation may take (subscriptions are not bound); 0 disables"),
-		app.Int(&c.ComplexityLimit, "complexity-limit", "COMPLEXITY_LIMIT", "20000", "largest query cost (lists count as their page size); 0 disables"),
+		app.Int(&c.Limits.Cost, "complexity-limit", "COMPLEXITY_LIMIT", itoa(def.Cost), "largest query cost: one per field, a list's selections once per item of its page; 0 disables"),
+		app.Int(&c.Limits.Tokens, "max-tokens", "MAX_TOKENS", itoa(def.Tokens), "most lexer tokens in a document (names, punctuation, values); 0 disables"),
+		app.Int(&c.Limits.Fields, "max-fields", "MAX_FIELDS", itoa(def.Fields), "most field selections in a document, fragments expanded; 0 disables"),
+		app.Int(&c.Limits.Depth, "max-depth", "MAX_DEPTH", itoa(def.Depth), "deepest nesting of fields in a document; 0 disables"),
+		app.Int(&c.Limits.Aliases, "max-aliases", "MAX_ALIASES", itoa(def.Aliases), "most aliased fields in a document, fragments expanded; 0 disables"),
+		app.Int(&c.Limits.Directives, "max-directives", "MAX_DIRECTIVES", itoa(def.Directives), "most directives in a document, fragments expanded; 0 disables"),
+		app.Int(&c.Limits.ResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", itoa(def.ResponseBytes), "largest response: documents whose response could exceed it are refused, responses that do are stopped; 0 disables"),
+		app.Int(&c.MaxConcurrent, "max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", "32", "queries and mutations executing at once; more wait up to QUEUE_WAIT, then get 503; 0 disables"),
+		app.Duration(&c.QueueWait, "queue-wait", "QUEUE_WAIT", "500ms", "how long a request waits for an execution slot before 503"),
 		app.Int(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
 	}
 	own = append(own, c.abuseSettings()...)
@@ -142,12 +155,18 @@ func (c *Config) finish() error {
 		return errors.New("refresh grace must be between 0 and 1m: a longer window gives a stolen token more time")
 	case c.Abuse.APQ.MaxEntries < 0 || c.Abuse.APQ.MaxQueryBytes < 0 || c.Abuse.APQ.TTL < 0:
 		return errors.New("persisted-query cache bounds must not be negative")
+	case min(c.Limits.Tokens, c.Limits.Fields, c.Limits.Depth, c.Limits.Aliases, c.Limits.Directives, c.Limits.Cost, c.Limits.ResponseBytes) < 0:
+		return errors.New("document limits must be positive, or 0 to disable")
+	case c.MaxConcurrent < 0 || c.QueueWait < 0:
+		return errors.New("max concurrent requests and queue wait must not be negative")
 	}
 	if err := c.Common.Check(); err != nil {
 		return err
 	}
 	return c.Feed.Finish()
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // orDefault parses an optional boolean.
 func orDefault(v string, def bool) (bool, error) {

@@ -166,7 +166,9 @@ func setCode(e *gqlerror.Error, code string) {
 	e.Extensions["code"] = code
 }
 
-func over(limit int, n int64) bool { return limit > 0 && n > int64(limit) }
+// over reports whether n exceeds limit; a saturated count exceeds every
+// limit.
+func over(limit int, n int64) bool { return limit > 0 && (n > int64(limit) || n >= ceiling) }
 
 // ceiling is where counts saturate: far above any limit, far below
 // overflow, so sums and products of saturated counts stay saturated.

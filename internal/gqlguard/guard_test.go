@@ -1,6 +1,7 @@
 package gqlguard_test
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -124,6 +125,7 @@ func TestLimits(t *testing.T) {
 		{"self spread", gqlguard.Limits{}, `{ me { ...A } } fragment A on User { ...A }`, "GRAPHQL_VALIDATION_FAILED", "within itself"},
 		{"unknown fragment is left to validation", gqlguard.Limits{Fields: 5}, `{ me { ...Nope } }`, "", ""},
 		{"unknown field is left to validation", gqlguard.Limits{Fields: 5}, `{ nope { id } }`, "", ""},
+		{"cost saturates instead of overflowing", gqlguard.Limits{Cost: math.MaxInt}, "{ me " + strings.Repeat("{ followers(first: 100) { edges { node ", 12) + "{ id }" + strings.Repeat(" } } }", 12) + " }", "COMPLEXITY_LIMIT_EXCEEDED", "over 1125899906842624"},
 		{"exponential fragments count without expanding", gqlguard.Limits{Fields: 1000}, hostile.ExponentialFragments(60), "GRAPHQL_VALIDATION_FAILED", "more than 1000 fields"},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,7 @@ import (
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 )
@@ -81,7 +82,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		},
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 4,
-		GraphQL:             graph.Options{Introspection: true, Suggestions: true, ComplexityLimit: 20000, MaxBodyBytes: 1 << 20},
+		GraphQL:             graph.Options{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20},
 		Abuse:               abuse,
 		CORSOrigins:         origins,
 	}
