@@ -209,7 +209,7 @@ func DefaultLimits(cost int) Limits {
 	return Limits{
 		Tokens:        10000,
 		Fields:        500,
-		Depth:         15,
+		Depth:         20,
 		Aliases:       100,
 		Directives:    100,
 		Cost:          cost,

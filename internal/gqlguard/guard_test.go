@@ -170,8 +170,21 @@ func TestHostileDocumentsAreCheap(t *testing.T) {
 	}
 }
 
-func TestDefaultsPassTheReferenceQuery(t *testing.T) {
-	if _, err := gqlguard.New(gqlguard.DefaultLimits(20000), model(t)).Check(reference, "", nil); err != nil {
+// TestDefaultsPass checks the documents the limits must never refuse:
+// the reference query and the introspection query of GraphiQL and
+// graphql-js (getIntrospectionQuery with every option).
+func TestDefaultsPass(t *testing.T) {
+	introspection, err := os.ReadFile("testdata/introspection.graphql")
+	if err != nil {
 		t.Fatal(err)
+	}
+	for name, doc := range map[string]string{"reference": reference, "introspection": string(introspection)} {
+		t.Run(name, func(t *testing.T) {
+			r, err := gqlguard.New(gqlguard.DefaultLimits(20000), model(t)).Check(doc, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", r)
+		})
 	}
 }

@@ -3,6 +3,7 @@ package gqlguard
 import (
 	"encoding/json"
 	"math"
+	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -226,7 +227,10 @@ type multipliers struct {
 
 func (w *walker) items(f *ast.Field, parent *ast.Definition, def *ast.FieldDefinition, pending int64) multipliers {
 	m := w.g.model
-	if def == nil {
+	if def == nil || strings.HasPrefix(def.Name, "__") || strings.HasPrefix(parent.Name, "__") {
+		// Introspection's lists are as long as the schema is large, not
+		// as a client asks; validation bounds their nesting
+		// (MaxIntrospectionDepth) and the response ceiling their size.
 		return multipliers{1, 1, 0}
 	}
 	isList := def.Type.Elem != nil
