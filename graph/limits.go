@@ -83,16 +83,21 @@ func (e guardExtension) MutateOperationParameters(ctx context.Context, p *graphq
 	return err
 }
 
-// limiter applies the per-process bounds to HTTP requests: it measures
-// the document, admits at most cap queries and mutations at once, runs
-// each under its deadline into a bounded buffer, and answers with a
-// GraphQL error when the deadline or the size ceiling is hit first.
+// limiter applies the per-process bounds to HTTP requests: it admits at
+// most MaxConcurrent queries and mutations at once, of which a quarter
+// with large responses, runs each under its deadline into a bounded
+// buffer, and answers with a GraphQL error when the deadline or the size
+// ceiling is hit first.
 type limiter struct {
 	timeout  time.Duration
 	maxBytes int
-	slots    chan struct{} // nil: no cap
-	wait     time.Duration
-	next     http.Handler
+	// slots hold the requests executing; heavy ones (a response estimated
+	// over heavyBytes) also hold one of heavy, so that a flood of them
+	// leaves most slots to ordinary requests and bounds the memory their
+	// responses take together. nil: no cap.
+	slots, heavy chan struct{}
+	wait         time.Duration
+	next         http.Handler
 
 	inflight atomic.Int64
 	// dirty records a burst (a large response, a full queue) since memory
@@ -106,6 +111,7 @@ func newLimiter(o Options, next http.Handler) *limiter {
 	l := &limiter{timeout: o.RequestTimeout, maxBytes: o.Limits.ResponseBytes, wait: o.QueueWait, next: next}
 	if o.MaxConcurrent > 0 {
 		l.slots = make(chan struct{}, o.MaxConcurrent)
+		l.heavy = make(chan struct{}, max(1, o.MaxConcurrent/4))
 	}
 	return l
 }
@@ -125,7 +131,19 @@ func (l *limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.next.ServeHTTP(w, r)
 		return
 	}
-	if !l.acquire(r.Context()) {
+	if c != nil && c.err != nil {
+		// A refused document costs gqlgen only the writing of its error:
+		// it takes no slot, so a flood of them never delays others.
+		l.inflight.Add(1)
+		l.run(w, r, sse, nil)
+		return
+	}
+	var lanes []chan struct{}
+	if c != nil && c.report.ResponseBytes > heavyBytes {
+		lanes = append(lanes, l.heavy)
+	}
+	lanes = append(lanes, l.slots)
+	if !l.acquire(r.Context(), lanes) {
 		if r.Context().Err() != nil {
 			return // the client left while waiting
 		}
@@ -135,38 +153,48 @@ func (l *limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"the server is busy: retry in a second")
 		return
 	}
-	l.run(w, r, sse)
+	l.run(w, r, sse, lanes)
 }
 
-// acquire waits up to l.wait for a slot.
-func (l *limiter) acquire(ctx context.Context) bool {
+// heavyBytes is the estimated response size from which a request takes a
+// heavy slot: the reference timeline query is estimated at 150 KB.
+const heavyBytes = 1 << 20
+
+// acquire takes a slot in each lane, in order, waiting up to l.wait in
+// all.
+func (l *limiter) acquire(ctx context.Context, lanes []chan struct{}) bool {
 	l.inflight.Add(1)
 	if l.slots == nil {
 		return true
 	}
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	default:
-	}
 	t := time.NewTimer(l.wait)
 	defer t.Stop()
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
+	for i, lane := range lanes {
+		select {
+		case lane <- struct{}{}:
+			continue
+		default:
+		}
+		select {
+		case lane <- struct{}{}:
+			continue
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		l.release(lanes[:i])
+		return false
 	}
-	l.done()
-	return false
+	return true
 }
 
-// release frees the slot of a request whose work has ended (not merely
-// been answered: a request past its deadline keeps its slot until its
+// release frees the slots of a request whose work has ended (not merely
+// been answered: a request past its deadline keeps its slots until its
 // goroutine returns, so abandoned work still counts against the cap).
-func (l *limiter) release() {
+func (l *limiter) release(lanes []chan struct{}) {
 	if l.slots != nil {
-		<-l.slots
+		for _, lane := range lanes {
+			<-lane
+		}
 	}
 	l.done()
 }
@@ -201,7 +229,7 @@ const freeThreshold = 1 << 20
 // run executes the request in its own goroutine under the deadline and
 // answers with what it wrote, or with an error when the deadline, the
 // response ceiling or a canceled client ends it first.
-func (l *limiter) run(w http.ResponseWriter, r *http.Request, sse bool) {
+func (l *limiter) run(w http.ResponseWriter, r *http.Request, sse bool, lanes []chan struct{}) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	if l.timeout > 0 {
 		var stop context.CancelFunc
@@ -213,7 +241,7 @@ func (l *limiter) run(w http.ResponseWriter, r *http.Request, sse bool) {
 	ctx = withBudget(ctx, l.maxBytes, func() { cancel(errTooLarge) })
 	finished := make(chan struct{})
 	go func() {
-		defer l.release()
+		defer l.release(lanes)
 		defer close(finished)
 		l.next.ServeHTTP(buf, r.WithContext(ctx))
 	}()

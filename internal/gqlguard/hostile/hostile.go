@@ -16,7 +16,8 @@ type Class struct {
 	Name string
 	// Doc is the document.
 	Doc string
-	// Code is the extensions.code the gateway must answer with.
+	// Code is the extensions.code the gateway must answer with; "" for a
+	// document it serves.
 	Code string
 }
 
@@ -24,18 +25,26 @@ type Class struct {
 // from the gateway with its default limits.
 func Classes() []Class {
 	return []Class{
-		{"exponential-fragments-30", ExponentialFragments(30), "GRAPHQL_VALIDATION_FAILED"},
+		// Over the token limit.
 		{"repeated-field-10k", RepeatedField(10000), "GRAPHQL_VALIDATION_FAILED"},
 		{"repeated-field-20k", RepeatedField(20000), "GRAPHQL_VALIDATION_FAILED"},
 		{"repeated-nested-field-2k", RepeatedNested(2000), "GRAPHQL_VALIDATION_FAILED"},
-		{"aliased-timelines-66", AliasedTimelines(66, 100), "COMPLEXITY_LIMIT_EXCEEDED"},
-		{"many-aliases-5k", Aliases(5000), "GRAPHQL_VALIDATION_FAILED"},
-		{"deep-nesting-200", Deep(200), "GRAPHQL_VALIDATION_FAILED"},
-		{"directives-5k", Directives(5000), "GRAPHQL_VALIDATION_FAILED"},
 		{"list-literal-100k", ListLiteral(100000), "GRAPHQL_VALIDATION_FAILED"},
 		{"nested-list-literal-20k", NestedListLiteral(20000), "GRAPHQL_VALIDATION_FAILED"},
-		{"huge-string-literal-900k", StringLiteral(900 << 10), "BAD_USER_INPUT"},
+		{"aliases-5k", Aliases(5000), "GRAPHQL_VALIDATION_FAILED"},
+		{"directives-5k", Directives(5000), "GRAPHQL_VALIDATION_FAILED"},
+		// Under the token limit, each over one other limit.
+		{"exponential-fragments-30", ExponentialFragments(30), "GRAPHQL_VALIDATION_FAILED"},
+		{"repeated-field-600", RepeatedField(600), "GRAPHQL_VALIDATION_FAILED"},
+		{"repeated-nested-field-150", RepeatedNested(150), "GRAPHQL_VALIDATION_FAILED"},
+		{"aliases-150", Aliases(150), "GRAPHQL_VALIDATION_FAILED"},
+		{"directives-200", Directives(200), "GRAPHQL_VALIDATION_FAILED"},
+		{"deep-nesting-200", Deep(200), "GRAPHQL_VALIDATION_FAILED"},
 		{"fragment-cycle", FragmentCycle(), "GRAPHQL_VALIDATION_FAILED"},
+		{"nested-pages", NestedPages(3, 100), "COMPLEXITY_LIMIT_EXCEEDED"},
+		{"aliased-timelines-66", AliasedTimelines(66, 100), "COMPLEXITY_LIMIT_EXCEEDED"},
+		// One token, under the body limit: a name nobody has.
+		{"huge-string-literal-900k", StringLiteral(900 << 10), ""},
 	}
 }
 
@@ -72,6 +81,12 @@ func AliasedTimelines(n, first int) string {
 	}
 	b.WriteString("}")
 	return b.String()
+}
+
+// NestedPages nests levels pages of first followers.
+func NestedPages(levels, first int) string {
+	page := fmt.Sprintf("followers(first: %d) { edges { node { ", first)
+	return "{ me { " + strings.Repeat(page, levels) + "id" + strings.Repeat(" } } }", levels) + " } }"
 }
 
 // Aliases selects the viewer under n aliases.
