@@ -19,15 +19,10 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
-	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/social"
 
-	"net"
-
 	"github.com/socialgw/gateway/graph"
-	"github.com/socialgw/gateway/internal/auth"
-	"github.com/socialgw/gateway/internal/redisstore"
 )
 
 // httpDo sends a raw request to the test server and returns the status,
@@ -522,35 +517,7 @@ func TestHugeFirstIsBadInput(t *testing.T) {
 // hold requests: the request deadline bounds every Redis call, and the
 // client gets a masked INTERNAL_SERVER_ERROR soon after it.
 func TestRequestDeadline(t *testing.T) {
-	// A "Redis" that accepts connections and never answers.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, c) }()
-		}
-	}()
-	rdb, err := redisstore.Connect("redis://"+ln.Addr().String()+"?read_timeout=30s&write_timeout=30s", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Close() })
-	gw, err := gateway.New(rdb, gateway.Config{
-		Prefix: "stalled:", Feed: redisstore.DefaultFeed(), PasswordConcurrency: 1, RefreshTTL: time.Hour,
-		Tokens:  auth.TokenOptions{Method: "HS256", Secret: []byte(gatewaytest.Secret), Issuer: "i", Audience: "a", TTL: time.Minute},
-		GraphQL: graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := gatewaytest.Serve(t, gw.Query)
+	url := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond}))
 
 	start := time.Now()
 	r := gatewaytest.Post(t, url, "", `{ user(name: "someone") { id } }`, nil)

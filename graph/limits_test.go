@@ -1,0 +1,214 @@
+package graph_test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/gqlguard/hostile"
+	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+// stalledGateway is a gateway over a "Redis" that accepts connections and
+// never answers: every request that reads Redis runs into its deadline.
+func stalledGateway(t *testing.T) *gateway.Gateway {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	rdb, err := redisstore.Connect("redis://"+ln.Addr().String()+"?read_timeout=30s&write_timeout=30s", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	gw, err := gateway.New(rdb, gateway.Config{
+		Prefix: "stalled:", Feed: redisstore.DefaultFeed(), PasswordConcurrency: 1, RefreshTTL: time.Hour,
+		Tokens: auth.TokenOptions{Method: "HS256", Secret: []byte(gatewaytest.Secret), Issuer: "i", Audience: "a", TTL: time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw
+}
+
+// sseData returns the data of an SSE response's events, which must be
+// one next and one complete.
+func sseData(t *testing.T, body []byte) []byte {
+	t.Helper()
+	var events []string
+	var data string
+	for _, block := range strings.Split(string(body), "\n\n") {
+		for _, line := range strings.Split(block, "\n") {
+			if ev, ok := strings.CutPrefix(line, "event: "); ok {
+				events = append(events, ev)
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = d
+			}
+		}
+	}
+	if strings.Join(events, ",") != "next,complete" {
+		t.Errorf("events %q, want next then complete; body %q", events, body)
+	}
+	return []byte(data)
+}
+
+// TestDeadlineOnEveryTransport checks that a query stuck on Redis ends by
+// its deadline with a GraphQL error body and code, whatever its transport
+// and Accept header.
+func TestDeadlineOnEveryTransport(t *testing.T) {
+	base := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond}))
+	const doc = `{ user(name: "someone") { id } }`
+	tests := []struct {
+		name, method, accept string
+		sse                  bool
+	}{
+		{"POST application/json", "POST", "application/json", false},
+		{"POST graphql-response+json", "POST", "application/graphql-response+json", false},
+		{"POST no Accept", "POST", "", false},
+		{"GET", "GET", "application/json", false},
+		{"POST text/event-stream", "POST", "text/event-stream", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var req *http.Request
+			if tt.method == "GET" {
+				req, _ = http.NewRequest("GET", base+"/query?query="+url.QueryEscape(doc), nil)
+			} else {
+				req, _ = http.NewRequest("POST", base+"/query", strings.NewReader(`{"query": `+quote(doc)+`}`))
+				req.Header.Set("Content-Type", jsonType)
+			}
+			if tt.accept != "" {
+				req.Header.Set("Accept", tt.accept)
+			}
+			start := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("answered after %v; the deadline is 300ms", d)
+			}
+			if tt.sse {
+				body = sseData(t, body)
+			}
+			r := decodeGraphQL(t, resp.StatusCode, body)
+			if r.Code() != "INTERNAL_SERVER_ERROR" {
+				t.Errorf("status %d, body %s: want an INTERNAL_SERVER_ERROR", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// TestDeadlineStopsValidation checks that CPU-bound work in gqlgen itself
+// (here the validation of a document the guard would have refused, with
+// the guard off) is answered at the deadline with an error body, not with
+// gqlgen's bare null.
+func TestDeadlineStopsValidation(t *testing.T) {
+	s := gatewaytest.New(t)
+	base := gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 200 * time.Millisecond}))
+	start := time.Now()
+	status, body := gatewaytest.PostRaw(t, base, "", hostile.RepeatedField(4000), nil)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("answered after %v; the deadline is 200ms", d)
+	}
+	r := decodeGraphQL(t, status, body)
+	if status != http.StatusGatewayTimeout || r.Code() != "INTERNAL_SERVER_ERROR" || !strings.Contains(r.Errors[0].Message, "longer than 200ms") {
+		t.Errorf("status %d, body %s: want 504 and the deadline's error", status, body)
+	}
+}
+
+// TestConcurrencyCap checks that requests beyond the cap wait briefly then
+// get 503, Retry-After and a GraphQL error, while refused documents are
+// answered without waiting for a slot.
+func TestConcurrencyCap(t *testing.T) {
+	base := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(graph.Options{
+		MaxBodyBytes: 1 << 20, RequestTimeout: 2 * time.Second, MaxConcurrent: 1, QueueWait: 50 * time.Millisecond,
+		Limits: gqlguard.DefaultLimits(20000),
+	}))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Holds the one slot until its deadline.
+		http.Post(base+"/query", jsonType, strings.NewReader(`{"query": "{ user(name: \"a\") { id } }"}`))
+	}()
+	defer wg.Wait()
+	time.Sleep(300 * time.Millisecond)
+
+	start := time.Now()
+	req, _ := http.NewRequest("POST", base+"/query", strings.NewReader(`{"query": "{ user(name: \"b\") { id } }"}`))
+	req.Header.Set("Content-Type", jsonType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refused after %v; the queue wait is 50ms", d)
+	}
+	r := decodeGraphQL(t, resp.StatusCode, body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || r.Code() != "RATE_LIMITED" {
+		t.Errorf("status %d, Retry-After %q, body %s: want 503, 1 and RATE_LIMITED", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+
+	status, body := gatewaytest.PostRaw(t, base, "", hostile.ExponentialFragments(30), nil)
+	if r := decodeGraphQL(t, status, body); r.Code() != "GRAPHQL_VALIDATION_FAILED" {
+		t.Errorf("a refused document while the slot is taken: status %d, body %s", status, body)
+	}
+}
+
+// TestResponseCeiling checks that a response larger than the ceiling is
+// stopped and answered with an error. Introspection is where it can
+// happen: its lists are as long as the schema, which the estimate does not
+// count.
+func TestResponseCeiling(t *testing.T) {
+	s := gatewaytest.New(t)
+	limits := gqlguard.DefaultLimits(20000)
+	limits.ResponseBytes = 4000
+	base := gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Introspection: true, Limits: limits}))
+	const doc = `{ __schema { types { name description fields { name description args { name description } } } } }`
+	status, body := gatewaytest.PostRaw(t, base, "", doc, nil)
+	r := decodeGraphQL(t, status, body)
+	if r.Code() != "COMPLEXITY_LIMIT_EXCEEDED" || !strings.Contains(r.Errors[0].Message, "exceeded 4000 bytes") {
+		t.Errorf("status %d, body %.300s: want the response ceiling's error", status, body)
+	}
+	// Under the ceiling, the same handler answers.
+	if r := gatewaytest.Post(t, base, "", `{ __schema { queryType { name } } }`, nil); len(r.Errors) > 0 {
+		t.Errorf("a small introspection query: %+v", r.Errors)
+	}
+}
+
+// TestRequestWithoutQuery checks the GraphQL-over-HTTP answer to a request
+// that names no document: 400 with a GraphQL error.
+func TestRequestWithoutQuery(t *testing.T) {
+	s := gatewaytest.New(t)
+	status, _, body := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(`{"qeury": "{ me { id } }"}`))
+	if r := decodeGraphQL(t, status, body); status != http.StatusBadRequest || r.Code() != "BAD_USER_INPUT" {
+		t.Errorf("status %d, body %s", status, body)
+	}
+}
