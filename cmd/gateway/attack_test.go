@@ -25,12 +25,14 @@ import (
 // startGatewayProcess builds the gateway (without the race detector, so
 // that the memory measured is the gateway's own) and runs it in its own
 // process with env added; it is stopped with SIGTERM when the test ends.
-func startGatewayProcess(t *testing.T, env ...string) (url string, pid int) {
+func startGatewayProcess(t testing.TB, bin string, env ...string) (url string, pid int) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gateway")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "gateway")
+		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	cmd := exec.Command(bin, "--listen=127.0.0.1:0")
 	cmd.Env = append(os.Environ(), env...)
@@ -124,7 +126,7 @@ func postQuery(client *http.Client, url, token, query string, vars map[string]an
 
 // rssBytes is the resident memory of process pid (field "VmRSS"), or its
 // peak ("VmHWM").
-func rssBytes(t *testing.T, pid int, field string) int64 {
+func rssBytes(t testing.TB, pid int, field string) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -160,23 +162,11 @@ func TestAttackSuite(t *testing.T) {
 		// (docs/performance.md).
 		bound = 5 * time.Second
 	)
-	url, pid := startGatewayProcess(t, "REDIS_URL="+redistest.URL(t), "JWT_SECRET="+testSecret,
+	url, pid := startGatewayProcess(t, "", "REDIS_URL="+redistest.URL(t), "JWT_SECRET="+testSecret,
 		"REDIS_PREFIX="+redistest.Prefix(t), "FANOUT_WORKER=false", "LOG_FORMAT=text")
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
 
-	// A user with a full page of the longest posts.
-	reg := postQuery(client, url, "", `mutation { register(input: {name: "attacked", email: "attacked@example.com", password: "correct horse battery"}) { accessToken user { id } } }`, nil)
-	if reg.err != nil || reg.errors > 0 {
-		t.Fatalf("register: %+v", reg)
-	}
-	token, userID := registerToken(t, client, url)
-	for i := range 100 {
-		r := postQuery(client, url, token, `mutation($c: String!) { createPost(input: {content: $c}) { id } }`,
-			map[string]any{"c": fmt.Sprintf("%03d %s", i, strings.Repeat("é<", 248))})
-		if r.err != nil || r.errors > 0 {
-			t.Fatalf("createPost: %+v", r)
-		}
-	}
+	userID := seedLongPosts(t, client, url)
 	ordinary := `query($u: ID!) { userTimeline(userId: $u, first: 100) { edges { cursor node { id content createdAt author { id name } likesCount } } } }`
 	vars := map[string]any{"u": userID}
 	for range 20 {
@@ -308,8 +298,28 @@ func TestAttackSuite(t *testing.T) {
 	}
 }
 
-// registerToken logs the user of TestAttackSuite in.
-func registerToken(t *testing.T, client *http.Client, url string) (token, userID string) {
+// seedLongPosts registers a user with a page of 100 of the longest posts
+// (their JSON the longest too: "<" is escaped as \u003c) and returns the
+// user's id.
+func seedLongPosts(t testing.TB, client *http.Client, url string) (userID string) {
+	t.Helper()
+	reg := postQuery(client, url, "", `mutation { register(input: {name: "attacked", email: "attacked@example.com", password: "correct horse battery"}) { accessToken user { id } } }`, nil)
+	if reg.err != nil || reg.errors > 0 {
+		t.Fatalf("register: %+v", reg)
+	}
+	token, userID := login(t, client, url)
+	for i := range 100 {
+		r := postQuery(client, url, token, `mutation($c: String!) { createPost(input: {content: $c}) { id } }`,
+			map[string]any{"c": fmt.Sprintf("%03d %s", i, strings.Repeat("é<", 248))})
+		if r.err != nil || r.errors > 0 {
+			t.Fatalf("createPost: %+v", r)
+		}
+	}
+	return userID
+}
+
+// login logs the user of seedLongPosts in.
+func login(t testing.TB, client *http.Client, url string) (token, userID string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": `mutation { login(input: {login: "attacked", password: "correct horse battery"}) { accessToken user { id } } }`})
 	resp, err := client.Post(url+"/query", "application/json", bytes.NewReader(body))
