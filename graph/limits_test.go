@@ -1,14 +1,19 @@
 package graph_test
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
@@ -210,5 +215,62 @@ func TestRequestWithoutQuery(t *testing.T) {
 	status, _, body := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(`{"qeury": "{ me { id } }"}`))
 	if r := decodeGraphQL(t, status, body); status != http.StatusBadRequest || r.Code() != "BAD_USER_INPUT" {
 		t.Errorf("status %d, body %s", status, body)
+	}
+}
+
+// TestWebsocketLimits checks the limits on operations sent over a
+// websocket: the guard refuses a hostile document, and a query stuck on
+// Redis ends by the deadline with an error.
+func TestWebsocketLimits(t *testing.T) {
+	gw := stalledGateway(t)
+	s := &gatewaytest.Server{Gateway: gw}
+	s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(graph.Options{
+		MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond, Limits: gqlguard.DefaultLimits(20000),
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	wsSend(ctx, t, c, wsMessage{Type: "connection_init"})
+	if m, err := wsNext(ctx, c); err != nil || m.Type != "connection_ack" {
+		t.Fatalf("connection_init: %+v %v", m, err)
+	}
+	tests := []struct {
+		name, doc, code string
+	}{
+		{"hostile document", hostile.ExponentialFragments(30), "GRAPHQL_VALIDATION_FAILED"},
+		{"query past its deadline", `{ user(name: "someone") { id } }`, "INTERNAL_SERVER_ERROR"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := strconv.Itoa(i + 1)
+			payload, _ := json.Marshal(map[string]any{"query": tt.doc})
+			start := time.Now()
+			wsSend(ctx, t, c, wsMessage{ID: id, Type: "subscribe", Payload: payload})
+			var m wsMessage
+			for m.ID != id || m.Type == "complete" {
+				if m, err = wsNext(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("answered after %v", d)
+			}
+			var errs []struct{ Extensions map[string]any }
+			switch m.Type {
+			case "error": // a request error: the payload is the error list
+				_ = json.Unmarshal(m.Payload, &errs)
+			case "next":
+				var r struct{ Errors []struct{ Extensions map[string]any } }
+				_ = json.Unmarshal(m.Payload, &r)
+				errs = r.Errors
+			}
+			if len(errs) == 0 || errs[0].Extensions["code"] != tt.code {
+				t.Errorf("%s %s, want an error with code %s", m.Type, m.Payload, tt.code)
+			}
+		})
 	}
 }

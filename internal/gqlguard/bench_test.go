@@ -17,10 +17,10 @@ import (
 // defaults: sizes around the limits, and the hostile documents.
 func validationCases() []hostile.Class {
 	var cs []hostile.Class
-	for _, n := range []int{250, 500, 1000, 2000} {
+	for _, n := range []int{250, 300, 500, 1000, 2000} {
 		cs = append(cs, hostile.Class{Name: fmt.Sprintf("repeated-field-%d", n), Doc: hostile.RepeatedField(n)})
 	}
-	for _, n := range []int{50, 100, 200} {
+	for _, n := range []int{50, 60, 100, 200} {
 		cs = append(cs, hostile.Class{Name: fmt.Sprintf("repeated-nested-field-%d", n), Doc: hostile.RepeatedNested(n)})
 	}
 	for _, n := range []int{1000, 5000} {
