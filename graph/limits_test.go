@@ -264,7 +264,9 @@ func TestWebsocketLimits(t *testing.T) {
 			case "error": // a request error: the payload is the error list
 				_ = json.Unmarshal(m.Payload, &errs)
 			case "next":
-				var r struct{ Errors []struct{ Extensions map[string]any } }
+				var r struct {
+					Errors []struct{ Extensions map[string]any }
+				}
 				_ = json.Unmarshal(m.Payload, &r)
 				errs = r.Errors
 			}
