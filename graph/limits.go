@@ -149,7 +149,7 @@ func (l *limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		l.dirty.Store(true)
 		w.Header().Set("Retry-After", "1")
-		writeLimitError(w, r, sse, http.StatusServiceUnavailable, string(social.RateLimited),
+		writeLimitError(w, sse, http.StatusServiceUnavailable, string(social.RateLimited),
 			"the server is busy: retry in a second")
 		return
 	}
@@ -260,10 +260,10 @@ func (l *limiter) run(w http.ResponseWriter, r *http.Request, sse bool, lanes []
 		return // the client is gone
 	case cause == errTooLarge || buf.overflow:
 		l.dirty.Store(true)
-		writeLimitError(w, r, sse, http.StatusOK, gqlguard.CodeComplexity,
+		writeLimitError(w, sse, http.StatusOK, gqlguard.CodeComplexity,
 			fmt.Sprintf("the response exceeded %d bytes and was stopped: ask for fewer or smaller pages", l.maxBytes))
 	case cause == errDeadline && (!isDone(finished) || bytes.Equal(bytes.TrimSpace(buf.body.Bytes()), []byte("null"))):
-		writeLimitError(w, r, sse, http.StatusGatewayTimeout, string(social.Internal),
+		writeLimitError(w, sse, http.StatusGatewayTimeout, string(social.Internal),
 			fmt.Sprintf("the request took longer than %s and was stopped", l.timeout))
 	default:
 		buf.writeTo(w)
@@ -360,29 +360,20 @@ func (b *boundedWriter) writeTo(w http.ResponseWriter) {
 	_, _ = w.Write(body)
 }
 
-// writeLimitError answers with one GraphQL error, as an SSE event for a
-// client that asked for a stream, else as JSON in the media type the
-// client accepts.
-func writeLimitError(w http.ResponseWriter, r *http.Request, sse bool, status int, code, msg string) {
-	resp := graphql.Response{Errors: gqlerror.List{{Message: msg, Extensions: map[string]any{"code": code}}}}
-	b, _ := json.Marshal(resp)
-	if sse {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
-		fmt.Fprintf(w, "event: next\ndata: %s\n\nevent: complete\n\n", b)
+// writeLimitError answers with one GraphQL error: as an SSE event for a
+// client that asked for a stream, else as the other refusals before
+// execution are written (writeErrors).
+func writeLimitError(w http.ResponseWriter, sse bool, status int, code, msg string) {
+	gerr := &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": code}}
+	if !sse {
+		writeErrors(w, status, gerr)
 		return
 	}
-	ct := "application/json"
-	if strings.Contains(r.Header.Get("Accept"), "application/graphql-response+json") &&
-		!strings.Contains(r.Header.Get("Accept"), "application/json") {
-		ct = "application/graphql-response+json"
-	} else if status >= 400 && status != http.StatusServiceUnavailable && status != http.StatusGatewayTimeout {
-		status = http.StatusOK
-	}
-	w.Header().Set("Content-Type", ct)
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	b, _ := json.Marshal(graphql.Response{Errors: gqlerror.List{gerr}})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "event: next\ndata: %s\n\nevent: complete\n\n", b)
 }
 
 // budget counts the bytes of the fields a response has resolved so far,
