@@ -1,81 +1,22 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/socialgw/gateway/internal/faulttest"
 	"github.com/socialgw/gateway/internal/gqlguard/hostile"
 	"github.com/socialgw/gateway/internal/redistest"
 )
-
-// startGatewayProcess builds the gateway (without the race detector, so
-// that the memory measured is the gateway's own) and runs it in its own
-// process with env added; it is stopped with SIGTERM when the test ends.
-func startGatewayProcess(t testing.TB, bin string, env ...string) (url string, pid int) {
-	t.Helper()
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "gateway")
-		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
-	cmd := exec.Command(bin, "--listen=127.0.0.1:0")
-	cmd.Env = append(os.Environ(), env...)
-	// The log goes to stderr: the address, then only warnings and errors.
-	out, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("the gateway did not stop within 20s of SIGTERM")
-		}
-	})
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			if u := listenURL.FindString(line); u != "" && strings.Contains(line, "listening") {
-				ready <- u
-			} else if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
-				fmt.Fprintln(os.Stderr, line)
-			}
-		}
-	}()
-	select {
-	case url = <-ready:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the gateway process was not ready within 60s")
-	}
-	return url, cmd.Process.Pid
-}
-
-var listenURL = regexp.MustCompile(`http://[0-9.]+:[0-9]+`)
 
 // gqlResult is one answer of the gateway.
 type gqlResult struct {
@@ -162,8 +103,10 @@ func TestAttackSuite(t *testing.T) {
 		// (docs/performance.md).
 		bound = 5 * time.Second
 	)
-	url, pid := startGatewayProcess(t, "", "REDIS_URL="+redistest.URL(t), "JWT_SECRET="+testSecret,
-		"REDIS_PREFIX="+redistest.Prefix(t), "FANOUT_WORKER=false", "LOG_FORMAT=text")
+	// A process of its own (built without the race detector): the memory
+	// measured is the gateway's alone.
+	gw := faulttest.StartGateway(t, "attacked", faulttest.Env{"REDIS_URL": redistest.URL(t), "REDIS_PREFIX": redistest.Prefix(t)})
+	url, pid := gw.URL, gw.Pid()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
 
 	userID := seedLongPosts(t, client, url)

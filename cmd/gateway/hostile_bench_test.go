@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialgw/gateway/internal/faulttest"
 	"github.com/socialgw/gateway/internal/gqlguard/hostile"
 	"github.com/socialgw/gateway/internal/redistest"
 )
@@ -32,8 +33,14 @@ func BenchmarkHostile(b *testing.B) {
 		}
 		timeout = d
 	}
-	url, pid := startGatewayProcess(b, os.Getenv("GATEWAY_BIN"), "REDIS_URL="+redistest.URL(b), "JWT_SECRET="+testSecret,
-		"REDIS_PREFIX="+redistest.Prefix(b), "FANOUT_WORKER=false", "LOG_FORMAT=text", "REQUEST_TIMEOUT=10s")
+	env := faulttest.Env{"REDIS_URL": redistest.URL(b), "REDIS_PREFIX": redistest.Prefix(b), "REQUEST_TIMEOUT": "10s"}
+	var gw *faulttest.Proc
+	if bin := os.Getenv("GATEWAY_BIN"); bin != "" {
+		gw = faulttest.StartGatewayBinary(b, "measured", bin, env)
+	} else {
+		gw = faulttest.StartGateway(b, "measured", env)
+	}
+	url, pid := gw.URL, gw.Pid()
 	client := &http.Client{Timeout: timeout}
 	if id := seedLongPosts(b, client, url); id != "1" {
 		b.Fatalf("the seeded user is %s; the aliased-timelines class reads user 1", id)

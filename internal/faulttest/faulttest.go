@@ -93,13 +93,20 @@ type Env map[string]string
 // and waits until it logs the address it listens on.
 func StartGateway(tb testing.TB, name string, env Env) *Proc {
 	tb.Helper()
+	return StartGatewayBinary(tb, name, filepath.Join(Binaries(tb), "gateway"), env)
+}
+
+// StartGatewayBinary is StartGateway with another build of the gateway:
+// the benchmarks compare a tree with an older commit's binary.
+func StartGatewayBinary(tb testing.TB, name, path string, env Env) *Proc {
+	tb.Helper()
 	base := Env{"LISTEN_ADDR": "127.0.0.1:0", "JWT_SECRET": Secret, "LOG_FORMAT": "json", "FANOUT_WORKER": "false", "SHUTDOWN_TIMEOUT": "10s"}
 	// Every simulated client comes from 127.0.0.1: the per-address and
 	// per-user budgets would throttle the load these tests put on purpose.
 	for _, v := range []string{"IP", "MUTATIONS", "LOGIN_IP", "LOGIN_ACCOUNT", "REGISTER_IP", "REGISTER_NAME"} {
 		base["RATE_LIMIT_"+v] = "off"
 	}
-	p := start(tb, name, "gateway", merge(base, env))
+	p := start(tb, name, path, merge(base, env))
 	deadline := time.Now().Add(30 * time.Second)
 	for p.URL == "" {
 		if m := listenRE.FindStringSubmatch(p.log.String()); m != nil {
@@ -124,7 +131,7 @@ var listenRE = regexp.MustCompile(`"msg":"listening","url":"(http://[^"]+)"`)
 // StartWorker starts the fan-out worker binary with env.
 func StartWorker(tb testing.TB, name string, env Env) *Proc {
 	tb.Helper()
-	return start(tb, name, "worker", merge(Env{"LOG_FORMAT": "json", "FANOUT_MIN_IDLE": "2s", "SHUTDOWN_TIMEOUT": "10s"}, env))
+	return start(tb, name, filepath.Join(Binaries(tb), "worker"), merge(Env{"LOG_FORMAT": "json", "FANOUT_MIN_IDLE": "2s", "SHUTDOWN_TIMEOUT": "10s"}, env))
 }
 
 func merge(a, b Env) Env {
@@ -138,9 +145,9 @@ func merge(a, b Env) Env {
 	return out
 }
 
-func start(tb testing.TB, name, bin string, env Env) *Proc {
+func start(tb testing.TB, name, path string, env Env) *Proc {
 	tb.Helper()
-	cmd := exec.Command(filepath.Join(Binaries(tb), bin))
+	cmd := exec.Command(path)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -160,6 +167,9 @@ func start(tb testing.TB, name, bin string, env Env) *Proc {
 	})
 	return p
 }
+
+// Pid is the process's id (its memory and CPU time are in /proc/PID).
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
 // Kill ends the process with SIGKILL, as a crash would.
 func (p *Proc) Kill() {
