@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -23,6 +24,7 @@ type gqlResult struct {
 	status  int
 	code    string
 	errors  int
+	bytes   int64 // of the response body
 	elapsed time.Duration
 	err     error
 }
@@ -52,9 +54,11 @@ func postQuery(client *http.Client, url, token, query string, vars map[string]an
 		}
 	}
 	r := gqlResult{status: resp.StatusCode, elapsed: elapsed}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	counted := &countingReader{r: resp.Body}
+	if err := json.NewDecoder(counted).Decode(&out); err != nil {
 		r.err = fmt.Errorf("status %d: body is not a GraphQL response: %w", resp.StatusCode, err)
 	}
+	r.bytes = counted.n
 	r.errors = len(out.Errors)
 	if len(out.Errors) > 0 {
 		r.code, _ = out.Errors[0].Extensions["code"].(string)
@@ -282,4 +286,16 @@ func login(t testing.TB, client *http.Client, url string) (token, userID string)
 		t.Fatalf("login: %v %+v", err, out)
 	}
 	return out.Data.Login.AccessToken, out.Data.Login.User.ID
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -77,7 +77,7 @@ func BenchmarkHostile(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 			if b.N > 1 || os.Getenv("GATEWAY_BIN") != "" {
-				b.Logf("%s: status %d, code %q, %d errors", c.Name, last.status, last.code, last.errors)
+				b.Logf("%s: status %d, code %q, %d errors, %d bytes", c.Name, last.status, last.code, last.errors, last.bytes)
 			}
 		})
 	}
