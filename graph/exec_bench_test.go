@@ -127,14 +127,27 @@ func (m *memStore) UserPage(ctx context.Context, v, _ string, p social.PageReque
 	return m.HomePage(ctx, v, p, w)
 }
 
-func (m *memStore) PostComments(_ context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
-	ids := m.byPost[postID]
-	ids = ids[:min(p.First, len(ids))]
-	cur := make([]string, len(ids))
-	for i, id := range ids {
-		cur[i] = social.EncodeCursor(id)
+func (m *memStore) UserDetails(_ context.Context, _ string, ids []string, w social.UserWants) (social.UserDetails, error) {
+	return social.UserDetails{Users: pick(m.users, ids), Counts: make([]social.UserCounts, len(ids)), Relations: make([]social.Relation, len(ids))}, nil
+}
+
+// ListPages serves comments; the reference query reads no other list.
+func (m *memStore) ListPages(_ context.Context, _ string, keys []social.ListKey) ([]social.ListPage, []error) {
+	out := make([]social.ListPage, len(keys))
+	for i, k := range keys {
+		if k.List != social.ListComments {
+			continue
+		}
+		ids := m.byPost[k.Parent]
+		ids = ids[:min(k.Page.First, len(ids))]
+		c := social.Connection[*social.Comment]{Total: len(m.byPost[k.Parent])}
+		for _, id := range ids {
+			c.Items = append(c.Items, m.comments[id])
+			c.Cursors = append(c.Cursors, social.EncodeCursor(id))
+		}
+		out[i].Comments = c
 	}
-	return social.Connection[string]{Items: ids, Cursors: cur, Total: len(m.byPost[postID])}, nil
+	return out, nil
 }
 
 type fixedViewer struct{}

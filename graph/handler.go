@@ -82,7 +82,7 @@ type Options struct {
 func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator, o Options) http.Handler {
 	r := *services
 	loaders := loader.NewFactory(store, o.Loaders)
-	r.ahead = batched{profiles: r.Profiles}
+	r.ahead = batched{}
 	if o.Naive {
 		loaders = loader.NewNaiveFactory(store)
 		r.ahead = naive{}

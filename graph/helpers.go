@@ -19,6 +19,7 @@ func (r *Resolver) graphEdit(ctx context.Context, userID string, edit func(ctx c
 		return nil, err
 	}
 	l := loader.For(ctx)
+	l.ClearLists()
 	l.Relations.Clear(userID)
 	l.UserCounts.Clear(userID)
 	l.UserCounts.Clear(v.UserID)
@@ -35,23 +36,10 @@ func (r *Resolver) likeEdit(ctx context.Context, postID string, edit func(ctx co
 		return nil, err
 	}
 	l := loader.For(ctx)
+	l.ClearLists()
 	l.PostCounts.Clear(postID)
 	l.Liked.Clear(postID)
 	return loadPost(ctx, postID)
-}
-
-type userLister func(ctx context.Context, userID string, p social.PageRequest) (social.Connection[string], error)
-
-func (r *Resolver) userList(ctx context.Context, userID string, first *int, after *string, list userLister) (*model.UserConnection, error) {
-	p, err := social.NewPageRequest(first, after)
-	if err != nil {
-		return nil, err
-	}
-	c, err := list(ctx, userID, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.userConnection(ctx, c)
 }
 
 func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, after *string) (*model.Timeline, error) {

@@ -12,11 +12,17 @@ import (
 )
 
 // Lists of users (followers, following, common following, likers) and of
-// comments look ahead like timeline pages: the resolver reads what the
-// list's nodes ask for and loads it for the whole list in one pipeline,
-// then primes the loaders. Batching by the loaders' time window alone would
-// split a long list into several batches whenever its elements' resolvers
-// do not all start within the window.
+// comments are read through the request's list loader, keyed by parent and
+// page arguments, and their users through the details loader.
+//
+// A loader alone would batch a level's lists only when all their resolvers
+// start within its wait window, which a busy machine does not promise. So
+// a resolver that returns objects (a timeline page, a list of users, a
+// page of comments) reads ahead: it walks its selection down, level by
+// level, and loads the lists of every object of a level, and then their
+// users, with one LoadAll each (readLists). The resolvers below then find
+// their lists and users in the loaders' caches. A page's round trips thus
+// grow with the depth of its lists, not with their lengths or number.
 
 // userWants reads what a selection of User fields needs beyond the profile.
 func userWants(oc *graphql.OperationContext, sel ast.SelectionSet) social.UserWants {
@@ -51,30 +57,45 @@ func nodeSelections(oc *graphql.OperationContext, sel ast.SelectionSet, conn, ed
 	return out
 }
 
-// users loads users with what sel asks of them in one round trip, primes
-// the loaders, and returns the users (nil for missing ones).
-func (b batched) users(ctx context.Context, ids []string, sel ast.SelectionSet) ([]*social.User, error) {
-	l := loader.For(ctx)
+// fieldSelections returns the selections of the fields named name in sel
+// (of type typ).
+func fieldSelections(oc *graphql.OperationContext, sel ast.SelectionSet, typ, name string) ast.SelectionSet {
+	var out ast.SelectionSet
+	for _, f := range graphql.CollectFields(oc, sel, []string{typ}) {
+		if f.Name == name {
+			out = append(out, f.Selections...)
+		}
+	}
+	return out
+}
+
+// users loads users with what sel asks of them through the details loader
+// (one batch for the list, none when a read-ahead already loaded them) and
+// returns them (nil for missing ones).
+func (batched) users(ctx context.Context, ids []string, sel ast.SelectionSet) ([]*social.User, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	w := userWants(graphql.GetOperationContext(ctx), sel)
-	d, err := b.profiles.UserDetails(ctx, l.ViewerID, ids, w)
+	keys := make([]loader.UserKey, len(ids))
+	for i, id := range ids {
+		keys[i] = loader.UserKey{ID: id, Wants: w}
+	}
+	return loader.For(ctx).Details.LoadAll(ctx, keys)
+}
+
+// userList resolves a list of users below an object.
+func (r *Resolver) userList(ctx context.Context, k social.ListKey, first *int, after *string) (*model.UserConnection, error) {
+	p, err := social.NewPageRequest(first, after)
 	if err != nil {
 		return nil, err
 	}
-	for i, id := range ids {
-		if u := d.Users[i]; u != nil {
-			l.Users.Prime(id, u)
-		}
-		if w.Counts {
-			l.UserCounts.Prime(id, d.Counts[i])
-		}
-		if w.Relations {
-			l.Relations.Prime(id, d.Relations[i])
-		}
+	k.Page = p
+	pg, err := loader.For(ctx).Lists.Load(ctx, k)
+	if err != nil {
+		return nil, err
 	}
-	return d.Users, nil
+	return r.userConnection(ctx, pg.Users)
 }
 
 // userConnection builds a page of users from their ids; users that
@@ -87,12 +108,33 @@ func (r *Resolver) userConnection(ctx context.Context, c social.Connection[strin
 		return nil, err
 	}
 	edges := make([]*model.UserEdge, 0, len(users))
+	ids := make([]string, 0, len(users))
 	for i, u := range users {
 		if u != nil {
 			edges = append(edges, &model.UserEdge{Cursor: c.Cursors[i], Node: u})
+			ids = append(ids, u.ID)
 		}
 	}
+	r.ahead.lists(ctx, []objects{{typ: "User", users: ids, sel: sel}})
 	return &model.UserConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
+}
+
+// commentList resolves Post.comments: from the first comments a timeline
+// page fetch brought along when it did, else through the list loader.
+func (r *Resolver) commentList(ctx context.Context, postID string, first *int, after *string) (*model.CommentConnection, error) {
+	p, err := social.NewPageRequest(first, after)
+	if err != nil {
+		return nil, err
+	}
+	l := loader.For(ctx)
+	if c, ok := l.CommentPage(postID, p); ok {
+		return r.commentConnection(ctx, c, true)
+	}
+	pg, err := l.Lists.Load(ctx, social.ListKey{List: social.ListComments, Parent: postID, Page: p})
+	if err != nil {
+		return nil, err
+	}
+	return r.commentConnection(ctx, pg.Comments, false)
 }
 
 // commentConnection builds a page of comments and loads their authors
@@ -100,19 +142,15 @@ func (r *Resolver) userConnection(ctx context.Context, c social.Connection[strin
 // page fetch already brought them (prefetched).
 func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*social.Comment], prefetched bool) (*model.CommentConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
-	var authorSel ast.SelectionSet
-	for _, f := range graphql.CollectFields(oc, nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "CommentConnection", "CommentEdge"), []string{"Comment"}) {
-		if f.Name == "author" {
-			authorSel = append(authorSel, f.Selections...)
-		}
-	}
+	sel := nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "CommentConnection", "CommentEdge")
 	edges := make([]*model.CommentEdge, len(c.Items))
 	for i, cm := range c.Items {
 		edges[i] = &model.CommentEdge{Cursor: c.Cursors[i], Node: cm}
 	}
-	if err := r.ahead.comments(ctx, c.Items, authorSel, prefetched); err != nil {
+	if err := r.ahead.comments(ctx, c.Items, fieldSelections(oc, sel, "Comment", "author"), prefetched); err != nil {
 		return nil, err
 	}
+	r.ahead.lists(ctx, []objects{{typ: "Comment", comments: c.Items, sel: sel}})
 	return &model.CommentConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
 }
 
@@ -121,16 +159,240 @@ func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*s
 // did (prefetched).
 func (b batched) comments(ctx context.Context, cs []*social.Comment, authorSel ast.SelectionSet, prefetched bool) error {
 	l := loader.For(ctx)
-	authors := make([]string, 0, len(cs))
 	for _, cm := range cs {
 		l.Comments.Prime(cm.ID, cm)
-		authors = append(authors, cm.AuthorID)
 	}
 	if authorSel == nil || prefetched {
 		return nil
 	}
-	_, err := b.users(ctx, unique(authors), authorSel)
+	_, err := b.users(ctx, commentAuthors(cs), authorSel)
 	return err
+}
+
+func commentAuthors(cs []*social.Comment) []string {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.AuthorID
+	}
+	return unique(ids)
+}
+
+// objects are objects of one GraphQL type that share one selection: the
+// unit of the list read-ahead.
+type objects struct {
+	typ      string // "Post", "User" or "Comment"
+	posts    []*social.Post
+	users    []string
+	comments []*social.Comment
+	sel      ast.SelectionSet
+}
+
+// ids are the ids of the objects, the parents of their lists.
+func (o objects) ids() []string {
+	switch o.typ {
+	case "User":
+		return o.users
+	case "Post":
+		ids := make([]string, len(o.posts))
+		for i, p := range o.posts {
+			ids[i] = p.ID
+		}
+		return ids
+	}
+	return nil // comments have no lists
+}
+
+// listFields are the connection fields the read-ahead loads, by type.
+var listFields = map[string]map[string]social.List{
+	"User": {"followers": social.ListFollowers, "following": social.ListFollowing, "commonFollowing": social.ListCommonFollowing},
+	"Post": {"likers": social.ListLikers, "comments": social.ListComments},
+}
+
+// readLists loads, level by level, the lists below the objects of level
+// and the users in them: at each level one LoadAll of the list loader for
+// every list of every object, and one of the details loader for their
+// users. Errors are left to the resolvers, which meet them in the
+// loaders' caches and report them where they belong.
+func (b batched) lists(ctx context.Context, level []objects) {
+	oc := graphql.GetOperationContext(ctx)
+	l := loader.For(ctx)
+	for len(level) > 0 {
+		level = b.follow(ctx, oc, level)
+		// spans[i] are keys[from:to], the pages of one field for each object.
+		type span struct {
+			from, to   int
+			list       social.List
+			sel        ast.SelectionSet
+			prefetched bool
+		}
+		var keys []social.ListKey
+		var spans []span
+		for _, g := range level {
+			for _, f := range graphql.CollectFields(oc, g.sel, []string{g.typ}) {
+				list, ok := listFields[g.typ][f.Name]
+				if !ok {
+					continue
+				}
+				k, ok := listArgs(oc, f, list)
+				if !ok {
+					continue // the resolver reports the bad argument
+				}
+				sp := span{from: len(keys), list: list, sel: f.Selections, prefetched: list == social.ListComments}
+				for _, id := range g.ids() {
+					k.Parent = id
+					if list == social.ListComments {
+						// A timeline page fetch may have brought them.
+						if c, ok := l.CommentPage(id, k.Page); ok {
+							l.Lists.Prime(k, social.ListPage{Comments: c})
+						} else {
+							sp.prefetched = false
+						}
+					}
+					keys = append(keys, k)
+				}
+				sp.to = len(keys)
+				spans = append(spans, sp)
+			}
+		}
+		if len(keys) == 0 {
+			return
+		}
+		pages, _ := l.Lists.LoadAll(ctx, keys)
+		var next []objects
+		var users []loader.UserKey
+		for _, sp := range spans {
+			if sp.list == social.ListComments {
+				sel := nodeSelections(oc, sp.sel, "CommentConnection", "CommentEdge")
+				var cs []*social.Comment
+				for _, pg := range pages[sp.from:sp.to] {
+					cs = append(cs, pg.Comments.Items...)
+				}
+				for _, c := range cs {
+					l.Comments.Prime(c.ID, c)
+				}
+				if authorSel := fieldSelections(oc, sel, "Comment", "author"); authorSel != nil && !sp.prefetched {
+					users = appendUserKeys(users, commentAuthors(cs), userWants(oc, authorSel))
+				}
+				next = append(next, objects{typ: "Comment", comments: cs, sel: sel})
+				continue
+			}
+			sel := nodeSelections(oc, sp.sel, "UserConnection", "UserEdge")
+			var ids []string
+			for _, pg := range pages[sp.from:sp.to] {
+				ids = append(ids, pg.Users.Items...)
+			}
+			ids = unique(ids)
+			users = appendUserKeys(users, ids, userWants(oc, sel))
+			next = append(next, objects{typ: "User", users: ids, sel: sel})
+		}
+		if len(users) > 0 {
+			_, _ = l.Details.LoadAll(ctx, users)
+		}
+		level = next
+	}
+}
+
+func appendUserKeys(keys []loader.UserKey, ids []string, w social.UserWants) []loader.UserKey {
+	for _, id := range ids {
+		keys = append(keys, loader.UserKey{ID: id, Wants: w})
+	}
+	return keys
+}
+
+// follow adds to a level the objects its objects' object fields lead to
+// (a post's author and original, a comment's author and post): they cost
+// no list read, and their own lists belong to the same level.
+func (b batched) follow(ctx context.Context, oc *graphql.OperationContext, level []objects) []objects {
+	l := loader.For(ctx)
+	out := level[:0:0]
+	for len(level) > 0 {
+		g := level[0]
+		level = level[1:]
+		out = append(out, g)
+		for _, f := range graphql.CollectFields(oc, g.sel, []string{g.typ}) {
+			if len(f.Selections) == 0 {
+				continue
+			}
+			switch {
+			case f.Name == "author" && g.typ == "Post":
+				ids := make([]string, len(g.posts))
+				for i, p := range g.posts {
+					ids[i] = p.AuthorID
+				}
+				level = append(level, objects{typ: "User", users: unique(ids), sel: f.Selections})
+			case f.Name == "author" && g.typ == "Comment":
+				level = append(level, objects{typ: "User", users: commentAuthors(g.comments), sel: f.Selections})
+			case (f.Name == "repostOf" && g.typ == "Post") || (f.Name == "post" && g.typ == "Comment"):
+				if !hasLists(oc, f.Selections, "Post") {
+					continue // nothing to read ahead below: leave the posts to their resolvers
+				}
+				var ids []string
+				for _, p := range g.posts {
+					if p.RepostOfID != "" {
+						ids = append(ids, p.RepostOfID)
+					}
+				}
+				for _, c := range g.comments {
+					ids = append(ids, c.PostID)
+				}
+				posts, _ := l.Posts.LoadAll(ctx, unique(ids))
+				var found []*social.Post
+				for _, p := range posts {
+					if p != nil {
+						found = append(found, p)
+					}
+				}
+				level = append(level, objects{typ: "Post", posts: found, sel: f.Selections})
+			}
+		}
+	}
+	return out
+}
+
+// hasLists reports whether a selection of typ has a list field somewhere
+// below it.
+func hasLists(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) bool {
+	for _, f := range graphql.CollectFields(oc, sel, []string{typ}) {
+		if _, ok := listFields[typ][f.Name]; ok {
+			return true
+		}
+		if len(f.Selections) > 0 {
+			return true // an object field: it may hold lists; read ahead
+		}
+	}
+	return false
+}
+
+// listArgs reads a list field's arguments as its resolver will, with
+// gqlgen's coercion; ok is false when they are invalid.
+func listArgs(oc *graphql.OperationContext, f graphql.CollectedField, list social.List) (social.ListKey, bool) {
+	args := f.ArgumentMap(oc.Variables)
+	k := social.ListKey{List: list}
+	first, ok := optionalInt(args["first"])
+	if !ok {
+		return k, false
+	}
+	var after *string
+	if v := args["after"]; v != nil {
+		a, err := graphql.UnmarshalString(v)
+		if err != nil {
+			return k, false
+		}
+		after = &a
+	}
+	p, err := social.NewPageRequest(first, after)
+	if err != nil {
+		return k, false
+	}
+	k.Page = p
+	if list == social.ListCommonFollowing {
+		with, err := graphql.UnmarshalID(args["with"])
+		if err != nil {
+			return k, false
+		}
+		k.With = with
+	}
+	return k, true
 }
 
 func unique(ids []string) []string {

@@ -152,6 +152,9 @@ func (batched) primePage(ctx context.Context, page *social.Page) {
 // the read-ahead strategy has primed the loaders with it.
 func (r *Resolver) timeline(ctx context.Context, page *social.Page) *model.Timeline {
 	r.ahead.primePage(ctx, page)
+	oc := graphql.GetOperationContext(ctx)
+	sel := nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "Timeline", "TimelineEdge")
+	r.ahead.lists(ctx, []objects{{typ: "Post", posts: page.Posts.Items, sel: sel}})
 	c := page.Posts
 	edges := make([]*model.TimelineEdge, len(c.Items))
 	for i, p := range c.Items {

@@ -26,10 +26,13 @@ type readAhead interface {
 	// comments readies a page of comments and their authors for the
 	// fields below (prefetched: a page fetch brought the authors).
 	comments(ctx context.Context, cs []*social.Comment, authorSel ast.SelectionSet, prefetched bool) error
+	// lists loads, level by level, the lists below objects and their
+	// users (lists.go).
+	lists(ctx context.Context, level []objects)
 }
 
 // batched reads ahead (prefetch.go, lists.go).
-type batched struct{ profiles Profiles }
+type batched struct{}
 
 // naive reads nothing ahead and primes nothing.
 type naive struct{}
@@ -40,3 +43,4 @@ func (naive) users(ctx context.Context, ids []string, _ ast.SelectionSet) ([]*so
 	return loader.For(ctx).Users.LoadAll(ctx, ids)
 }
 func (naive) comments(context.Context, []*social.Comment, ast.SelectionSet, bool) error { return nil }
+func (naive) lists(context.Context, []objects)                                          {}

@@ -23,13 +23,10 @@ type Accounts interface {
 type Profiles interface {
 	UserIDByName(ctx context.Context, name string) (string, error)
 	UpdateBio(ctx context.Context, userID, bio string) error
-	// UserDetails loads a list of users with what w asks for in one round
-	// trip.
-	UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error)
 }
 
-// Graph is the social graph: follows, blocks, mutes and their lists.
-// Lists are of user ids, newest edge first.
+// Graph is the social graph: follows, blocks and mutes. Its lists are
+// read through the request's list loader (internal/loader).
 type Graph interface {
 	Follow(ctx context.Context, viewerID, userID string) error
 	Unfollow(ctx context.Context, viewerID, userID string) error
@@ -37,10 +34,6 @@ type Graph interface {
 	Unblock(ctx context.Context, viewerID, userID string) error
 	Mute(ctx context.Context, viewerID, userID string) error
 	Unmute(ctx context.Context, viewerID, userID string) error
-	// Followers and Following are empty for a viewer the user blocked.
-	Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error)
-	Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error)
-	CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error)
 }
 
 // Posts writes posts and reads timelines. Timelines hold the posts the
@@ -55,14 +48,13 @@ type Posts interface {
 	UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error)
 }
 
-// Engagement is likes and comments.
+// Engagement is likes and comments; their lists are read through the
+// request's list loader.
 type Engagement interface {
 	Like(ctx context.Context, viewerID, postID string) error
 	Unlike(ctx context.Context, viewerID, postID string) error
 	AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error)
 	DeleteComment(ctx context.Context, viewerID, commentID string) error
-	Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error)
-	PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error)
 }
 
 // Resolver is the root resolver; its fields are the services resolvers

@@ -76,7 +76,9 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.Update
 		if err := r.Profiles.UpdateBio(ctx, v.UserID, bio); err != nil {
 			return nil, err
 		}
-		loader.For(ctx).Users.Clear(v.UserID)
+		l := loader.For(ctx)
+		l.Users.Clear(v.UserID)
+		l.ClearLists()
 	}
 	return loadUser(ctx, v.UserID)
 }
@@ -143,7 +145,9 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, e
 	if err := r.Posts.DeletePost(ctx, v.UserID, id); err != nil {
 		return "", err
 	}
-	loader.For(ctx).Posts.Clear(id)
+	l := loader.For(ctx)
+	l.Posts.Clear(id)
+	l.ClearLists()
 	return id, nil
 }
 
@@ -170,6 +174,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 	l := loader.For(ctx)
 	l.Comments.Prime(c.ID, c)
 	l.PostCounts.Clear(postID)
+	l.ClearLists()
 	return c, nil
 }
 
@@ -184,6 +189,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string
 	}
 	l := loader.For(ctx)
 	l.Comments.Clear(id)
+	l.ClearLists()
 	l.PostCounts.ClearAll() // the comment's post is not known here
 	return id, nil
 }
@@ -243,15 +249,7 @@ func (r *postResolver) ViewerHasLiked(ctx context.Context, obj *social.Post) (bo
 
 // Likers is the resolver for the likers field.
 func (r *postResolver) Likers(ctx context.Context, obj *social.Post, first *int, after *string) (*model.UserConnection, error) {
-	p, err := social.NewPageRequest(first, after)
-	if err != nil {
-		return nil, err
-	}
-	c, err := r.Engagement.Likers(ctx, obj.ID, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.userConnection(ctx, c)
+	return r.userList(ctx, social.ListKey{List: social.ListLikers, Parent: obj.ID}, first, after)
 }
 
 // CommentsCount is the resolver for the commentsCount field.
@@ -262,18 +260,7 @@ func (r *postResolver) CommentsCount(ctx context.Context, obj *social.Post) (int
 
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *social.Post, first *int, after *string) (*model.CommentConnection, error) {
-	p, err := social.NewPageRequest(first, after)
-	if err != nil {
-		return nil, err
-	}
-	if c, ok := loader.For(ctx).CommentPage(obj.ID, p); ok {
-		return r.commentConnection(ctx, c, true)
-	}
-	c, err := r.Engagement.PostCommentsPage(ctx, obj.ID, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.commentConnection(ctx, c, false)
+	return r.commentList(ctx, obj.ID, first, after)
 }
 
 // Me is the resolver for the me field.
@@ -417,39 +404,17 @@ func (r *userResolver) ViewerMuted(ctx context.Context, obj *social.User) (bool,
 
 // Followers is the resolver for the followers field.
 func (r *userResolver) Followers(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, obj.ID, first, after, func(ctx context.Context, id string, p social.PageRequest) (social.Connection[string], error) {
-		return r.Graph.Followers(ctx, social.ViewerID(ctx), id, p)
-	})
+	return r.userList(ctx, social.ListKey{List: social.ListFollowers, Parent: obj.ID}, first, after)
 }
 
 // Following is the resolver for the following field.
 func (r *userResolver) Following(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, obj.ID, first, after, func(ctx context.Context, id string, p social.PageRequest) (social.Connection[string], error) {
-		return r.Graph.Following(ctx, social.ViewerID(ctx), id, p)
-	})
+	return r.userList(ctx, social.ListKey{List: social.ListFollowing, Parent: obj.ID}, first, after)
 }
 
 // CommonFollowing is the resolver for the commonFollowing field.
 func (r *userResolver) CommonFollowing(ctx context.Context, obj *social.User, with string, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, obj.ID, first, after, func(ctx context.Context, id string, p social.PageRequest) (social.Connection[string], error) {
-		// The intersection shows part of whom the user follows: hidden
-		// from a viewer either user blocked, as Following is.
-		if l := loader.For(ctx); l.ViewerID != "" {
-			for _, u := range []string{id, with} {
-				if u == l.ViewerID {
-					continue
-				}
-				rel, err := l.Relations.Load(ctx, u)
-				if err != nil {
-					return social.Connection[string]{}, err
-				}
-				if !social.SeesGraphOf(false, rel) {
-					return social.Connection[string]{}, nil
-				}
-			}
-		}
-		return r.Graph.CommonFollowing(ctx, id, with, p)
-	})
+	return r.userList(ctx, social.ListKey{List: social.ListCommonFollowing, Parent: obj.ID, With: with}, first, after)
 }
 
 // Posts is the resolver for the posts field.

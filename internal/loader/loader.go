@@ -28,6 +28,18 @@ type Store interface {
 	PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error)
 	Liked(ctx context.Context, viewerID string, postIDs []string) ([]bool, error)
 	Comments(ctx context.Context, ids []string) ([]*social.Comment, error)
+	// UserDetails loads users with what w asks for in one round trip.
+	UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error)
+	// ListPages reads a page of each key's list as the viewer may see
+	// it, with an error per key or one for all.
+	ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error)
+}
+
+// UserKey asks for a user with what Wants says (profile, counters,
+// relation to the viewer).
+type UserKey struct {
+	ID    string
+	Wants social.UserWants
 }
 
 // Config tunes the loaders. Wait is how long a loader collects keys
@@ -84,6 +96,12 @@ type Loaders struct {
 	PostCounts *dataloadgen.Loader[string, social.PostCounts]
 	Liked      *dataloadgen.Loader[string, bool]
 	Comments   *dataloadgen.Loader[string, *social.Comment]
+	// Details loads users with their counters and relations as a list's
+	// selection asks, and primes Users, UserCounts and Relations.
+	Details *dataloadgen.Loader[UserKey, *social.User]
+	// Lists loads pages of the lists below objects (followers, likers,
+	// comments, ...), keyed by parent and page arguments.
+	Lists *dataloadgen.Loader[social.ListKey, social.ListPage]
 
 	// self is the account a register, login or refresh of this request
 	// just authenticated as: its payload may show that user's private
@@ -122,6 +140,14 @@ func (l *Loaders) CommentPage(postID string, p social.PageRequest) (social.Conne
 	return c, true
 }
 
+// ClearLists forgets the list pages and user details read so far, after
+// a mutation changed the graph, likes, comments or a profile: later fields
+// of the same document read them afresh.
+func (l *Loaders) ClearLists() {
+	l.Lists.ClearAll()
+	l.Details.ClearAll()
+}
+
 // ActAs records that this request authenticated as userID.
 func (l *Loaders) ActAs(userID string) { l.self.Store(&userID) }
 
@@ -142,7 +168,7 @@ func (l *Loaders) IsSelf(userID string) bool {
 // anonymous).
 func (f *Factory) New(viewerID string) *Loaders {
 	s, o := f.store, f.opts
-	return &Loaders{
+	l := &Loaders{
 		ViewerID:   viewerID,
 		Users:      dataloadgen.NewLoader(batch(s.Users), o...),
 		UserCounts: dataloadgen.NewLoader(batch(s.UserCounts), o...),
@@ -163,6 +189,51 @@ func (f *Factory) New(viewerID string) *Loaders {
 			return s.Liked(ctx, viewerID, ids)
 		}), o...),
 		Comments: dataloadgen.NewLoader(batch(s.Comments), o...),
+		Lists: dataloadgen.NewLoader(func(ctx context.Context, keys []social.ListKey) ([]social.ListPage, []error) {
+			return s.ListPages(ctx, viewerID, keys)
+		}, o...),
+	}
+	l.Details = dataloadgen.NewLoader(l.details(s), o...)
+	return l
+}
+
+// details is the batch function of Details: one UserDetails call for the
+// batch's users with everything any of its keys wants, whose results also
+// prime the per-field loaders.
+func (l *Loaders) details(s Store) func(context.Context, []UserKey) ([]*social.User, []error) {
+	return func(ctx context.Context, keys []UserKey) ([]*social.User, []error) {
+		w := social.UserWants{Profiles: true}
+		ids := make([]string, 0, len(keys))
+		at := make(map[string]int, len(keys))
+		for _, k := range keys {
+			w.Counts = w.Counts || k.Wants.Counts
+			w.Relations = w.Relations || k.Wants.Relations
+			if _, ok := at[k.ID]; !ok {
+				at[k.ID] = len(ids)
+				ids = append(ids, k.ID)
+			}
+		}
+		viewer := l.ViewerID
+		d, err := s.UserDetails(ctx, viewer, ids, w)
+		if err != nil {
+			return nil, []error{err}
+		}
+		for i, id := range ids {
+			if u := d.Users[i]; u != nil {
+				l.Users.Prime(id, u)
+			}
+			if w.Counts {
+				l.UserCounts.Prime(id, d.Counts[i])
+			}
+			if w.Relations && viewer != "" {
+				l.Relations.Prime(id, d.Relations[i])
+			}
+		}
+		out := make([]*social.User, len(keys))
+		for i, k := range keys {
+			out[i] = d.Users[at[k.ID]]
+		}
+		return out, nil
 	}
 }
 

@@ -111,11 +111,8 @@ func liked(c *redis.FloatCmd) bool { return c != nil && c.Err() == nil }
 // like the graph's edge lists, and pages the same way (edgePage), with
 // cursors that stay stable while others like and unlike.
 func (s *Store) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
-	c, err := s.edgePage(ctx, s.keys.Likers(postID), p)
-	if err != nil && !social.IsCode(err, social.BadUserInput) {
-		return c, fmt.Errorf("load likers of post %s: %w", postID, err)
-	}
-	return c, err
+	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListLikers, Parent: postID, Page: p})
+	return pg.Users, err
 }
 
 // AddComment adds viewerID's comment to postID.

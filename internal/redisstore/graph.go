@@ -139,38 +139,15 @@ func (s *Store) editGraph(ctx context.Context, op, viewerID, userID string, hook
 // Followers lists the users following userID, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *Store) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	c, err := s.graphPage(ctx, viewerID, userID, s.keys.Followers(userID), p)
-	if err != nil {
-		return c, fmt.Errorf("followers of %s: %w", userID, err)
-	}
-	return c, nil
+	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowers, Parent: userID, Page: p})
+	return pg.Users, err
 }
 
 // Following lists the users userID follows, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *Store) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	c, err := s.graphPage(ctx, viewerID, userID, s.keys.Following(userID), p)
-	if err != nil {
-		return c, fmt.Errorf("following of %s: %w", userID, err)
-	}
-	return c, nil
-}
-
-// graphPage is edgePage of one of owner's follow zsets, with the block
-// check in the same script (owner's Blocks is in owner's slot).
-func (s *Store) graphPage(ctx context.Context, viewerID, owner, key string, p social.PageRequest) (social.Connection[string], error) {
-	if viewerID == "" || viewerID == owner {
-		return s.edgePage(ctx, key, p)
-	}
-	pos, err := edgeCursor(p)
-	if err != nil {
-		return social.Connection[string]{}, err
-	}
-	total, edges, err := parseEdgePage(edgePageScript.RunRO(ctx, s.rdb, []string{key, s.keys.Blocks(owner)}, pos.score, pos.member, p.First+1, viewerID))
-	if err != nil {
-		return social.Connection[string]{}, err
-	}
-	return edgeConnection(edges, p.First, total), nil
+	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowing, Parent: userID, Page: p})
+	return pg.Users, err
 }
 
 // Chunks in which CommonFollowing walks the first user's following list:
@@ -187,77 +164,13 @@ const (
 //
 // It walks userID's following list from the cursor in chunks and keeps the
 // members otherID's list holds (ZMSCORE), so each page costs two round
-// trips when the first chunk fills it, and every step works on a single
-// slot, except the total (commonCountScript), which Redis Cluster rejects
-// (CROSSSLOT); there it would become a count by the same chunked ZMSCORE
-// walk, or a cached value.
+// trips when the first chunk fills it (lists.go, commonWalk), and every
+// step works on a single slot, except the total (commonCountScript), which
+// Redis Cluster rejects (CROSSSLOT); there it would become a count by the
+// same chunked ZMSCORE walk, or a cached value.
 func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
-	wrap := func(err error) error { return fmt.Errorf("common following of %s and %s: %w", userID, otherID, err) }
-	pos, err := edgeCursor(p)
-	if err != nil {
-		return social.Connection[string]{}, err
-	}
-	mine, theirs := s.keys.Following(userID), s.keys.Following(otherID)
-
-	chunk := commonChunk
-	var exists *redis.IntCmd
-	var total, first *redis.Cmd
-	_, err = s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-		exists = pl.Exists(ctx, s.keys.User(otherID))
-		// EVAL, not EVALSHA: a pipeline cannot fall back on NOSCRIPT.
-		total = commonCountScript.EvalRO(ctx, pl, []string{mine, theirs})
-		first = edgePageScript.EvalRO(ctx, pl, []string{mine}, pos.score, pos.member, chunk)
-		return nil
-	})
-	if err != nil {
-		return social.Connection[string]{}, wrap(err)
-	}
-	if exists.Val() == 0 {
-		return social.Connection[string]{}, social.Errorf(social.NotFound, "user %s not found", otherID)
-	}
-	_, edges, err := parseEdgePage(first)
-	var common []edge
-	for {
-		if err != nil {
-			return social.Connection[string]{}, wrap(err)
-		}
-		if len(edges) == 0 {
-			break
-		}
-		var in []bool
-		if in, err = s.zsetHas(ctx, theirs, edges); err != nil {
-			return social.Connection[string]{}, wrap(err)
-		}
-		for i, e := range edges {
-			if in[i] {
-				common = append(common, e)
-			}
-		}
-		// One match beyond the page says there is a next page.
-		if len(common) > p.First || len(edges) < chunk {
-			break
-		}
-		last := edges[len(edges)-1]
-		chunk = min(2*chunk, commonChunkMax)
-		_, edges, err = s.readEdges(ctx, mine, edgePos(last), chunk)
-	}
-	n, err := total.Int()
-	if err != nil {
-		return social.Connection[string]{}, wrap(err)
-	}
-	return edgeConnection(common, p.First, n), nil
-}
-
-// zsetHas reports which of the edges' members key holds, with one ZMSCORE.
-// go-redis's typed ZMScore reads a missing member as score 0, so the raw
-// reply is used to tell the two apart.
-func (s *Store) zsetHas(ctx context.Context, key string, edges []edge) ([]bool, error) {
-	args := make([]any, 0, len(edges)+2)
-	args = append(args, "ZMSCORE", key)
-	for _, e := range edges {
-		args = append(args, e.member)
-	}
-	return zmscoreFlags(s.rdb.Do(ctx, args...))
+	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
+	return pg.Users, err
 }
 
 // zmscoreFlags turns a ZMSCORE reply into membership flags.
@@ -427,25 +340,6 @@ type edge struct {
 // edgePos is a position in a zset's newest-first order; the zero value is
 // the start.
 type edgePos edge
-
-// edgePage returns one page of the zset at key, newest first, with its
-// total: one script run, so page and total are of the same moment.
-func (s *Store) edgePage(ctx context.Context, key string, p social.PageRequest) (social.Connection[string], error) {
-	pos, err := edgeCursor(p)
-	if err != nil {
-		return social.Connection[string]{}, err
-	}
-	total, edges, err := s.readEdges(ctx, key, pos, p.First+1)
-	if err != nil {
-		return social.Connection[string]{}, err
-	}
-	return edgeConnection(edges, p.First, total), nil
-}
-
-// readEdges reads up to n entries of key after pos, and the zset's size.
-func (s *Store) readEdges(ctx context.Context, key string, pos edgePos, n int) (int, []edge, error) {
-	return parseEdgePage(edgePageScript.RunRO(ctx, s.rdb, []string{key}, pos.score, pos.member, n))
-}
 
 // parseEdgePage reads the reply of edgePageScript.
 func parseEdgePage(c *redis.Cmd) (int, []edge, error) {

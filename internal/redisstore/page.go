@@ -216,36 +216,8 @@ func (s *Store) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID 
 // PostCommentsPage is PostComments with the comments themselves, in one
 // round trip.
 func (s *Store) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
-	var c social.Connection[*social.Comment]
-	if err := social.ValidateFirst(p.First); err != nil {
-		return c, err
-	}
-	var after string
-	if p.After != "" {
-		parts, err := social.DecodeCursor(p.After, 1)
-		if err != nil {
-			return c, err
-		}
-		if !social.IsID(parts[0]) {
-			return c, social.Errorf(social.BadUserInput, "malformed cursor")
-		}
-		after = parts[0]
-	}
-	if !social.IsID(postID) {
-		return c, nil
-	}
-	var cmd *redis.Cmd
-	if _, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
-		cmd = s.queueCommentRows(ctx, pl, postID, p.First+1, after)
-		return nil
-	}); err != nil {
-		return c, fmt.Errorf("load comments of post %s: %w", postID, err)
-	}
-	c, err := commentsFromReply(postID, p.First, cmd)
-	if err != nil {
-		return c, fmt.Errorf("load comments of post %s: %w", postID, err)
-	}
-	return c, nil
+	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListComments, Parent: postID, Page: p})
+	return pg.Comments, err
 }
 
 // read moves the replies of posts' counters, likes and first comments that

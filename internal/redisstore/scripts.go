@@ -50,7 +50,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{commentRowsScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript}
+var pipelinedScripts = []*redis.Script{commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript}
 
 //go:embed lua
 var luaFiles embed.FS

@@ -1,0 +1,114 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// nestedListsNet is readPathNet with more posts (so a page of 40 is full),
+// likers on every post and followers on every liker.
+func nestedListsNet(t *testing.T) *readPathNet {
+	t.Helper()
+	n := newReadPathNet(t, redisstore.Push)
+	ctx := context.Background()
+	prolific := n.s.Register(t, "prolific")
+	if err := n.s.Store.Follow(ctx, n.viewer.ID, prolific.ID); err != nil {
+		t.Fatal(err)
+	}
+	fans := make([]gatewaytest.User, 8)
+	for i := range fans {
+		fans[i] = n.s.Register(t, "fan")
+	}
+	for i := range fans {
+		for j := 1; j <= 3; j++ { // each fan has followers among the others
+			if err := n.s.Store.Follow(ctx, fans[(i+j)%len(fans)].ID, fans[i].ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The newest posts look like the others: comments, and a repost.
+	var first string
+	for i := 0; i < 10; i++ {
+		in := social.NewPost{Content: fmt.Sprint("more ", i)}
+		if i%3 == 2 {
+			in.RepostOf = first
+		}
+		p, err := n.s.Store.CreatePost(ctx, prolific.ID, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = p.ID
+		}
+		if _, err := n.s.Store.AddComment(ctx, fans[i%len(fans)].ID, p.ID, "nice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.s.drain(t)
+	r := n.s.MustDo(t, n.viewer.Token, `{ timeline(first: 100) { edges { node { id } } } }`, nil)
+	edges, _ := r.Get("timeline.edges").([]any)
+	if len(edges) < 40 {
+		t.Fatalf("the net's timeline has %d posts, want at least 40", len(edges))
+	}
+	for i := range edges {
+		id := r.Str(fmt.Sprintf("timeline.edges.%d.node.id", i))
+		for j, f := range fans {
+			if (i+j)%3 != 0 {
+				if err := n.s.Store.Like(ctx, f.ID, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestNestedListsRoundTrips holds pages with lists nested two levels deep
+// (a post's likers and their followers, a post's author's followers, a
+// post's comments and their authors' following) to the same number of
+// Redis round trips whatever the page size, and to the answers of the
+// naive one-call-per-field mode.
+func TestNestedListsRoundTrips(t *testing.T) {
+	n := nestedListsNet(t)
+	cases := []struct {
+		name, query string
+		budget      int64
+	}{
+		{"likers then followers", `query($first: Int) { timeline(first: $first) { edges { node { id
+		    likers(first: 5) { totalCount edges { cursor node { name followersCount followers(first: 3) { totalCount pageInfo { hasNextPage } edges { node { name } } } } } }
+		} } } }`, 7},
+		{"author followers and likers following", `query($first: Int) { timeline(first: $first) { edges { node { id
+		    author { name followers(first: 3) { totalCount edges { node { id name viewerFollows } } } }
+		    likers(first: 2) { edges { node { following(first: 4) { totalCount edges { node { name } } } } } }
+		} } } }`, 7},
+		{"comments then their authors' lists", `query($first: Int) { timeline(first: $first) { edges { node { id
+		    comments(first: 3) { edges { node { content author { name followers(first: 2) { edges { node { name } } } } } } }
+		    repostOf { id likers(first: 2) { totalCount edges { node { name } } } }
+		} } } }`, 8},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n.do(t, n.s.Server, tc.query, map[string]any{"first": 1}) // warm up the scripts
+			var costs []int64
+			for _, first := range []int{5, 20, 40} {
+				vars := map[string]any{"first": first}
+				r, rt, cmds := n.do(t, n.s.Server, tc.query, vars)
+				if len(r.Errors) > 0 {
+					t.Fatalf("errors: %v", r.Errors)
+				}
+				naive, nrt, _ := n.do(t, n.naive, tc.query, vars)
+				t.Logf("first=%d: %d round trips, %d commands; naive: %d round trips", first, rt, cmds, nrt)
+				sameAsNaive(t, r, naive)
+				costs = append(costs, rt)
+			}
+			if costs[0] != costs[1] || costs[1] != costs[2] || costs[2] > tc.budget {
+				t.Errorf("round trips at first = 5, 20, 40: %v; want the same, at most %d", costs, tc.budget)
+			}
+		})
+	}
+}

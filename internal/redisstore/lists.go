@@ -1,0 +1,290 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Lists below objects, read for many parents at once.
+//
+// ListPages serves the list loader: the pages of followers, following,
+// likers and comments of every parent of a query level are one pipeline
+// (one script run per list, each on its parent's slot), whatever the number
+// of parents and their page sizes. Common following adds a round of
+// ZMSCOREs for all its pages together, and further rounds only for the
+// pages whose first chunk did not fill them (see CommonFollowing).
+
+// ListPages returns the page of each key as viewerID ("" for anonymous)
+// may see it, index by index, with an error per key (a malformed cursor,
+// say) or one error for all. A user's followers and following are empty
+// for a viewer the user blocked, and their common following for a viewer
+// either of the two blocked (social.SeesGraphOf).
+func (s *Store) ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
+	out := make([]social.ListPage, len(keys))
+	errs := make([]error, len(keys))
+	edges := make([]*redis.Cmd, len(keys))
+	comments := make([]*redis.Cmd, len(keys))
+	common := make([]*commonWalk, len(keys))
+	firsts := make([]int, len(keys))
+	queued := false
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			var err error
+			switch k.List {
+			case social.ListFollowers, social.ListFollowing, social.ListLikers:
+				var pos edgePos
+				if pos, err = edgeCursor(k.Page); err == nil {
+					zkeys, args := []string{s.listKey(k)}, []any{pos.score, pos.member, k.Page.First + 1}
+					if k.List != social.ListLikers && viewerID != "" && viewerID != k.Parent {
+						// The owner's Blocks, in the owner's slot.
+						zkeys, args = append(zkeys, s.keys.Blocks(k.Parent)), append(args, viewerID)
+					}
+					edges[i] = edgePageScript.EvalSha(ctx, p, zkeys, args...)
+				}
+			case social.ListComments:
+				var after string
+				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) {
+					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after)
+				}
+			case social.ListCommonFollowing:
+				if common[i], err = s.newCommonWalk(k); err == nil {
+					common[i].queueStart(ctx, p, s.keys, viewerID)
+				}
+			default:
+				err = fmt.Errorf("unknown list %q", k.List)
+			}
+			errs[i] = err
+			firsts[i] = k.Page.First
+			queued = queued || (err == nil && (edges[i] != nil || comments[i] != nil || common[i] != nil))
+		}
+		if !queued {
+			return errNothingQueued
+		}
+		return nil
+	})
+	if err == errNothingQueued {
+		return out, errs
+	}
+	if err != nil && !isNil(err) {
+		return nil, []error{fmt.Errorf("load %d list pages: %w", len(keys), err)}
+	}
+	for i, k := range keys {
+		switch {
+		case errs[i] != nil:
+		case edges[i] != nil:
+			total, e, err := parseEdgePage(edges[i])
+			out[i].Users, errs[i] = edgeConnection(e, firsts[i], total), wrapList(k, err)
+		case comments[i] != nil:
+			c, err := commentsFromReply(k.Parent, firsts[i], comments[i])
+			out[i].Comments, errs[i] = c, wrapList(k, err)
+		}
+	}
+	if err := s.walkCommon(ctx, common); err != nil {
+		return nil, []error{err}
+	}
+	for i, w := range common {
+		if w != nil {
+			out[i].Users, errs[i] = w.page, w.err
+		}
+	}
+	return out, errs
+}
+
+// listKey is the zset of an edge list.
+func (s *Store) listKey(k social.ListKey) string {
+	switch k.List {
+	case social.ListFollowers:
+		return s.keys.Followers(k.Parent)
+	case social.ListFollowing:
+		return s.keys.Following(k.Parent)
+	default:
+		return s.keys.Likers(k.Parent)
+	}
+}
+
+func wrapList(k social.ListKey, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("load %s of %s: %w", k.List, k.Parent, err)
+}
+
+// listPage reads one list page (the single-parent reads of graph.go and
+// engagement.go).
+func (s *Store) listPage(ctx context.Context, viewerID string, k social.ListKey) (social.ListPage, error) {
+	pages, errs := s.ListPages(ctx, viewerID, []social.ListKey{k})
+	if len(pages) == 0 {
+		return social.ListPage{}, errs[0]
+	}
+	return pages[0], errs[0]
+}
+
+// commentCursor validates a page request of a post's comments and returns
+// the comment id its cursor names ("" for the first page).
+func commentCursor(p social.PageRequest) (string, error) {
+	if err := social.ValidateFirst(p.First); err != nil {
+		return "", err
+	}
+	if p.After == "" {
+		return "", nil
+	}
+	parts, err := social.DecodeCursor(p.After, 1)
+	if err != nil {
+		return "", err
+	}
+	if !social.IsID(parts[0]) {
+		return "", social.Errorf(social.BadUserInput, "malformed cursor")
+	}
+	return parts[0], nil
+}
+
+// commonWalk is the state of one common-following page: it walks the
+// user's following list from the cursor in chunks and keeps the members
+// the other user's list holds.
+type commonWalk struct {
+	k                  social.ListKey
+	user, mine, theirs string
+	pos                edgePos
+	chunk              int
+	exists             *redis.IntCmd
+	blocked            []*redis.BoolCmd // either user blocked the viewer
+	total, edges, has  *redis.Cmd
+	read               []edge // the last chunk read, checked against theirs
+	common             []edge
+	done               bool
+	page               social.Connection[string]
+	err                error
+}
+
+func (s *Store) newCommonWalk(k social.ListKey) (*commonWalk, error) {
+	pos, err := edgeCursor(k.Page)
+	if err != nil {
+		return nil, err
+	}
+	return &commonWalk{k: k, user: s.keys.User(k.With), mine: s.keys.Following(k.Parent), theirs: s.keys.Following(k.With), pos: pos, chunk: commonChunk}, nil
+}
+
+// queueStart queues the first round: whether either user blocked the
+// viewer, whether the other user exists, the total, and the first chunk.
+func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string) {
+	for _, u := range []string{w.k.Parent, w.k.With} {
+		if viewerID != "" && u != viewerID {
+			w.blocked = append(w.blocked, p.SIsMember(ctx, k.Blocks(u), viewerID))
+		}
+	}
+	w.exists = p.Exists(ctx, w.user)
+	w.total = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs})
+	w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
+}
+
+// walkCommon finishes the common-following walks whose first round has
+// run: each further round is one pipeline for all walks still open (the
+// ZMSCOREs of their chunks, then the next chunks of those not yet full).
+func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
+	var open []*commonWalk
+	for _, w := range walks {
+		if w == nil {
+			continue
+		}
+		if !w.seesGraphs() {
+			w.done = true // an empty page, as Following is empty
+			continue
+		}
+		if w.exists.Val() == 0 && w.exists.Err() == nil {
+			w.fail(social.Errorf(social.NotFound, "user %s not found", w.k.With))
+			continue
+		}
+		_, w.read, w.err = parseEdgePage(w.edges)
+		if w.err == nil {
+			open = append(open, w)
+		}
+	}
+	for len(open) > 0 {
+		// Check the chunks read against the other user's list.
+		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, w := range open {
+				w.has = nil
+				if len(w.read) > 0 {
+					args := make([]any, 0, len(w.read)+2)
+					args = append(args, "ZMSCORE", w.theirs)
+					for _, e := range w.read {
+						args = append(args, e.member)
+					}
+					w.has = p.Do(ctx, args...)
+				}
+			}
+			return nil
+		}); err != nil && !isNil(err) {
+			return fmt.Errorf("common following: %w", err)
+		}
+		var more []*commonWalk
+		for _, w := range open {
+			if w.has != nil {
+				in, err := zmscoreFlags(w.has)
+				if err != nil {
+					w.fail(err)
+					continue
+				}
+				for i, e := range w.read {
+					if in[i] {
+						w.common = append(w.common, e)
+					}
+				}
+			}
+			// One match beyond the page says there is a next page.
+			if len(w.common) > w.k.Page.First || len(w.read) < w.chunk {
+				w.finish()
+				continue
+			}
+			w.pos = edgePos(w.read[len(w.read)-1])
+			w.chunk = min(2*w.chunk, commonChunkMax)
+			more = append(more, w)
+		}
+		if len(more) == 0 {
+			break
+		}
+		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, w := range more {
+				w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("common following: %w", err)
+		}
+		open = open[:0]
+		for _, w := range more {
+			if _, w.read, w.err = parseEdgePage(w.edges); w.err == nil {
+				open = append(open, w)
+			}
+		}
+	}
+	return nil
+}
+
+// seesGraphs reports whether the viewer may see whom both users follow:
+// the intersection shows part of each one's following.
+func (w *commonWalk) seesGraphs() bool {
+	for _, b := range w.blocked {
+		if !social.SeesGraphOf(false, social.Relation{BlockedViewer: b.Val()}) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *commonWalk) fail(err error) {
+	w.done, w.err = true, err
+}
+
+func (w *commonWalk) finish() {
+	n, err := w.total.Int()
+	if err != nil {
+		w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))
+		return
+	}
+	w.done, w.page = true, edgeConnection(w.common, w.k.Page.First, n)
+}
