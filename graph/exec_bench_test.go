@@ -127,6 +127,14 @@ func (m *memStore) UserPage(ctx context.Context, v, _ string, p social.PageReque
 	return m.HomePage(ctx, v, p, w)
 }
 
+func (m *memStore) UserPages(ctx context.Context, v string, keys []social.UserPageKey) ([]*social.Page, []error) {
+	out := make([]*social.Page, len(keys))
+	for i, k := range keys {
+		out[i], _ = m.HomePage(ctx, v, k.Page, k.Wants)
+	}
+	return out, nil
+}
+
 func (m *memStore) UserDetails(_ context.Context, _ string, ids []string, w social.UserWants) (social.UserDetails, error) {
 	return social.UserDetails{Users: pick(m.users, ids), Counts: make([]social.UserCounts, len(ids)), Relations: make([]social.Relation, len(ids))}, nil
 }

@@ -47,7 +47,7 @@ func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Posts.UserPage(ctx, social.ViewerID(ctx), userID, p, r.ahead.pageWants(ctx))
+	page, err := loader.For(ctx).UserPages.Load(ctx, social.UserPageKey{User: userID, Page: p, Wants: r.ahead.pageWants(ctx)})
 	if err != nil {
 		return nil, err
 	}

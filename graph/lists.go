@@ -227,8 +227,22 @@ func (b batched) lists(ctx context.Context, level []objects) {
 		}
 		var keys []social.ListKey
 		var spans []span
+		var pageKeys []social.UserPageKey
+		var pageSpans []span
 		for _, g := range level {
 			for _, f := range graphql.CollectFields(oc, g.sel, []string{g.typ}) {
+				if g.typ == "User" && f.Name == "posts" {
+					if k, ok := listArgs(oc, f, ""); ok {
+						w := timelineWants(oc, f.Selections)
+						sp := span{from: len(pageKeys), sel: nodeSelections(oc, f.Selections, "Timeline", "TimelineEdge")}
+						for _, id := range g.users {
+							pageKeys = append(pageKeys, social.UserPageKey{User: id, Page: k.Page, Wants: w})
+						}
+						sp.to = len(pageKeys)
+						pageSpans = append(pageSpans, sp)
+					}
+					continue
+				}
 				list, ok := listFields[g.typ][f.Name]
 				if !ok {
 					continue
@@ -254,11 +268,24 @@ func (b batched) lists(ctx context.Context, level []objects) {
 				spans = append(spans, sp)
 			}
 		}
-		if len(keys) == 0 {
+		if len(keys) == 0 && len(pageKeys) == 0 {
 			return
 		}
-		pages, _ := l.Lists.LoadAll(ctx, keys)
+		// The lists and the users' pages of posts are read at once.
+		listsDone := l.Lists.LoadAllThunk(ctx, keys)
+		userPages, _ := l.UserPages.LoadAll(ctx, pageKeys)
+		pages, _ := listsDone()
 		var next []objects
+		for _, sp := range pageSpans {
+			var posts []*social.Post
+			for _, pg := range userPages[sp.from:sp.to] {
+				if pg != nil {
+					b.primePage(ctx, pg)
+					posts = append(posts, pg.Posts.Items...)
+				}
+			}
+			next = append(next, objects{typ: "Post", posts: posts, sel: sp.sel})
+		}
 		var users []loader.UserKey
 		for _, sp := range spans {
 			if sp.list == social.ListComments {

@@ -31,6 +31,17 @@ func nestedListsNet(t *testing.T) *readPathNet {
 			}
 		}
 	}
+	for i, f := range fans { // fans post, and like each other's posts
+		for k := 0; k < 3; k++ {
+			p, err := n.s.Store.CreatePost(ctx, f.ID, social.NewPost{Content: fmt.Sprint("fan post ", k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := n.s.Store.Like(ctx, fans[(i+1)%len(fans)].ID, p.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// The newest posts look like the others: comments, and a repost.
 	var first string
 	for i := 0; i < 10; i++ {
@@ -90,6 +101,11 @@ func TestNestedListsRoundTrips(t *testing.T) {
 		    comments(first: 3) { edges { node { content author { name followers(first: 2) { edges { node { name } } } } } } }
 		    repostOf { id likers(first: 2) { totalCount edges { node { name } } } }
 		} } } }`, 8},
+		{"likers' own posts and their likers", `query($first: Int) { timeline(first: $first) { edges { node { id
+		    likers(first: 3) { edges { node { name posts(first: 2) { pageInfo { hasNextPage } edges { node { id content likesCount author { name }
+		      likers(first: 2) { totalCount edges { node { name } } } } } } } } }
+		    author { posts(first: 1) { edges { cursor node { id viewerHasLiked } } } }
+		} } } }`, 11},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,6 +33,9 @@ type Store interface {
 	// ListPages reads a page of each key's list as the viewer may see
 	// it, with an error per key or one for all.
 	ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error)
+	// UserPages reads pages of users' own posts as the viewer may see
+	// them, with an error per key or one for all.
+	UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error)
 }
 
 // UserKey asks for a user with what Wants says (profile, counters,
@@ -102,6 +105,10 @@ type Loaders struct {
 	// Lists loads pages of the lists below objects (followers, likers,
 	// comments, ...), keyed by parent and page arguments.
 	Lists *dataloadgen.Loader[social.ListKey, social.ListPage]
+	// UserPages loads pages of users' own posts (User.posts and
+	// userTimeline), keyed by user, page arguments and what the page
+	// brings along.
+	UserPages *dataloadgen.Loader[social.UserPageKey, *social.Page]
 
 	// self is the account a register, login or refresh of this request
 	// just authenticated as: its payload may show that user's private
@@ -145,6 +152,7 @@ func (l *Loaders) CommentPage(postID string, p social.PageRequest) (social.Conne
 // of the same document read them afresh.
 func (l *Loaders) ClearLists() {
 	l.Lists.ClearAll()
+	l.UserPages.ClearAll()
 	l.Details.ClearAll()
 }
 
@@ -191,6 +199,9 @@ func (f *Factory) New(viewerID string) *Loaders {
 		Comments: dataloadgen.NewLoader(batch(s.Comments), o...),
 		Lists: dataloadgen.NewLoader(func(ctx context.Context, keys []social.ListKey) ([]social.ListPage, []error) {
 			return s.ListPages(ctx, viewerID, keys)
+		}, o...),
+		UserPages: dataloadgen.NewLoader(func(ctx context.Context, keys []social.UserPageKey) ([]*social.Page, []error) {
+			return s.UserPages(ctx, viewerID, keys)
 		}, o...),
 	}
 	l.Details = dataloadgen.NewLoader(l.details(s), o...)

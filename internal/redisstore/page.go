@@ -40,12 +40,58 @@ func (s *Store) HomePage(ctx context.Context, viewerID string, p social.PageRequ
 // UserPage returns a page of userID's own posts, as viewerID may see them,
 // with what w asks for.
 func (s *Store) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
-	f := s.newPageFetch(viewerID, w)
-	c, err := s.readUserPosts(ctx, viewerID, userID, p, f)
-	if err != nil {
-		return nil, err
+	pages, errs := s.UserPages(ctx, viewerID, []social.UserPageKey{{User: userID, Page: p, Wants: w}})
+	if len(pages) == 0 {
+		return nil, errs[0]
 	}
-	return f.finish(ctx, c)
+	return pages[0], errs[0]
+}
+
+// UserPages reads pages of several users' own posts at once, in the round
+// trips of one page (readUserPosts): the lists of a query level that ask
+// for User.posts. Pages that want different things are read one group
+// after the other.
+func (s *Store) UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error) {
+	out := make([]*social.Page, len(keys))
+	errs := make([]error, len(keys))
+	groups := map[social.PageWants][]int{}
+	var order []social.PageWants
+	for i, k := range keys {
+		if _, ok := groups[k.Wants]; !ok {
+			order = append(order, k.Wants)
+		}
+		groups[k.Wants] = append(groups[k.Wants], i)
+	}
+	for _, w := range order {
+		at := groups[w]
+		reqs := make([]social.UserPageKey, len(at))
+		for j, i := range at {
+			reqs[j] = keys[i]
+		}
+		f := s.newPageFetch(viewerID, w)
+		conns, cerrs := s.readUserPosts(ctx, viewerID, reqs, f)
+		if len(conns) == 0 {
+			return nil, cerrs
+		}
+		// One stage 3 for all the pages: the page maps are keyed by post
+		// and user id, so the pages share them.
+		var all social.Connection[*social.Post]
+		for _, c := range conns {
+			all.Items = append(all.Items, c.Items...)
+		}
+		shared, err := f.finish(ctx, all)
+		if err != nil {
+			return nil, []error{err}
+		}
+		for j, i := range at {
+			if errs[i] = cerrs[j]; errs[i] == nil {
+				pg := *shared
+				pg.Posts = conns[j]
+				out[i] = &pg
+			}
+		}
+	}
+	return out, errs
 }
 
 // pageFetch collects what a page brings along with its posts.

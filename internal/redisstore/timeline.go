@@ -63,43 +63,82 @@ func candidates(first, round int) int {
 	return min(n, maxCandidate)
 }
 
-// readUserPosts reads one page of userID's own posts as viewerID may see
-// them, newest first; f, when set, is what the page brings along
-// (page.go), queued with the visibility check of the candidates.
+// userPosts is the state of reading one page of a user's own posts.
+type userPosts struct {
+	user      string
+	first     int
+	before    int64
+	err       error
+	done      bool // blocked, or enough read, or nothing more to read
+	blocked   bool // a block stands either way: the page is empty
+	exhausted bool // the user has nothing more below before
+	ids       *redis.StringSliceCmd
+	blocks    [2]*redis.BoolCmd
+	out       []*social.Post
+}
+
+// readUserPosts reads one page of each request's user's own posts, as
+// viewerID may see them, newest first; f, when set, is what the pages bring
+// along (page.go), queued with the visibility check of the candidates.
 //
-// Each round costs two round trips: the page of UserPosts (ZREVRANGE BYSCORE
-// below the cursor; on the first round with the viewer's block flags for
-// userID, which end the page at once), then the visibility of those posts.
-func (s *Store) readUserPosts(ctx context.Context, viewerID, userID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
-	before, err := timelineCursor(p)
-	if err != nil || !social.IsID(userID) {
-		return social.Connection[*social.Post]{}, err
+// The pages are read together, round by round: each round costs two round
+// trips for all of them, the page of UserPosts of each user still open
+// (ZREVRANGE BYSCORE below its cursor; on the first round with the
+// viewer's block flags for the user, which end that page at once), then
+// the visibility of all those posts.
+func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
+	pages := make([]*userPosts, len(reqs))
+	for i, r := range reqs {
+		before, err := timelineCursor(r.Page)
+		pages[i] = &userPosts{user: r.User, first: r.Page.First, before: before, err: err, done: err != nil || !social.IsID(r.User)}
 	}
-	var out []*social.Post
-	exhausted := false
-	for round := 0; round < pageRounds && !exhausted && len(out) <= p.First; round++ {
-		n := candidates(p.First, round)
-		var ids *redis.StringSliceCmd
-		var blocks, blockedBy *redis.BoolCmd
+	for round := 0; round < pageRounds; round++ {
+		open := pages[:0:0]
+		for _, pg := range pages {
+			if !pg.done {
+				open = append(open, pg)
+			}
+		}
+		if len(open) == 0 {
+			break
+		}
 		_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-			ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(userID), &redis.ZRangeBy{
-				Max: "(" + strconv.FormatInt(before, 10), Min: "-inf", Count: int64(n),
-			})
-			if round == 0 && viewerID != "" && viewerID != userID {
-				blocks = pl.SIsMember(ctx, s.keys.Blocks(viewerID), userID)
-				blockedBy = pl.SIsMember(ctx, s.keys.BlockedBy(viewerID), userID)
+			for _, pg := range open {
+				pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
+					Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(candidates(pg.first, round)),
+				})
+				if round == 0 && viewerID != "" && viewerID != pg.user {
+					pg.blocks = [2]*redis.BoolCmd{
+						pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
+						pl.SIsMember(ctx, s.keys.BlockedBy(viewerID), pg.user),
+					}
+				}
 			}
 			return nil
 		})
 		if err != nil {
-			return social.Connection[*social.Post]{}, fmt.Errorf("load posts of %s: %w", userID, err)
+			return nil, []error{fmt.Errorf("load posts of %d users: %w", len(open), err)}
 		}
-		if blocks != nil && (blocks.Val() || blockedBy.Val()) {
-			return social.Connection[*social.Post]{}, nil
+		var ids, authors []string
+		var from []*userPosts
+		for _, pg := range open {
+			if b := pg.blocks; b[0] != nil && (b[0].Val() || b[1].Val()) {
+				pg.done, pg.blocked = true, true
+				continue
+			}
+			pg.blocks = [2]*redis.BoolCmd{}
+			read := pg.ids.Val()
+			pg.exhausted = len(read) < candidates(pg.first, round)
+			if len(read) == 0 {
+				pg.done = true
+				continue
+			}
+			for _, id := range read {
+				ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
+			}
+			pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
 		}
-		page := ids.Val()
-		exhausted = len(page) < n
-		if len(page) == 0 {
+		if len(ids) == 0 {
 			break
 		}
 		// Extras only for the first round's candidates: a page whose
@@ -109,18 +148,31 @@ func (s *Store) readUserPosts(ctx context.Context, viewerID, userID string, p so
 		if round > 0 {
 			extra = nil
 		}
-		posts, err := s.visiblePosts(ctx, viewerID, page, repeat(userID, len(page)), extra)
+		posts, err := s.visiblePosts(ctx, viewerID, ids, authors, extra)
 		if err != nil {
-			return social.Connection[*social.Post]{}, err
+			return nil, []error{err}
 		}
-		for _, post := range posts {
+		for i, post := range posts {
 			if post != nil {
-				out = append(out, post)
+				from[i].out = append(from[i].out, post)
 			}
 		}
-		before, _ = strconv.ParseInt(page[len(page)-1], 10, 64)
+		for _, pg := range open {
+			pg.done = pg.done || pg.exhausted || len(pg.out) > pg.first
+		}
 	}
-	return postPage(out, p.First, !exhausted), nil
+	out := make([]social.Connection[*social.Post], len(pages))
+	errs := make([]error, len(pages))
+	for i, pg := range pages {
+		if pg.err != nil {
+			errs[i] = pg.err
+			continue
+		}
+		if !pg.blocked {
+			out[i] = postPage(pg.out, pg.first, !pg.exhausted)
+		}
+	}
+	return out, errs
 }
 
 // postPage makes a page of up to first posts. HasNext is true when a

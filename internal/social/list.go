@@ -30,3 +30,11 @@ type ListPage struct {
 	Users    Connection[string]
 	Comments Connection[*Comment]
 }
+
+// UserPageKey is one page of a user's own posts with what the query wants
+// along with them: the key the user-pages loader batches by.
+type UserPageKey struct {
+	User  string
+	Page  PageRequest
+	Wants PageWants
+}
