@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -40,14 +41,27 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 	if rf == nil || (rf.Field.Name != "timeline" && rf.Field.Name != "userTimeline") {
 		return next(ctx)
 	}
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !fastSupported(oc, rf.Field.Selections, "Timeline") {
+	stats := r.fast
+	decline := func(reason FallbackReason) graphql.Marshaler {
+		stats.fallbacks[reason].Add(1)
 		return next(ctx)
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return decline(FallbackOperation)
+	}
+	// Everything the fast path declines for the document alone is decided
+	// here, before any fetch.
+	if reason, ok := fastField(rf.Field, "Query"); !ok {
+		return decline(reason)
+	}
+	if reason, ok := fastSupported(oc, rf.Field.Selections, "Timeline"); !ok {
+		return decline(reason)
 	}
 	args := rf.Field.ArgumentMap(oc.Variables)
 	first, ok := optionalInt(args["first"])
 	if !ok {
-		return next(ctx)
+		return decline(FallbackBadArguments)
 	}
 	var after string
 	if v := args["after"]; v != nil {
@@ -55,49 +69,98 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 		// String variable and becomes its digits).
 		a, err := graphql.UnmarshalString(v)
 		if err != nil {
-			return next(ctx)
+			return decline(FallbackBadArguments)
 		}
 		after = a
 	}
 	p, err := social.NewPageRequest(first, &after)
 	if err != nil {
-		return next(ctx)
+		return decline(FallbackBadArguments)
 	}
 	viewer := social.ViewerID(ctx)
 	w := timelineWants(oc, rf.Field.Selections)
+	l := loader.For(ctx)
 	var page *social.Page
+	var handOff func()
 	switch rf.Field.Name {
 	case "timeline":
 		if viewer == "" {
-			return next(ctx)
+			return decline(FallbackAnonymous)
 		}
 		page, err = r.Posts.HomePage(ctx, viewer, p, w)
+		handOff = func() { l.PrimeHomePage(p, w, page) }
 	default:
 		userID, uerr := graphql.UnmarshalID(args["userId"]) // IDs may arrive as numbers
 		if uerr != nil {
-			return next(ctx)
+			return decline(FallbackBadArguments)
 		}
+		// Fetched directly, not through the loader: the fast path has no
+		// other page to batch with and would only wait out its window.
 		page, err = r.Posts.UserPage(ctx, viewer, userID, p, w)
+		handOff = func() { l.UserPages.Prime(social.UserPageKey{User: userID, Page: p, Wants: w}, page) }
 	}
 	if err != nil {
-		return next(ctx)
+		return decline(FallbackFetchError)
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	fr := fastRenderer{oc: oc, page: page, l: loader.For(ctx), buf: buf}
+	fr := fastRenderer{oc: oc, page: page, l: l, buf: buf}
 	if !fr.timeline(rf.Field.Selections) {
 		bufPool.Put(buf)
-		return next(ctx)
+		// The page lacks something the renderer needs (an author that
+		// vanished, say): the ordinary path renders it from the same page,
+		// without fetching it again.
+		handOff()
+		return decline(FallbackIncompletePage)
 	}
-	fastServed.Add(1)
+	stats.served.Add(1)
 	return graphql.WriterFunc(func(w io.Writer) {
 		_, _ = w.Write(buf.Bytes())
 		bufPool.Put(buf)
 	})
 }
 
-// fastServed counts the root fields the fast path rendered (tests read it).
-var fastServed atomic.Int64
+// FallbackReason is why the fast path handed a root field to the ordinary
+// path.
+type FallbackReason int
+
+// The reasons, as the metric gateway_fastpath_fallbacks_total labels them
+// (FallbackReasons).
+const (
+	FallbackOperation      FallbackReason = iota // not a query
+	FallbackField                                // a field the renderer does not know
+	FallbackArgument                             // a field argument it does not read
+	FallbackDirective                            // a directive other than @skip and @include
+	FallbackDeferred                             // @defer
+	FallbackBadArguments                         // arguments the resolver will refuse
+	FallbackAnonymous                            // a home timeline without a viewer
+	FallbackFetchError                           // the page fetch failed
+	FallbackIncompletePage                       // the page lacks something (handed over, not fetched again)
+	numFallbackReasons
+)
+
+// FallbackReasons are the reasons' metric labels, index by reason.
+var FallbackReasons = [numFallbackReasons]string{
+	"operation", "field", "argument", "directive", "deferred", "bad_arguments", "anonymous", "fetch_error", "incomplete_page",
+}
+
+// FastStats counts the timeline root fields the fast path rendered and
+// those it handed to the ordinary path, by reason: an operator sees when a
+// schema or client change sent every page down the slower path.
+type FastStats struct {
+	served    atomic.Int64
+	fallbacks [numFallbackReasons]atomic.Int64
+}
+
+// NewFastStats returns zeroed counters.
+func NewFastStats() *FastStats { return &FastStats{} }
+
+// Served is the number of root fields the fast path rendered.
+func (s *FastStats) Served() int64 { return s.served.Load() }
+
+// Fallbacks is the number of root fields handed to the ordinary path for
+// reason.
+func (s *FastStats) Fallbacks(reason FallbackReason) int64 { return s.fallbacks[reason].Load() }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -123,6 +186,26 @@ var fastFields = map[string]map[string]string{
 	"Comment":           {"id": "", "content": "", "createdAt": "", "author": "User"},
 }
 
+// fastFallbacks are the fields of the rendered types that the fast path
+// leaves to the ordinary path (a document selecting one is not rendered
+// fast). Together with fastFields they name every field of those types:
+// TestFastPathCoversSchema fails when the schema gains a field that is in
+// neither, so a new field cannot be answered wrongly, or silently slowly.
+var fastFallbacks = map[string][]string{
+	"Post":     {"onlyTo", "notTo", "likers"},
+	"Original": {"onlyTo", "notTo", "likers", "comments", "repostOf"},
+	"Comment":  {"post"},
+	"User":     {"followersCount", "followingCount", "postsCount", "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted", "followers", "following", "commonFollowing", "posts"},
+}
+
+// fastArgs are the arguments the fast path reads, by type and field; a
+// field whose definition has any other argument (a default applies even
+// when the document does not pass it) is not rendered fast.
+var fastArgs = map[string]map[string][]string{
+	"Query": {"timeline": {"first", "after"}, "userTimeline": {"userId", "first", "after"}},
+	"Post":  {"comments": {"first", "after"}},
+}
+
 // graphqlType is the schema type behind a fastFields type.
 func graphqlType(t string) string {
 	if t == "Original" {
@@ -132,25 +215,52 @@ func graphqlType(t string) string {
 }
 
 // fastSupported reports whether every field of sel (of type typ) is one the
-// fast path renders.
-func fastSupported(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) bool {
+// fast path renders, with arguments and directives it understands; when
+// not, why.
+func fastSupported(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) (FallbackReason, bool) {
 	fields := fastFields[typ]
 	for _, f := range graphql.CollectFields(oc, sel, []string{graphqlType(typ)}) {
-		if f.IsDeferred() || len(f.Deferrables) > 0 {
-			return false
-		}
-		if f.Name == "__typename" {
-			continue
-		}
 		child, ok := fields[f.Name]
-		if !ok {
-			return false
+		if !ok && f.Name != "__typename" {
+			return FallbackField, false
 		}
-		if child != "" && !fastSupported(oc, f.Selections, child) {
-			return false
+		if reason, ok := fastField(f, typ); !ok {
+			return reason, false
+		}
+		if child != "" {
+			if reason, ok := fastSupported(oc, f.Selections, child); !ok {
+				return reason, false
+			}
 		}
 	}
-	return true
+	return 0, true
+}
+
+// fastField checks one field's directives (in the document and in the
+// schema) and the arguments its definition declares.
+func fastField(f graphql.CollectedField, typ string) (FallbackReason, bool) {
+	if f.IsDeferred() || len(f.Deferrables) > 0 {
+		return FallbackDeferred, false
+	}
+	for _, d := range f.Directives {
+		if d.Name != "skip" && d.Name != "include" { // CollectFields applied those
+			return FallbackDirective, false
+		}
+	}
+	if f.Definition == nil {
+		return 0, true // __typename
+	}
+	for _, d := range f.Definition.Directives {
+		if d.Name != "deprecated" {
+			return FallbackDirective, false
+		}
+	}
+	for _, a := range f.Definition.Arguments {
+		if !slices.Contains(fastArgs[graphqlType(typ)][f.Name], a.Name) {
+			return FallbackArgument, false
+		}
+	}
+	return 0, true
 }
 
 // fastRenderer writes JSON as gqlgen's generated marshalers would. Each

@@ -73,6 +73,9 @@ type Options struct {
 	// PersistedQueries caches automatic persisted queries (hash →
 	// document); nil: a small cache in this process.
 	PersistedQueries graphql.Cache[string]
+	// FastStats receives the fast path's counts (served, fallbacks by
+	// reason); nil: counted but not exported.
+	FastStats *FastStats
 }
 
 // NewHandler returns the /query handler: POST, GET (queries only),
@@ -83,6 +86,10 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	r := *services
 	loaders := loader.NewFactory(store, o.Loaders)
 	r.ahead = batched{}
+	r.fast = o.FastStats
+	if r.fast == nil {
+		r.fast = NewFastStats()
+	}
 	if o.Naive {
 		loaders = loader.NewNaiveFactory(store)
 		r.ahead = naive{}
@@ -144,6 +151,11 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(loader.With(ctx, loaders.New(social.ViewerID(ctx))))
 	})
+	// The fast path renders a query's timeline fields without calling
+	// field middleware (srv.AroundFields): middleware installed here must
+	// not act on query fields, or the fast path must decline when it is
+	// on. (mutationBudget below acts on Mutation's root fields only, which
+	// the fast path never renders.)
 	if !o.GenericOnly && !o.Naive {
 		srv.AroundRootFields(r.fastPath)
 	}

@@ -183,6 +183,30 @@ func TestListQueriesBatch(t *testing.T) {
 // checks the posts' counters, likes and comments against the naive mode.
 func TestPageOfMostlyHiddenPosts(t *testing.T) {
 	n := newReadPathNet(t, redisstore.Push)
+	author, visible := mostlyHiddenAuthor(t, n)
+	q := mostlyHiddenQuery
+	vars := map[string]any{"u": author.ID}
+	r, _, _ := n.do(t, n.s.Server, q, vars)
+	naive, _, _ := n.do(t, n.naive, q, vars)
+	if edges, _ := r.Get("userTimeline.edges").([]any); len(edges) != len(visible) {
+		t.Fatalf("got %d posts, want the %d public ones", len(edges), len(visible))
+	}
+	if r.Int("userTimeline.edges.2.node.commentsCount") != 4 || r.Get("userTimeline.edges.2.node.viewerHasLiked") != true {
+		t.Fatalf("the oldest page post lost its counters or like: %+v", r.Get("userTimeline.edges.2.node"))
+	}
+	sameAsNaive(t, r, naive)
+}
+
+// mostlyHiddenQuery reads the first page of a user timeline with counters,
+// likes and comments with their authors.
+const mostlyHiddenQuery = `query($u: ID!) { userTimeline(userId: $u, first: 3) { edges { node { id content likesCount commentsCount viewerHasLiked
+	  comments(first: 2) { totalCount pageInfo { hasNextPage } edges { node { content author { name } } } } } } pageInfo { hasNextPage } } }`
+
+// mostlyHiddenAuthor makes a user whose newest posts are nearly all hidden
+// from the viewer (one public post in thirty, liked by the viewer, with
+// four comments), and returns them and their public posts.
+func mostlyHiddenAuthor(t *testing.T, n *readPathNet) (gatewaytest.User, []string) {
+	t.Helper()
 	ctx := context.Background()
 	author := n.s.Register(t, "secretive")
 	friend := n.s.Register(t, "friend")
@@ -208,18 +232,7 @@ func TestPageOfMostlyHiddenPosts(t *testing.T) {
 			}
 		}
 	}
-	q := `query($u: ID!) { userTimeline(userId: $u, first: 3) { edges { node { id content likesCount commentsCount viewerHasLiked
-	  comments(first: 2) { totalCount pageInfo { hasNextPage } edges { node { content author { name } } } } } } pageInfo { hasNextPage } } }`
-	vars := map[string]any{"u": author.ID}
-	r, _, _ := n.do(t, n.s.Server, q, vars)
-	naive, _, _ := n.do(t, n.naive, q, vars)
-	if edges, _ := r.Get("userTimeline.edges").([]any); len(edges) != len(visible) {
-		t.Fatalf("got %d posts, want the %d public ones", len(edges), len(visible))
-	}
-	if r.Int("userTimeline.edges.2.node.commentsCount") != 4 || r.Get("userTimeline.edges.2.node.viewerHasLiked") != true {
-		t.Fatalf("the oldest page post lost its counters or like: %+v", r.Get("userTimeline.edges.2.node"))
-	}
-	sameAsNaive(t, r, naive)
+	return author, visible
 }
 
 // sameAsNaive fails the test when the data of a response differs from the

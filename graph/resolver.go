@@ -67,5 +67,6 @@ type Resolver struct {
 	Posts      Posts
 	Engagement Engagement
 
-	ahead readAhead // set by NewHandler
+	ahead readAhead  // set by NewHandler
+	fast  *FastStats // set by NewHandler
 }

@@ -319,7 +319,11 @@ func (r *queryResolver) Timeline(ctx context.Context, first *int, after *string)
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Posts.HomePage(ctx, v.UserID, p, r.ahead.pageWants(ctx))
+	w := r.ahead.pageWants(ctx)
+	if page, ok := loader.For(ctx).HomePage(p, w); ok { // fetched by the fast path
+		return r.timeline(ctx, page), nil
+	}
+	page, err := r.Posts.HomePage(ctx, v.UserID, p, w)
 	if err != nil {
 		return nil, err
 	}

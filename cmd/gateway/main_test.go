@@ -157,6 +157,9 @@ func TestRunServes(t *testing.T) {
 	if r := g.query(t, "", `{ __typename }`, nil); r.Data["__typename"] != "Query" {
 		t.Errorf("query: %+v", r)
 	}
+	// An anonymous home timeline: refused, and counted as a fast-path
+	// fallback.
+	g.query(t, "", `{ timeline { edges { cursor } } }`, nil)
 	tests := []struct {
 		path, contentType, contains string
 		status                      int
@@ -165,6 +168,8 @@ func TestRunServes(t *testing.T) {
 		{"/readyz", "", "ready", 200},
 		{"/metrics", "text/plain", `gateway_http_requests_total{code="200",path="/query"}`, 200},
 		{"/metrics", "text/plain", "go_goroutines", 200},
+		{"/metrics", "text/plain", `gateway_fastpath_fallbacks_total{reason="anonymous"} 1`, 200},
+		{"/metrics", "text/plain", "gateway_fastpath_pages_total 0", 200},
 		{"/", "text/html", "graphiql", 200},
 		{"/nowhere", "", "", 404},
 	}

@@ -81,6 +81,9 @@ type Gateway struct {
 	Query http.Handler
 	// Limiter spends the rate-limit budgets.
 	Limiter *ratelimit.Limiter
+	// Fast counts the pages Query's timeline fast path served and handed
+	// to the ordinary path (exported by Handler as metrics).
+	Fast *graph.FastStats
 
 	cfg  Config
 	cors *cors.Cors
@@ -117,7 +120,10 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Posts:      store,
 		Engagement: store,
 	}
-	g.Query = g.NewQueryHandler(cfg.GraphQL)
+	g.Fast = graph.NewFastStats()
+	opts := cfg.GraphQL
+	opts.FastStats = g.Fast
+	g.Query = g.NewQueryHandler(opts)
 	return g, nil
 }
 

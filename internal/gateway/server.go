@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/cors"
 
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -31,6 +32,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 	reg.MustRegister(limited)
 	g.Limiter.Limited = func(rule string) { limited.WithLabelValues(rule).Inc() }
 	registerBacklog(reg, g.Store.Client(), g.Store.Keys())
+	registerFastPath(reg, g.Fast)
 	store := g.Store
 
 	mux := http.NewServeMux()
@@ -80,6 +82,25 @@ func RegisterWorker(reg prometheus.Registerer, w *fanout.Worker) {
 	counter("gateway_fanout_job_failures_total", "Fan-out job runs that failed (the job stays pending and is retried).", func(s fanout.Stats) int64 { return s.Failed })
 	counter("gateway_fanout_jobs_claimed_total", "Stale pending fan-out jobs taken over from a consumer.", func(s fanout.Stats) int64 { return s.Claimed })
 	counter("gateway_fanout_jobs_dead_lettered_total", "Fan-out jobs moved to the dead-letter stream by this worker.", func(s fanout.Stats) int64 { return s.DeadLettered })
+}
+
+// registerFastPath exports the timeline fast path's counts: pages it
+// rendered, and pages it handed to the ordinary path by reason, so an
+// operator sees when a schema or client change made every page take the
+// slower path.
+func registerFastPath(reg prometheus.Registerer, s *graph.FastStats) {
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gateway_fastpath_pages_total",
+		Help: "Timeline root fields rendered by the fast path.",
+	}, func() float64 { return float64(s.Served()) }))
+	for r, label := range graph.FallbackReasons {
+		reason := graph.FallbackReason(r)
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "gateway_fastpath_fallbacks_total",
+			Help:        "Timeline root fields handed to the ordinary path, by reason.",
+			ConstLabels: prometheus.Labels{"reason": label},
+		}, func() float64 { return float64(s.Fallbacks(reason)) }))
+	}
 }
 
 // registerBacklog exports the fan-out queue's length and dead letters, read

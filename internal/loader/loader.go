@@ -119,6 +119,31 @@ type Loaders struct {
 	// (post id → Connection[string] of the first n comments), so
 	// Post.comments does not query again.
 	commentPages sync.Map
+
+	// homePages holds home pages the timeline fast path fetched but could
+	// not render, for the resolver to render instead of fetching again
+	// (homePageKey → *social.Page).
+	homePages sync.Map
+}
+
+type homePageKey struct {
+	p social.PageRequest
+	w social.PageWants
+}
+
+// PrimeHomePage hands a home page fetched for p with w to the Timeline
+// resolver.
+func (l *Loaders) PrimeHomePage(p social.PageRequest, w social.PageWants, page *social.Page) {
+	l.homePages.Store(homePageKey{p, w}, page)
+}
+
+// HomePage returns the home page primed for p and w, if any.
+func (l *Loaders) HomePage(p social.PageRequest, w social.PageWants) (*social.Page, bool) {
+	v, ok := l.homePages.Load(homePageKey{p, w})
+	if !ok {
+		return nil, false
+	}
+	return v.(*social.Page), true
 }
 
 // PrimeCommentPage records the first comments of a post as fetched with a
