@@ -81,9 +81,9 @@ func nestedListsNet(t *testing.T) *readPathNet {
 
 // TestNestedListsRoundTrips holds pages with lists nested two levels deep
 // (a post's likers and their followers, a post's author's followers, a
-// post's comments and their authors' following) to the same number of
-// Redis round trips whatever the page size, and to the answers of the
-// naive one-call-per-field mode.
+// post's comments and their authors' followers, likers' own posts and
+// their likers) to a budget of Redis round trips that does not depend on
+// the page size, and to the answers of the naive one-call-per-field mode.
 func TestNestedListsRoundTrips(t *testing.T) {
 	n := nestedListsNet(t)
 	cases := []struct {
@@ -122,8 +122,14 @@ func TestNestedListsRoundTrips(t *testing.T) {
 				sameAsNaive(t, r, naive)
 				costs = append(costs, rt)
 			}
-			if costs[0] != costs[1] || costs[1] != costs[2] || costs[2] > tc.budget {
-				t.Errorf("round trips at first = 5, 20, 40: %v; want the same, at most %d", costs, tc.budget)
+			// The budget is the query's depth's: a few round trips per
+			// level whatever the page size. (A level may cost one fewer
+			// when the loaders' caches already hold all its users.)
+			for _, c := range costs {
+				if c > tc.budget {
+					t.Errorf("round trips at first = 5, 20, 40: %v; want at most %d whatever first is", costs, tc.budget)
+					break
+				}
 			}
 		})
 	}

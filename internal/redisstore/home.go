@@ -95,6 +95,7 @@ type homePage struct {
 	below     bool          // reading below the floor
 	sources   []*pullSource // own timelines read at read time
 	followees []string      // whom the reader follows, for below the floor
+	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
 }
 
@@ -153,42 +154,57 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 	}
 	h.useList(list)
 
-	exhausted := false
-	for round := 0; round < pageRounds && !exhausted && len(h.out) <= h.first; round++ {
-		n := candidates(h.first, round)
-		if round > 0 {
-			list = nil
-		}
-		// One pipeline: the list (after round 0) and every open source.
-		var cmd *redis.Cmd
-		queued := false
-		_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			cmd, queued = nil, false
-			if round > 0 && !h.below && !h.listDone {
-				cmd, queued = h.queueList(ctx, p, n, false), true
+	// Each round reads (when the candidates in hand may not fill the page)
+	// and then checks only as many candidates as can still make the page,
+	// newest first: a reader following many pulled authors pays one read
+	// per author and the checks of one page, not a check of every
+	// candidate every author offered.
+	readAll := false // every source is read to its end: pending is the rest
+	for round := 0; round < pageRounds && len(h.out) <= h.first; round++ {
+		k := candidates(h.first-len(h.out), round)
+		if !readAll && len(h.pending) < k {
+			n := candidates(h.first, round)
+			if round > 0 {
+				list = nil
 			}
-			if h.queueSources(ctx, p, n) > 0 {
-				queued = true
-			}
-			if !queued {
-				return errNothingQueued
-			}
-			return nil
-		})
-		if err != nil && err != errNothingQueued {
-			return social.Connection[*social.Post]{}, err
-		}
-		if cmd != nil {
-			if list, err = parseListRound(cmd); err != nil {
+			// One pipeline: the list (after round 0) and every open source.
+			var cmd *redis.Cmd
+			queued := false
+			_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+				cmd, queued = nil, false
+				if round > 0 && !h.below && !h.listDone {
+					cmd, queued = h.queueList(ctx, p, n, false), true
+				}
+				if h.queueSources(ctx, p, n) > 0 {
+					queued = true
+				}
+				if !queued {
+					return errNothingQueued
+				}
+				return nil
+			})
+			if err != nil && err != errNothingQueued {
 				return social.Connection[*social.Post]{}, err
 			}
-			h.useList(list)
+			if cmd != nil {
+				if list, err = parseListRound(cmd); err != nil {
+					return social.Connection[*social.Post]{}, err
+				}
+				h.useList(list)
+			}
+			readAll = h.take(list, n)
 		}
-		if exhausted, err = h.merge(ctx, list, n); err != nil {
+		if len(h.pending) == 0 {
+			if readAll {
+				break
+			}
+			continue
+		}
+		if err := h.check(ctx, min(k, len(h.pending))); err != nil {
 			return social.Connection[*social.Post]{}, err
 		}
 	}
-	return postPage(h.out, h.first, !exhausted), nil
+	return postPage(h.out, h.first, !readAll || len(h.pending) > 0), nil
 }
 
 // errNothingQueued ends a pipeline function that had nothing to send.
@@ -248,12 +264,12 @@ func (h *homePage) queueSources(ctx context.Context, p redis.Pipeliner, n int) i
 	return queued
 }
 
-// merge takes the posts read in one round that are certainly next in the
-// page (newer than the oldest post of any source that may hold more),
-// checks them for the viewer and adds the visible ones. It reports whether
-// everything is read.
-func (h *homePage) merge(ctx context.Context, list *listRound, n int) (bool, error) {
-	var items []homeItem
+// take adds the posts read in one round that are certainly next in the
+// timeline (newer than the oldest post of any source that may hold more)
+// to the candidates in hand, in order, and moves the read position below
+// them. It reports whether every source is read to its end.
+func (h *homePage) take(list *listRound, n int) bool {
+	items := h.pending
 	bound, more := int64(-1), false
 	if list != nil && !h.below {
 		items = append(items, list.entries...)
@@ -278,26 +294,13 @@ func (h *homePage) merge(ctx context.Context, list *listRound, n int) (bool, err
 		src.cmd = nil
 	}
 	slices.SortFunc(items, func(a, b homeItem) int { return cmp.Compare(b.id, a.id) })
-	ids := make([]string, 0, len(items))
-	authors := make([]string, 0, len(items))
-	for i, it := range items {
-		if (more && it.id < bound) || (i > 0 && it.id == items[i-1].id) {
+	// Filtered in place: a post pulled and also in the list counts once.
+	h.pending = items[:0]
+	for _, it := range items {
+		if (more && it.id < bound) || (len(h.pending) > 0 && it.id == h.pending[len(h.pending)-1].id) {
 			continue
 		}
-		ids = append(ids, strconv.FormatInt(it.id, 10))
-		authors = append(authors, it.author)
-	}
-	if len(ids) > 0 {
-		posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
-		h.fetch = nil // extras for the first round only, as at readUserPosts
-		if err != nil {
-			return false, err
-		}
-		for _, p := range posts {
-			if p != nil {
-				h.out = append(h.out, p)
-			}
-		}
+		h.pending = append(h.pending, it)
 	}
 	switch {
 	case more:
@@ -312,9 +315,32 @@ func (h *homePage) merge(ctx context.Context, list *listRound, n int) (bool, err
 			h.sources = append(h.sources, &pullSource{author: a})
 		}
 	default:
-		return true, nil
+		return true
 	}
-	return false, nil
+	return false
+}
+
+// check checks the k newest candidates in hand for the viewer, with what
+// the page brings along on the first check, and adds the visible ones to
+// the page.
+func (h *homePage) check(ctx context.Context, k int) error {
+	ids := make([]string, k)
+	authors := make([]string, k)
+	for i, it := range h.pending[:k] {
+		ids[i], authors[i] = strconv.FormatInt(it.id, 10), it.author
+	}
+	h.pending = h.pending[k:]
+	posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
+	h.fetch = nil // extras for the first check only, as at readUserPosts
+	if err != nil {
+		return err
+	}
+	for _, p := range posts {
+		if p != nil {
+			h.out = append(h.out, p)
+		}
+	}
+	return nil
 }
 
 // parseListRound reads a homePageScript reply.
