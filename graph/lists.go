@@ -377,17 +377,24 @@ func (b batched) follow(ctx context.Context, oc *graphql.OperationContext, level
 }
 
 // hasLists reports whether a selection of typ has a list field somewhere
-// below it.
+// below it, through object fields too.
 func hasLists(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) bool {
 	for _, f := range graphql.CollectFields(oc, sel, []string{typ}) {
-		if _, ok := listFields[typ][f.Name]; ok {
+		if _, ok := listFields[typ][f.Name]; ok || (typ == "User" && f.Name == "posts") {
 			return true
 		}
-		if len(f.Selections) > 0 {
-			return true // an object field: it may hold lists; read ahead
+		if t, ok := objectFields[typ][f.Name]; ok && hasLists(oc, f.Selections, t) {
+			return true
 		}
 	}
 	return false
+}
+
+// objectFields are the object-valued fields the read-ahead follows, by
+// type, with their types.
+var objectFields = map[string]map[string]string{
+	"Post":    {"author": "User", "repostOf": "Post"},
+	"Comment": {"author": "User", "post": "Post"},
 }
 
 // listArgs reads a list field's arguments as its resolver will, with
