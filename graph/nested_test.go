@@ -134,3 +134,39 @@ func TestNestedListsRoundTrips(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedListErrorsAndEdits checks that the read-ahead leaves errors to
+// the fields they belong to (a bad cursor or an unknown user deep in a
+// page fails that field only, with its code and path, as in the naive
+// mode) and that a mutation's later fields read lists afresh.
+func TestNestedListErrorsAndEdits(t *testing.T) {
+	n := nestedListsNet(t)
+	cases := []struct{ name, query, code string }{
+		{"bad cursor below likers", `{ timeline(first: 3) { edges { node { id likers(first: 2) { edges { node { name followers(first: 2, after: "nope") { totalCount } } } } } } } }`, "BAD_USER_INPUT"},
+		{"unknown user below authors", `{ timeline(first: 3) { edges { node { author { commonFollowing(with: "999999", first: 2) { totalCount } } } } } }`, "NOT_FOUND"},
+		{"first out of range below comments", `{ timeline(first: 3) { edges { node { comments(first: 2) { edges { node { author { following(first: 0) { totalCount } } } } } } } } }`, "BAD_USER_INPUT"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := n.s.Do(t, n.viewer.Token, tc.query, nil)
+			naive := n.naive.Do(t, n.viewer.Token, tc.query, nil)
+			if r.Code() != tc.code || naive.Code() != tc.code {
+				t.Fatalf("codes %q (naive %q), want %q: %+v", r.Code(), naive.Code(), tc.code, r.Errors)
+			}
+			if len(r.Errors) != len(naive.Errors) {
+				t.Fatalf("%d errors, naive %d", len(r.Errors), len(naive.Errors))
+			}
+		})
+	}
+
+	t.Run("a mutation's later fields see its edits", func(t *testing.T) {
+		someone := n.s.Register(t, "someone")
+		r := n.s.MustDo(t, n.viewer.Token, `mutation($u: ID!) {
+		  a: unfollow(userId: $u) { followers(first: 5) { totalCount edges { node { id } } } }
+		  b: follow(userId: $u) { followers(first: 5) { totalCount edges { node { id } } } }
+		}`, map[string]any{"u": someone.ID})
+		if r.Int("a.followers.totalCount") != 0 || r.Int("b.followers.totalCount") != 1 || r.Str("b.followers.edges.0.node.id") != n.viewer.ID {
+			t.Fatalf("followers after unfollow and follow: %+v %+v", r.Get("a"), r.Get("b"))
+		}
+	})
+}
