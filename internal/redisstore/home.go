@@ -59,8 +59,13 @@ func (s *Store) homeKeys(u string) []string {
 //   - below the floor (beyond the cap, or beyond a cut-short backfill), the
 //     own timelines of everyone the reader follows, and the reader's own.
 //
-// Every candidate then passes the read-time visibility check (deleted
-// posts, audience, blocks either way). A page of a push-mode reader costs
+// The sources are merged first (ids order them), and only as many of the
+// newest candidates as can still make the page pass the read-time
+// visibility check (deleted posts, audience, blocks either way) and get
+// the page's extras; when some turn out hidden, further rounds check the
+// next ones (see candidates), from those in hand or a further read. A
+// reader following many pulled authors thus pays one read per author and
+// the checks of about one page. A page of a push-mode reader costs
 // two round trips (the list script, then the visibility pipeline); pulled
 // authors add one pipeline; a hybrid reader coming back after inactivity,
 // and every first page in pull mode, first fill the list (three more:
