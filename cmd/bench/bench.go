@@ -191,7 +191,7 @@ func (b *Bench) serve() (string, error) {
 func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Config: b.cfg, Machine: machine(ctx, b.rdb)}
-	if b.cfg.Parts["read"] || b.cfg.Parts["cap"] {
+	if b.cfg.Parts["read"] || b.cfg.Parts["cap"] || b.cfg.Parts["costs"] {
 		if err := b.seedMain(ctx); err != nil {
 			return nil, err
 		}
@@ -225,6 +225,13 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 			return nil, fmt.Errorf("fan-out modes: %w", err)
 		}
 		rep.Modes = r
+	}
+	if b.cfg.Parts["costs"] {
+		r, err := b.measureCosts(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read-path costs: %w", err)
+		}
+		rep.Costs = r
 	}
 	rep.Elapsed = time.Since(start)
 	rep.Machine.LoadAfter = loadAvg()

@@ -33,6 +33,7 @@ func TestRunTiny(t *testing.T) {
 		"--users", "80", "--posts", "600", "--duration", "150ms", "--concurrency", "4", "--readers", "10",
 		"--fanout-followers", "300", "--fanout-runs", "2", "--create-posts", "5",
 		"--modes-users", "60", "--modes-posts", "300", "--modes-writes", "10", "--modes-reads", "10",
+		"--pulled-authors", "10",
 		"--out", out,
 	}, &stdout, &stderr)
 	if err != nil {
@@ -50,6 +51,7 @@ func TestRunTiny(t *testing.T) {
 		"## Machine", "## Targets of issue 6", "| (a) gateway | 1 |", "| (b) store | 4 |", "| (c) naive | 4 |",
 		"bytes per home-timeline entry", "| fan-out (worker) |", "| raw LPUSH |", "300 of 300 followers",
 		"| push |", "| pull |", "| hybrid |", "--users 80",
+		"## Read-path costs (issue 15)", "following 10 pulled authors", "| 100 |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
@@ -76,6 +78,7 @@ func TestFlags(t *testing.T) {
 		{"--users", "0"},           // too small
 		{"--prefix", "bench-fan:"}, // the measurements' own
 		{"--concurrency", "0"},     // not positive
+		{"--pulled-authors", "3"},  // too few to fill a page
 		{"extra"},                  // no arguments
 	} {
 		if _, err := parseConfig(append([]string{"bench"}, args...), &bytes.Buffer{}); err == nil {

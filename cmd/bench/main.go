@@ -85,11 +85,12 @@ type Config struct {
 	ModesWrites, ModesReads int
 	ModesCelebrityThreshold int
 	SeedConcurrency         int
+	PulledAuthors           int
 	commandLine             string
 }
 
 // parts a run may be limited to.
-var allParts = []string{"read", "cap", "fanout", "modes"}
+var allParts = []string{"read", "cap", "fanout", "modes", "costs"}
 
 func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	c := &Config{}
@@ -106,7 +107,7 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "requests in flight at saturation")
 	fs.IntVar(&c.Readers, "readers", 1000, "readers the read measurements rotate among")
 	fs.StringVar(&c.Out, "out", "", "also write the markdown report to this file")
-	parts := fs.String("parts", strings.Join(allParts, ","), "what to measure: read, cap, fanout, modes")
+	parts := fs.String("parts", strings.Join(allParts, ","), "what to measure: read, cap, fanout, modes, costs")
 	fs.IntVar(&c.FanoutFollowers, "fanout-followers", 100000, "followers of the fan-out measurement's author")
 	fs.IntVar(&c.FanoutRuns, "fanout-runs", 3, "fan-outs and raw writes timed (the median is reported)")
 	fs.IntVar(&c.CreatePosts, "create-posts", 50, "createPost calls timed per author")
@@ -116,6 +117,7 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.IntVar(&c.ModesReads, "modes-reads", 500, "home-timeline pages measured per fan-out mode (one per reader)")
 	fs.IntVar(&c.ModesCelebrityThreshold, "modes-celebrity-threshold", 0, "hybrid's celebrity threshold in the modes comparison (0: a tenth of --modes-users)")
 	fs.IntVar(&c.SeedConcurrency, "seed-concurrency", 16, "store calls in flight while seeding")
+	fs.IntVar(&c.PulledAuthors, "pulled-authors", 200, "pulled authors the costs part's reader follows (against 1)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return nil, err
 	}
@@ -139,6 +141,8 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 		return nil, errors.New("--reuse needs --redis-url: a throwaway server starts empty")
 	case c.FanoutFollowers < 1 || c.FanoutRuns < 1 || c.CreatePosts < 1:
 		return nil, errors.New("--fanout-followers, --fanout-runs and --create-posts must be positive")
+	case c.PulledAuthors < 7:
+		return nil, errors.New("--pulled-authors must be at least 7 (3 posts each fill a 20-post page)")
 	case c.ModesUsers < 10 || c.ModesPosts < 10 || c.ModesWrites < 1 || c.ModesReads < 1:
 		return nil, errors.New("--modes-users and --modes-posts must be at least 10, --modes-writes and --modes-reads positive")
 	case strings.HasPrefix(c.Prefix, "bench-"):

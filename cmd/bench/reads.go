@@ -36,27 +36,38 @@ type target struct {
 func httpTarget(name, url string, client *http.Client) target {
 	body, _ := json.Marshal(map[string]string{"query": graph.ReferenceQuery})
 	return target{name: name, page: func(ctx context.Context, r reader) (int, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		b, err := postQuery(ctx, client, url, r.token, body)
 		if err != nil {
 			return 0, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+r.token)
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return 0, err
-		}
-		if resp.StatusCode != http.StatusOK || bytes.Contains(b, []byte(`"errors"`)) {
-			return 0, fmt.Errorf("%s: status %d: %.300s", url, resp.StatusCode, b)
 		}
 		// Counting the cursors counts the edges without decoding.
 		return bytes.Count(b, []byte(`"cursor"`)), nil
 	}}
+}
+
+// postQuery posts a GraphQL request body as the holder of token and
+// returns the response, or an error for a status other than 200 or a
+// response with errors.
+func postQuery(ctx context.Context, client *http.Client, url, token string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || bytes.Contains(b, []byte(`"errors"`)) {
+		return nil, fmt.Errorf("%s: status %d: %.300s", url, resp.StatusCode, b)
+	}
+	return b, nil
 }
 
 // storeTarget fetches the reference page from the store directly: the

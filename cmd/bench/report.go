@@ -84,6 +84,7 @@ type Report struct {
 	Entry   *EntryBytes
 	Fanout  *Fanout
 	Modes   *Modes
+	Costs   *Costs
 	Elapsed time.Duration
 }
 
@@ -282,7 +283,73 @@ func (r *Report) Markdown() string {
 		p("Home memory is MEMORY USAGE of every user's home list after the measured writes and reads. Commands per post include the worker's own (XREADGROUP, XAUTOCLAIM, XACK/XDEL: about 5).")
 		p("")
 	}
+	if cs := r.Costs; cs != nil {
+		r.costsMarkdown(p, cs)
+	}
 	return b.String()
+}
+
+// costsMarkdown renders the read-path costs of issue 15.
+func (r *Report) costsMarkdown(p func(string, ...any), cs *Costs) {
+	p("## Read-path costs (issue 15)")
+	p("")
+	p("Redis round trips and commands per request, counted by a go-redis hook (the machine's load does not change them).")
+	p("")
+	p("| target | measured | met |")
+	p("|---|---|---|")
+	for _, t := range costTargets(cs) {
+		p("| %s | %s | %s |", t.Name, t.Measured, t.Met)
+	}
+	p("")
+	p("The reference query with each post's author's `followers(first: 3)` and its `likers(first: 5)` with their `followers(first: 3)`, read by one reader (%s) at several page sizes, through the gateway and its naive mode (token check included):", cs.Reader)
+	p("")
+	p("| first | posts | round trips | commands | naive round trips | naive commands |")
+	p("|---:|---:|---:|---:|---:|---:|")
+	for i, f := range nestedFirsts {
+		p("| %d | %d | %d | %d | %d | %d |", f, cs.Posts[i], cs.Nested[i].roundTrips, cs.Nested[i].commands, cs.Naive[i].roundTrips, cs.Naive[i].commands)
+	}
+	p("")
+	p("A 20-post home page with what the reference query brings along, for a reader following 1 pulled author (30 posts) and one following many (3 posts each), on data sets of their own (hybrid with the celebrity threshold at 0, so every followed author is pulled; pull mode's first page):")
+	p("")
+	p("| mode | 1 author: commands | round trips | many: authors | commands | round trips |")
+	p("|---|---:|---:|---:|---:|---:|")
+	for _, pc := range cs.Pulled {
+		p("| %s | %d | %d | %d | %d | %d |", pc.Mode, pc.One.commands, pc.One.roundTrips, pc.ManyAuthors, pc.Many.commands, pc.Many.roundTrips)
+	}
+	p("")
+}
+
+// costTargets judges the costs against the targets of issue 15.
+func costTargets(cs *Costs) []Target {
+	var out []Target
+	if n := len(cs.Nested); n > 1 {
+		var rts []string
+		for _, c := range cs.Nested {
+			rts = append(rts, fmt.Sprint(c.roundTrips))
+		}
+		// Constant: no page costs more round trips than the one of 5 posts
+		// (a one-post page may skip a level, having no likers, say).
+		ok := true
+		for _, c := range cs.Nested[1:] {
+			ok = ok && c.roundTrips <= cs.Nested[1].roundTrips
+		}
+		out = append(out, Target{fmt.Sprintf("round trips per page constant for first = %s with nested likers and author followers", joinInts(nestedFirsts)),
+			strings.Join(rts, ", "), yes(ok)})
+	}
+	for _, pc := range cs.Pulled {
+		limit := 2*pc.One.commands + 2*int64(pc.ManyAuthors)
+		out = append(out, Target{fmt.Sprintf("%s: commands of a 20-post page following %d pulled authors ≤ 2× those of 1 + 2 per author", pc.Mode, pc.ManyAuthors),
+			fmt.Sprintf("%d vs limit %d (1 author: %d)", pc.Many.commands, limit, pc.One.commands), yes(pc.Many.commands <= limit && pc.OnePosts == 20 && pc.ManyPosts == 20)})
+	}
+	return out
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 func label(t string) string {
