@@ -5,10 +5,12 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"hash"
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -45,7 +47,7 @@ func TestPage(t *testing.T) {
 		wantCode             int
 		wantBody             []string
 	}{
-		{"get", http.MethodGet, "/", http.StatusOK, []string{"<title>Test Gateway</title>", `location.host + "/query"`, "GraphiQL.createFetcher"}},
+		{"get", http.MethodGet, "/", http.StatusOK, []string{"<title>Test Gateway</title>", `"endpoint":"/query"`, `rel="icon"`}},
 		{"get with query", http.MethodGet, "/?query=%7B+__typename+%7D", http.StatusOK, []string{"<title>Test Gateway</title>"}},
 		{"head", http.MethodHead, "/", http.StatusOK, nil},
 		{"post", http.MethodPost, "/", http.StatusMethodNotAllowed, nil},
@@ -62,8 +64,9 @@ func TestPage(t *testing.T) {
 			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 				t.Errorf("Content-Type = %q, want text/html", ct)
 			}
-			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
-				t.Errorf("Content-Security-Policy = %q, want a restrictive policy", csp)
+			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") ||
+				!strings.Contains(csp, "script-src 'self';") {
+				t.Errorf("Content-Security-Policy = %q, want a restrictive policy without inline scripts", csp)
 			}
 			for _, want := range tt.wantBody {
 				if !strings.Contains(rec.Body.String(), want) {
@@ -76,10 +79,11 @@ func TestPage(t *testing.T) {
 
 var (
 	tagRE  = regexp.MustCompile(`(?s)<(script|link)\b[^>]*>`)
-	attrRE = regexp.MustCompile(`(?s)\b(src|href|integrity)="([^"]*)"`)
+	attrRE = regexp.MustCompile(`(?s)\b(src|href|integrity|rel|type)="([^"]*)"`)
 )
 
-type resource struct{ tag, url, integrity string }
+// resource is a script, stylesheet or icon the page loads.
+type resource struct{ tag, rel, url, integrity string }
 
 // resources returns every script and stylesheet the page loads.
 func resources(t *testing.T, page string) []resource {
@@ -94,10 +98,19 @@ func resources(t *testing.T, page string) []resource {
 				r.url = v
 			case "integrity":
 				r.integrity = v
+			case "rel":
+				r.rel = v
+			case "type":
+				if r.tag == "script" && v == "application/json" {
+					r.tag = "data"
+				}
 			}
 		}
 		if r.tag == "script" && r.url == "" {
-			continue // inline bootstrap script
+			t.Errorf("page has an inline script: %s", m[0])
+		}
+		if r.tag == "data" {
+			continue // the JSON settings block
 		}
 		res = append(res, r)
 	}
@@ -107,21 +120,28 @@ func resources(t *testing.T, page string) []resource {
 func TestPageResourcesAreLocalAndIntact(t *testing.T) {
 	h := newHandler()
 	res := resources(t, getPage(t, h))
-	var scripts, styles int
+	var scripts, styles, icons int
 	for _, r := range res {
-		switch r.tag {
-		case "script":
+		switch {
+		case r.tag == "script":
 			scripts++
-		case "link":
+		case r.rel == "stylesheet":
 			styles++
+		case r.rel == "icon":
+			icons++
 		}
 	}
-	// React, ReactDOM, GraphiQL; GraphiQL's stylesheet.
-	if scripts != 3 || styles != 1 {
-		t.Fatalf("page loads %d scripts and %d stylesheets, want 3 and 1: %+v", scripts, styles, res)
+	// React, ReactDOM, GraphiQL, init.js; GraphiQL's stylesheet; the
+	// favicon as SVG and ICO.
+	if scripts != 4 || styles != 1 || icons != 2 {
+		t.Fatalf("page loads %d scripts, %d stylesheets and %d icons, want 4, 1 and 2: %+v", scripts, styles, icons, res)
 	}
 	for _, r := range res {
 		t.Run(r.url, func(t *testing.T) {
+			if r.rel == "icon" {
+				checkIcon(t, h, r.url)
+				return
+			}
 			if !strings.HasPrefix(r.url, graphiql.AssetPath) {
 				t.Fatalf("%s URL %q is not below %q", r.tag, r.url, graphiql.AssetPath)
 			}
@@ -215,7 +235,9 @@ func TestUnknownPathsNotFound(t *testing.T) {
 	for _, target := range []string{
 		"/index.html",
 		"/query",
-		"/favicon.ico",
+		"/favicon.svg",
+		graphiql.AssetPath + "init.js",
+		graphiql.AssetPath + "favicon.svg",
 		"/graphiql",
 		graphiql.AssetPath,
 		graphiql.AssetPath + "nope.js",
@@ -229,5 +251,66 @@ func TestUnknownPathsNotFound(t *testing.T) {
 				t.Errorf("GET %s = %d, want 404", target, rec.Code)
 			}
 		})
+	}
+}
+
+// checkIcon fetches an icon the page links and checks that it is an image
+// of the declared kind.
+func checkIcon(t *testing.T, h http.Handler, url string) {
+	t.Helper()
+	rec := do(t, h, http.MethodGet, url, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s = %d, want 200", url, rec.Code)
+	}
+	body := rec.Body.Bytes()
+	switch ct := rec.Header().Get("Content-Type"); {
+	case strings.HasSuffix(url, ".ico"):
+		// ICONDIR: reserved 0, type 1 (icon), at least one image.
+		if ct != "image/x-icon" || len(body) < 22 || body[0] != 0 || body[1] != 0 || body[2] != 1 || body[4] == 0 {
+			t.Errorf("GET %s: Content-Type %q, %d bytes: not an icon", url, ct, len(body))
+		}
+	case strings.HasSuffix(url, ".svg"):
+		if ct != "image/svg+xml" || !strings.HasPrefix(string(body), "<svg") {
+			t.Errorf("GET %s: Content-Type %q: not an SVG image", url, ct)
+		}
+	default:
+		t.Errorf("icon %s: unexpected kind", url)
+	}
+	if rec.Header().Get("ETag") == "" || rec.Header().Get("Cache-Control") == "" {
+		t.Errorf("GET %s: no ETag or Cache-Control", url)
+	}
+}
+
+func TestFavicon(t *testing.T) {
+	checkIcon(t, newHandler(), "/favicon.ico")
+}
+
+var configRE = regexp.MustCompile(`(?s)<script type="application/json" id="graphiql-config">(.*?)</script>`)
+
+// TestPageConfig checks the settings init.js reads: the endpoint and the
+// example tabs, which the page must carry intact (HTML escaping must not
+// break the JSON).
+func TestPageConfig(t *testing.T) {
+	m := configRE.FindStringSubmatch(getPage(t, newHandler()))
+	if m == nil {
+		t.Fatal("page has no graphiql-config block")
+	}
+	var cfg struct {
+		Endpoint string         `json:"endpoint"`
+		Tabs     []graphiql.Tab `json:"tabs"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &cfg); err != nil {
+		t.Fatalf("graphiql-config: %v\n%s", err, m[1])
+	}
+	if cfg.Endpoint != "/query" {
+		t.Errorf("endpoint = %q, want /query", cfg.Endpoint)
+	}
+	if want := graphiql.Examples(); !reflect.DeepEqual(cfg.Tabs, want) {
+		t.Errorf("tabs = %+v\nwant Examples() = %+v", cfg.Tabs, want)
+	}
+	for _, tab := range cfg.Tabs {
+		if tab.Headers != "" {
+			t.Errorf("tab %.40q comes with headers %q; the page must carry no credentials", tab.Query, tab.Headers)
+		}
 	}
 }

@@ -1,0 +1,42 @@
+package graphiql
+
+import (
+	"embed"
+	"strings"
+)
+
+// Tab is one editor tab GraphiQL opens with.
+type Tab struct {
+	Query     string `json:"query"`
+	Variables string `json:"variables,omitempty"`
+	Headers   string `json:"headers,omitempty"`
+}
+
+//go:embed examples/*.graphql
+var exampleFS embed.FS
+
+// examples lists the tabs in the order they open: the file, and the
+// variables it is shown with.
+var examples = []struct{ file, variables string }{
+	{"timeline.graphql", `{"first": 10, "after": null}`},
+	{"post.graphql", `{"input": {"content": "Hello from GraphiQL"}}`},
+	{"live.graphql", ""},
+	{"login.graphql", `{"login": "alice", "password": "demo password", "refreshToken": ""}`},
+}
+
+// Examples returns the tabs the IDE opens with (when the browser has no
+// saved tabs of its own): the home timeline with cursor paging, publishing
+// a post, the live timeline subscription, and logging in and refreshing.
+// Each query explains itself in its comments; the headers stay empty, for
+// the user's own access token.
+func Examples() []Tab {
+	tabs := make([]Tab, len(examples))
+	for i, ex := range examples {
+		q, err := exampleFS.ReadFile("examples/" + ex.file)
+		if err != nil {
+			panic(err)
+		}
+		tabs[i] = Tab{Query: strings.TrimSpace(string(q)) + "\n", Variables: ex.variables}
+	}
+	return tabs
+}
