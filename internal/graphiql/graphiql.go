@@ -26,7 +26,6 @@ import (
 	"path"
 	"strings"
 	"time"
-
 )
 
 // AssetPath is the URL prefix below which the embedded assets are served.

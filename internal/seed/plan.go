@@ -122,12 +122,12 @@ func NewPlan(c Config) *Plan {
 			}
 		}
 		a := int32(author.draw(rng))
-		post := PlannedPost{Author: a, RepostOf: -1, Vis: social.Public, Content: text(rng, 20, 200)}
+		post := PlannedPost{Author: a, RepostOf: -1, Vis: social.Public, Content: c.Text(rng, PostText)}
 		switch r := rng.Float64(); {
 		case r < repostShare:
 			if len(public) > 0 { // else a public post
 				post.RepostOf = public[rng.IntN(len(public))]
-				post.Content = text(rng, 5, 60)
+				post.Content = c.Text(rng, RepostText)
 			}
 		case r < repostShare+onlyToShare:
 			post.Vis = social.OnlyTo
@@ -177,7 +177,7 @@ func NewPlan(c Config) *Plan {
 		}
 		for range powerLaw(rng, commentsAlpha, maxComments) {
 			if u, ok := engager(); ok {
-				p.Comments = append(p.Comments, PlannedComment{Post: int32(i), Author: u, Content: text(rng, 5, 120)})
+				p.Comments = append(p.Comments, PlannedComment{Post: int32(i), Author: u, Content: c.Text(rng, CommentText)})
 			}
 		}
 	}
@@ -261,6 +261,17 @@ strong special mind behind clear tail produce fact street inch multiply nothing 
 object decide surface deep moon island foot system busy test record boat common gold possible plane stead dry
 wonder laugh thousand ago ran check game shape equate miss brought heat snow tire bring yes distant fill east paint
 language among café naïve über jalapeño`)
+
+// wordSalad is the default Config.Text: random words.
+func wordSalad(rng *rand.Rand, kind TextKind) string {
+	switch kind {
+	case RepostText:
+		return text(rng, 5, 60)
+	case CommentText:
+		return text(rng, 5, 120)
+	}
+	return text(rng, 20, 200)
+}
 
 // text returns random words of min to max characters in all.
 func text(rng *rand.Rand, minLen, maxLen int) string {

@@ -41,7 +41,24 @@ type Config struct {
 	Password string
 	// Log, when set, is told what each phase did.
 	Log func(format string, args ...any) `json:"-"`
+	// Name, when set, names the user of plan index i (default UserName);
+	// names must be valid and distinct.
+	Name func(i int) string `json:"-"`
+	// Text, when set, writes the content of posts, reposts and comments
+	// (default: random words), drawing only from rng so that the plan
+	// stays the same for the same Config.
+	Text func(rng *rand.Rand, kind TextKind) string `json:"-"`
 }
+
+// TextKind says what a text is for.
+type TextKind int
+
+// The texts a plan needs.
+const (
+	PostText    TextKind = iota // 20–200 characters
+	RepostText                  // 5–60 characters
+	CommentText                 // 5–120 characters
+)
 
 // Full is the data set of docs/performance.md.
 func Full() Config { return Config{Users: 10000, Posts: 100000, Seed: 1} }
@@ -61,6 +78,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Log == nil {
 		c.Log = func(string, ...any) {}
+	}
+	if c.Name == nil {
+		c.Name = UserName
+	}
+	if c.Text == nil {
+		c.Text = wordSalad
 	}
 	return c
 }
@@ -122,7 +145,7 @@ func Run(ctx context.Context, store *redisstore.Store, c Config) (*Data, error) 
 		return nil, err
 	}
 	err = each(ctx, plan.Users, c.Concurrency, func(ctx context.Context, i int) error {
-		name := UserName(i)
+		name := c.Name(i)
 		u, err := store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: hash})
 		if err != nil {
 			return fmt.Errorf("create user %s: %w", name, err)
@@ -176,10 +199,7 @@ func Run(ctx context.Context, store *redisstore.Store, c Config) (*Data, error) 
 
 	// Posts, with the worker delivering them meanwhile.
 	t = time.Now()
-	w, err := fanout.New(store.Client(), fanout.Config{
-		Stream: store.Keys().FanoutStream(), Dead: store.Keys().FanoutDead(), Consumer: "seed",
-		Read: 64, Concurrency: 8, MinIdle: time.Minute,
-	}, store.HandleFanoutJob, nil)
+	w, err := newWorker(store)
 	if err != nil {
 		return nil, err
 	}
@@ -319,6 +339,24 @@ func (d *Data) Readers(n, minFollowing int) []int {
 // (which the plan avoids): the write is skipped, not the run.
 func tolerated(err error) bool {
 	return social.IsCode(err, social.NotFound) || social.IsCode(err, social.Forbidden)
+}
+
+// newWorker returns a fan-out worker of store's queue, for drainLoop.
+func newWorker(store *redisstore.Store) (*fanout.Worker, error) {
+	return fanout.New(store.Client(), fanout.Config{
+		Stream: store.Keys().FanoutStream(), Dead: store.Keys().FanoutDead(), Consumer: "seed",
+		Read: 64, Concurrency: 8, MinIdle: time.Minute,
+	}, store.HandleFanoutJob, nil)
+}
+
+// Deliver runs the fan-out jobs queued in store until the queue is empty,
+// for writes made after Run (which delivers its own).
+func Deliver(ctx context.Context, store *redisstore.Store) error {
+	w, err := newWorker(store)
+	if err != nil {
+		return err
+	}
+	return drainLoop(ctx, w)()
 }
 
 // drainLoop runs w.Drain until stop is called, then drains what is left
