@@ -26,19 +26,9 @@ func main() {
 	app.Main("worker", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stderr) })
 }
 
-// Config is the worker's configuration.
-type Config struct {
-	app.Common
-	Feed app.Feed
-	// StatsEvery is how often the worker logs its counters.
-	StatsEvery time.Duration
-}
-
-func parseConfig(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
-	c := &Config{}
-	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
-	list = append(list, app.Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
-	if err := app.Parse("worker", list, args, getenv, out); err != nil {
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (*app.WorkerConfig, error) {
+	c := &app.WorkerConfig{}
+	if err := app.Parse("worker", c.Settings(), args, getenv, out); err != nil {
 		return nil, err
 	}
 	if c.RedisURL == "" {

@@ -120,6 +120,20 @@ func (f *Feed) Finish() error {
 	return nil
 }
 
+// WorkerConfig is the configuration of cmd/worker: what it shares with
+// the gateway, and how often it logs its counters.
+type WorkerConfig struct {
+	Common
+	Feed       Feed
+	StatsEvery time.Duration
+}
+
+// Settings binds every setting of cmd/worker.
+func (c *WorkerConfig) Settings() []Setting {
+	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
+	return append(list, Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
+}
+
 // NewWorker returns a fan-out worker of the store's job stream.
 func NewWorker(rdb redis.UniversalClient, store *redisstore.Store, cfg fanout.Config, log *slog.Logger) (*fanout.Worker, error) {
 	cfg.Stream = store.Keys().FanoutStream()

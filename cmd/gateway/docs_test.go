@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/socialgw/gateway/cmd/internal/app"
+)
+
+// settingsOfBinaries returns every setting cmd/gateway and cmd/worker
+// read, by variable. A variable both read must have one default.
+func settingsOfBinaries(t *testing.T) map[string]app.Setting {
+	t.Helper()
+	all := map[string]app.Setting{}
+	gw := (&Config{}).settings()
+	for _, s := range gw {
+		all[s.env] = app.Setting{Flag: s.flag, Env: s.env, Def: s.def, Usage: s.usage}
+	}
+	for _, s := range (&app.WorkerConfig{}).Settings() {
+		if g, ok := all[s.Env]; ok && g.Def != s.Def {
+			t.Errorf("%s: default %q in the gateway, %q in the worker", s.Env, g.Def, s.Def)
+		}
+		if _, ok := all[s.Env]; !ok {
+			all[s.Env] = s
+		}
+	}
+	return all
+}
+
+var (
+	// A table row whose first cell names variables: | `A`, `B` | … |
+	rowRE = regexp.MustCompile("(?m)^\\|\\s*(`[A-Z][A-Z0-9_]*`(?:\\s*,\\s*`[A-Z][A-Z0-9_]*`)*)\\s*\\|([^|]*)\\|")
+	// `VAR` (default 7) or `VAR` (200) in prose, across a line break.
+	proseRE = regexp.MustCompile("`([A-Z][A-Z0-9_]*_[A-Z0-9_]*)`\\s*\\((?:default\\s+)?([^)]*)\\)")
+	quoted  = regexp.MustCompile("`([^`]*)`")
+)
+
+// docDefault normalises a default as docs write it ("1 000" is 1000).
+func docDefault(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), " ", "") }
+
+// TestSettingsDocumented checks the settings tables of README.md and the
+// docs against the settings the binaries read: every variable of
+// cmd/gateway and cmd/worker has a row in README.md, every row names a
+// variable a binary reads, and wherever a row or a sentence gives a
+// variable's default, it is the default the code applies.
+func TestSettingsDocumented(t *testing.T) {
+	settings := settingsOfBinaries(t)
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append([]string{"../../README.md"}, docs...)
+	inReadme := map[string]bool{}
+	for _, file := range docs {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		name := filepath.Base(file)
+		for _, m := range rowRE.FindAllStringSubmatch(text, -1) {
+			vars := quoted.FindAllStringSubmatch(m[1], -1)
+			defs := quoted.FindAllStringSubmatch(m[2], -1)
+			for _, v := range vars {
+				s, ok := settings[v[1]]
+				if !ok {
+					// Other tables (error codes) have upper-case first
+					// cells too, but no quoted value beside them.
+					if len(defs) > 0 {
+						t.Errorf("%s: row %q names %s, which no binary reads", name, strings.TrimSpace(m[0]), v[1])
+					}
+					continue
+				}
+				if name == "README.md" {
+					inReadme[v[1]] = true
+				}
+				switch {
+				case s.Def == "" && len(defs) > 0 && len(vars) == 1:
+					t.Errorf("%s: %s has no default, but the row gives %q", name, v[1], m[2])
+				case s.Def != "" && !slices.ContainsFunc(defs, func(d []string) bool { return docDefault(d[1]) == s.Def }):
+					t.Errorf("%s: %s defaults to %q, but the row says %q", name, v[1], s.Def, strings.TrimSpace(m[2]))
+				}
+			}
+		}
+		for _, m := range proseRE.FindAllStringSubmatch(text, -1) {
+			s, ok := settings[m[1]]
+			if !ok || !regexp.MustCompile(`^[0-9][0-9 ]*[a-z]*$`).MatchString(strings.TrimSpace(m[2])) {
+				continue // not a setting, or not a default in parentheses
+			}
+			if got := docDefault(m[2]); got != s.Def {
+				t.Errorf("%s: %q gives %s the default %s, the code %s", name, m[0], m[1], got, s.Def)
+			}
+		}
+	}
+	for env := range settings {
+		if !inReadme[env] {
+			t.Errorf("README.md has no row for %s (--%s)", env, settings[env].Flag)
+		}
+	}
+}
