@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/demo"
 )
 
 // Config is the whole configuration of the gateway, parsed once here from
@@ -54,6 +56,11 @@ type Config struct {
 	Feed         app.Feed
 	FanoutWorker bool
 
+	// Demo fills an empty database with the demo network at start-up;
+	// SPADir is a directory served at /app/ (the reference app's build).
+	Demo   bool
+	SPADir string
+
 	// graphiql and introspection are "", "true" or "false" as given;
 	// finish resolves them against Production.
 	graphiql, introspection string
@@ -89,6 +96,8 @@ func (c *Config) settings() []app.Setting {
 		app.Int(&c.MaxConcurrent, "max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", "32", "queries and mutations executing at once; more wait up to QUEUE_WAIT, then get 503; 0 disables"),
 		app.Duration(&c.QueueWait, "queue-wait", "QUEUE_WAIT", "500ms", "how long a request waits for an execution slot before 503"),
 		app.Int(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
+		app.Bool(&c.Demo, "demo", "DEMO", "false", fmt.Sprintf("fill an empty database with a demo network and log two ready sessions (CELEBRITY_THRESHOLD defaults to %d)", demo.DefaultCelebrityThreshold)),
+		app.String(&c.SPADir, "spa-dir", "SPA_DIR", "", "directory served at /app/, for developing a single-page app on the gateway's origin (examples/spa/dist)"),
 	}
 	own = append(own, c.abuseSettings()...)
 	return append(own, shared...)
@@ -129,14 +138,31 @@ func (c *Config) abuseSettings() []app.Setting {
 // defaults. --help prints every setting with its variable and default.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*Config, error) {
 	c := &Config{}
-	if err := app.Parse("gateway", c.settings(), args, getenv, out); err != nil {
+	explicit, err := app.Parse("gateway", c.settings(), args, getenv, out)
+	if err != nil {
 		return nil, err
 	}
-	return c, c.finish()
+	return c, c.finish(explicit)
 }
 
 // finish applies defaults that depend on other settings and checks ranges.
-func (c *Config) finish() error {
+// explicit holds the variables given by the environment or a flag.
+func (c *Config) finish(explicit map[string]bool) error {
+	if c.Demo {
+		if c.Production {
+			return errors.New("--demo is for development: it writes users with a published password; not with PRODUCTION=true")
+		}
+		// The demo network is small: its most followed author is
+		// pulled in hybrid mode only below the usual threshold.
+		if !explicit["CELEBRITY_THRESHOLD"] {
+			c.Feed.Store.CelebrityThreshold = demo.DefaultCelebrityThreshold
+		}
+	}
+	if c.SPADir != "" {
+		if fi, err := os.Stat(c.SPADir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("SPA_DIR %q is not a directory (build the app first: cd examples/spa && npm ci && npm run build)", c.SPADir)
+		}
+	}
 	var err error
 	if c.GraphiQL, err = orDefault(c.graphiql, !c.Production); err != nil {
 		return fmt.Errorf("graphiql: %w", err)

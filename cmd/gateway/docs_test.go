@@ -16,9 +16,8 @@ import (
 func settingsOfBinaries(t *testing.T) map[string]app.Setting {
 	t.Helper()
 	all := map[string]app.Setting{}
-	gw := (&Config{}).settings()
-	for _, s := range gw {
-		all[s.env] = app.Setting{Flag: s.flag, Env: s.env, Def: s.def, Usage: s.usage}
+	for _, s := range (&Config{}).settings() {
+		all[s.Env] = s
 	}
 	for _, s := range (&app.WorkerConfig{}).Settings() {
 		if g, ok := all[s.Env]; ok && g.Def != s.Def {

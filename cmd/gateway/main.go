@@ -24,6 +24,7 @@ import (
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/redisstats"
@@ -77,9 +78,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		GraphiQL:    cfg.GraphiQL,
 		CORSOrigins: cfg.CORSOrigins,
 		Abuse:       cfg.Abuse,
+		SPADir:      cfg.SPADir,
 	})
 	if err != nil {
 		return err
+	}
+	if cfg.Demo {
+		// Before the fan-out worker starts: it creates its consumer group,
+		// and the demo writes only into an empty database.
+		if err := loadDemo(ctx, cfg, gw, log, stdout); err != nil {
+			return err
+		}
 	}
 	stopWorker := func(time.Duration) {}
 	if cfg.FanoutWorker {
@@ -111,6 +120,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.GraphiQL {
 		log.Info("GraphiQL ready: open " + base + "/ in a browser")
 	}
+	if cfg.SPADir != "" {
+		log.Info("single-page app: open "+base+"/app/ in a browser", "dir", cfg.SPADir)
+	}
 	if ready != nil {
 		ready(base)
 	}
@@ -137,6 +149,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		stopWorker(time.Until(deadline))
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// loadDemo fills the (empty) database with the demo network and tells the
+// developer how to use it: in text logs a block to copy from, in JSON
+// logs one record per demo user.
+func loadDemo(ctx context.Context, cfg *Config, gw *gateway.Gateway, log *slog.Logger, out io.Writer) error {
+	res, err := demo.Load(ctx, gw.Store, gw.Auth)
+	if err != nil {
+		return err
+	}
+	st := res.Stats
+	log.Info("demo data loaded", "users", st.Users+2, "follows", st.Follows, "posts", st.Posts,
+		"likes", st.Likes, "comments", st.Comments, "restricted_posts", st.OnlyTo+st.NotTo,
+		"celebrity", res.Celebrity, "celebrity_followers", res.Followers,
+		"celebrity_threshold", gw.Store.Feed().CelebrityThreshold, "duration", res.Duration.Round(time.Millisecond))
+	if cfg.LogFormat == "json" {
+		for _, s := range []demo.Session{res.Alice, res.Bob} {
+			log.Info("demo user", "name", s.Name, "password", s.Password, "user_id", s.UserID,
+				"access_token", s.AccessToken, "expires_at", s.ExpiresAt, "refresh_token", s.RefreshToken, "headers", s.Headers)
+		}
+		return nil
+	}
+	// A line to paste as it is: slog's text format would quote it.
+	fmt.Fprintf(out, "\nDemo users: alice and bob, password %q. Paste one of these lines into GraphiQL's Headers tab\n"+
+		"(the access token expires at %s; then log in again, or use the login tab):\n\n  alice  %s\n  bob    %s\n\n",
+		demo.Password, res.Alice.ExpiresAt.Local().Format(time.TimeOnly), res.Alice.Headers, res.Bob.Headers)
 	return nil
 }
 

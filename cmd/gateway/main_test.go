@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
 )
@@ -284,6 +285,13 @@ func TestConfigPrecedence(t *testing.T) {
 		{"CORS list", map[string]string{"CORS_ORIGINS": " https://a.example, ,https://b.example "}, nil,
 			func(c *Config) bool { return strings.Join(c.CORSOrigins, "|") == "https://a.example|https://b.example" }},
 		{"production defaults", map[string]string{"PRODUCTION": "true"}, nil, func(c *Config) bool { return !c.GraphiQL && !c.Introspection }},
+		{"boolean flag alone", nil, []string{"--demo"}, func(c *Config) bool { return c.Demo }},
+		{"boolean flag off", map[string]string{"DEMO": "true"}, []string{"--demo=false"}, func(c *Config) bool { return !c.Demo }},
+		{"demo lowers the celebrity threshold", nil, []string{"--demo"},
+			func(c *Config) bool { return c.Feed.Store.CelebrityThreshold == demo.DefaultCelebrityThreshold }},
+		{"demo keeps an explicit celebrity threshold", map[string]string{"CELEBRITY_THRESHOLD": "50"}, []string{"--demo"},
+			func(c *Config) bool { return c.Feed.Store.CelebrityThreshold == 50 }},
+		{"no demo, usual threshold", nil, nil, func(c *Config) bool { return c.Feed.Store.CelebrityThreshold == 10000 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,10 +348,15 @@ func TestBadConfig(t *testing.T) {
 		{"listen address", nil, []string{"--listen=256.0.0.1:x"}, "listen"},
 		{"unknown flag", nil, []string{"--nope"}, "nope"},
 		{"positional argument", nil, []string{"extra"}, "extra"},
+		{"demo in production", map[string]string{"DEMO": "true", "PRODUCTION": "true"}, nil, "demo"},
+		{"demo threshold too high", map[string]string{"CELEBRITY_THRESHOLD": "10000"}, []string{"--demo"}, "CELEBRITY_THRESHOLD"},
+		{"SPA_DIR missing", map[string]string{"SPA_DIR": filepath.Join(dir, "nope")}, nil, "SPA_DIR"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"REDIS_URL": redistest.URL(t)}
+			// A database of its own: the demo refuses a non-empty one
+			// before it looks at the threshold.
+			env := map[string]string{"REDIS_URL": emptyDB(t, 11)}
 			for k, v := range tt.env {
 				env[k] = v
 			}

@@ -28,7 +28,7 @@ func main() {
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*app.WorkerConfig, error) {
 	c := &app.WorkerConfig{}
-	if err := app.Parse("worker", c.Settings(), args, getenv, out); err != nil {
+	if _, err := app.Parse("worker", c.Settings(), args, getenv, out); err != nil {
 		return nil, err
 	}
 	if c.RedisURL == "" {

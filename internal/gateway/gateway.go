@@ -44,6 +44,9 @@ type Config struct {
 	// Abuse are the rate limits, the refresh grace window and the
 	// persisted-query cache (docs/security.md).
 	Abuse Abuse
+	// SPADir, when set, is a directory served at /app/: a single-page
+	// app's build, on the API's origin so that it needs no CORS.
+	SPADir string
 }
 
 // Abuse configures the abuse controls.

@@ -22,7 +22,7 @@ import (
 )
 
 // Handler returns the HTTP mux of the contract — /query, /, /healthz,
-// /readyz and /metrics — wrapped in request ids, access logs, metrics and
+// /readyz and /metrics, and /app/ when Config.SPADir is set — wrapped in request ids, access logs, metrics and
 // CORS. Its metrics are registered in reg, which /metrics serves.
 func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handler {
 	m := newHTTPMetrics(reg)
@@ -56,11 +56,27 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 		mux.Handle("/", ide)
 		mux.Handle(graphiql.AssetPath, ide)
 	}
+	if g.cfg.SPADir != "" {
+		mux.Handle("GET /app/", spa(g.cfg.SPADir))
+	}
 	var h http.Handler = mux
 	if g.cors != nil {
 		h = g.cors.Handler(mux)
 	}
 	return reqlog.Middleware(log, accessLog(m, h))
+}
+
+// spa serves the files of dir at /app/, revalidated on every load: it is
+// for development, where the build changes under the server.
+func spa(dir string) http.Handler {
+	files := http.StripPrefix("/app/", http.FileServer(http.Dir(dir)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		files.ServeHTTP(w, r)
+	})
 }
 
 // NewRegistry returns a registry for /metrics with the Go runtime and

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/redistest"
+)
+
+// emptyDB empties database n of the package's Redis server and returns
+// its URL. Tests that use a database of their own must not run in
+// parallel with others using the same n.
+func emptyDB(t *testing.T, n int) string {
+	t.Helper()
+	u := fmt.Sprintf("%s/%d", redistest.URL(t), n)
+	opts, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+var headersRE = regexp.MustCompile(`(?m)^  (alice|bob) +(\{"Authorization": "Bearer [^"]+"\})$`)
+
+// TestDemo starts the gateway with --demo on an empty database: the log
+// carries a Headers line per demo user that works as it is; a second
+// gateway with --demo on the now non-empty database refuses to start.
+func TestDemo(t *testing.T) {
+	redisURL := emptyDB(t, 10)
+	g := launch(t, map[string]string{"REDIS_URL": redisURL, "JWT_SECRET": testSecret}, "--demo")
+	log := g.out.String()
+	lines := headersRE.FindAllStringSubmatch(log, -1)
+	if len(lines) != 2 {
+		t.Fatalf("want a Headers line for alice and bob in the log:\n%s", log)
+	}
+	for _, m := range lines {
+		var headers map[string]string
+		if err := json.Unmarshal([]byte(m[2]), &headers); err != nil {
+			t.Fatalf("%s's Headers line %q is not JSON: %v", m[1], m[2], err)
+		}
+		token := strings.TrimPrefix(headers["Authorization"], "Bearer ")
+		r := g.query(t, token, `{ me { name } timeline(first: 20) { edges { node { author { name } } } } }`, nil)
+		if r.Code() != "" || r.Str("me.name") != m[1] {
+			t.Fatalf("%s's token: %+v", m[1], r)
+		}
+		if n := len(r.Get("timeline.edges").([]any)); n != 20 {
+			t.Errorf("%s's home timeline has %d posts on its first page, want 20", m[1], n)
+		}
+	}
+	if !strings.Contains(log, "celebrity_threshold=75") {
+		t.Errorf("log does not show the demo's celebrity threshold:\n%s", log)
+	}
+
+	err := run(context.Background(), []string{"--listen=127.0.0.1:0", "--demo"},
+		mapEnv(map[string]string{"REDIS_URL": redisURL, "JWT_SECRET": testSecret}), &syncBuffer{},
+		func(string) { t.Error("the second demo gateway served") })
+	if err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("second --demo on the same database: %v, want a refusal", err)
+	}
+}
+
+// TestSPADir serves a directory at /app/.
+func TestSPADir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("<!DOCTYPE html><title>app</title>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "REDIS_PREFIX": redistest.Prefix(t), "SPA_DIR": dir})
+	status, h, body := g.get(t, "/app/")
+	if status != 200 || !strings.Contains(body, "<title>app</title>") || h.Get("Cache-Control") != "no-cache" {
+		t.Errorf("GET /app/ = %d %q, Cache-Control %q", status, body, h.Get("Cache-Control"))
+	}
+	for _, p := range []string{"/app/nope.js", "/app/../main.go", "/app/" + url.PathEscape("../main.go")} {
+		if status, _, _ := g.get(t, p); status != 404 {
+			t.Errorf("GET %s = %d, want 404", p, status)
+		}
+	}
+}
