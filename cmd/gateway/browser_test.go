@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,23 +18,28 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // chromiumPath is where the Debian package chromium installs the browser.
 const chromiumPath = "/usr/bin/chromium"
 
-// TestBrowserGraphiQL starts the gateway, opens its GraphiQL page in headless
-// Chromium, runs `{ __typename }` and waits for the answer in the result pane.
-// The page must work offline: the test fails if the browser requests anything
-// from another origin than the gateway, or violates the page's
-// Content-Security-Policy.
-//
-// Without Chromium the test is skipped, unless REQUIRE_BROWSER=1.
-// Run `go test -run TestBrowserGraphiQL -artifacts ./cmd/gateway` to keep the
-// screenshot.
-func TestBrowserGraphiQL(t *testing.T) {
+// browser is a headless Chromium watching what its page does: requests to
+// another origin than the gateway, failed requests (a missing favicon
+// included), Content-Security-Policy violations and uncaught exceptions
+// fail the test; other errors the page logs are reported.
+type browser struct {
+	ctx context.Context
+
+	mu       sync.Mutex
+	posts    []string // bodies of the GraphQL requests the page sent
+	failures []string
+	notes    []string
+}
+
+// newBrowser starts Chromium for a page served at baseURL, or skips the
+// test without Chromium (fails instead when REQUIRE_BROWSER=1).
+func newBrowser(ctx context.Context, t *testing.T, baseURL string) *browser {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("REQUIRE_BROWSER") == "1" {
 			t.Fatalf("REQUIRE_BROWSER=1, but Chromium is not available: %v", err)
@@ -40,16 +47,26 @@ func TestBrowserGraphiQL(t *testing.T) {
 		t.Skipf("skipping: Chromium is not available (%v); install the Debian package chromium, "+
 			"or set REQUIRE_BROWSER=1 to make this a failure", err)
 	}
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	baseURL := startGateway(ctx, t)
 	base, err := url.Parse(baseURL)
 	if err != nil {
 		t.Fatalf("base URL %q: %v", baseURL, err)
 	}
-
+	// Not t.TempDir: Chromium's helpers may still write to the profile for
+	// a moment after the browser closed, and t.TempDir fails the test when
+	// it cannot remove it.
+	profile, err := os.MkdirTemp("", "chromium-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("could not remove the Chromium profile %s", profile)
+	})
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,
@@ -62,49 +79,64 @@ func TestBrowserGraphiQL(t *testing.T) {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 800),
 	)...)
-	defer cancelAlloc()
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	defer func() {
-		// Close the browser gracefully, so that it has stopped writing
-		// to its profile before t.TempDir is removed.
+	b := &browser{ctx: browserCtx}
+	t.Cleanup(func() {
+		// Close the browser gracefully, so that it has stopped writing to
+		// its profile before t.TempDir is removed.
 		if err := chromedp.Cancel(browserCtx); err != nil {
 			t.Logf("closing Chromium: %v", err)
 		}
-	}()
-
-	// Watch what the page requests and logs. Requests to other origins,
-	// Content-Security-Policy violations and uncaught exceptions fail the
-	// test; other errors the page logs are only reported.
-	var (
-		mu       sync.Mutex
-		failures []string
-		notes    []string
-	)
+		cancelBrowser()
+		cancelAlloc()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, n := range b.notes {
+			t.Logf("browser: %s", n)
+		}
+		for _, f := range b.failures {
+			t.Errorf("browser: %s", f)
+		}
+	})
+	urls := map[network.RequestID]string{}
 	chromedp.ListenTarget(browserCtx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
+		b.mu.Lock()
+		defer b.mu.Unlock()
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			u, err := url.Parse(ev.Request.URL)
 			if err == nil && (u.Scheme == "data" || u.Scheme == "blob" || u.Scheme == "about") {
 				return
 			}
+			urls[ev.RequestID] = ev.Request.URL
 			if err != nil || u.Host != base.Host {
-				failures = append(failures, "request outside the gateway: "+ev.Request.URL)
+				b.failures = append(b.failures, "request outside the gateway: "+ev.Request.URL)
+			}
+			for _, e := range ev.Request.PostDataEntries {
+				if body, err := base64.StdEncoding.DecodeString(e.Bytes); err == nil {
+					b.posts = append(b.posts, string(body))
+				}
+			}
+		case *network.EventResponseReceived:
+			if ev.Response.Status >= 400 && !strings.HasSuffix(ev.Response.URL, ".map") {
+				b.failures = append(b.failures, fmt.Sprintf("%s answered %d", ev.Response.URL, int(ev.Response.Status)))
+			}
+		case *network.EventLoadingFailed:
+			if !ev.Canceled {
+				b.notes = append(b.notes, fmt.Sprintf("loading %s failed: %s", urls[ev.RequestID], ev.ErrorText))
 			}
 		case *runtime.EventExceptionThrown:
-			failures = append(failures, "uncaught exception: "+ev.ExceptionDetails.Error())
+			b.failures = append(b.failures, "uncaught exception: "+ev.ExceptionDetails.Error())
 		case *log.EventEntryAdded:
 			msg := fmt.Sprintf("%s %s: %s %s", ev.Entry.Level, ev.Entry.Source, ev.Entry.Text, ev.Entry.URL)
 			switch {
 			case ev.Entry.Source == log.SourceSecurity:
-				failures = append(failures, msg)
-			case ev.Entry.Level == log.LevelError && !strings.HasSuffix(ev.Entry.URL, "/favicon.ico"):
-				notes = append(notes, msg)
+				b.failures = append(b.failures, msg)
+			case ev.Entry.Level == log.LevelError:
+				b.notes = append(b.notes, msg)
 			}
 		case *runtime.EventConsoleAPICalled:
 			if ev.Type == runtime.APITypeError {
@@ -112,103 +144,306 @@ func TestBrowserGraphiQL(t *testing.T) {
 				for _, a := range ev.Args {
 					args = append(args, string(a.Value)+a.Description)
 				}
-				notes = append(notes, "console.error: "+strings.Join(args, " "))
+				b.notes = append(b.notes, "console.error: "+strings.Join(args, " "))
 			}
 		}
 	})
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, n := range notes {
-			t.Logf("browser: %s", n)
-		}
-		for _, f := range failures {
-			t.Errorf("browser: %s", f)
-		}
-	}()
+	return b
+}
 
-	// GraphiQL reads the initial query from the URL (?query=...).
-	const query = "{ __typename }"
-	pageURL := baseURL + "/?query=" + url.QueryEscape(query)
-	const want = `"__typename": "Query"`
-	var editor, result string
-	var screenshot []byte
-	err = chromedp.Run(browserCtx,
-		chromedp.Navigate(pageURL),
-		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
-		chromedp.WaitVisible(".graphiql-query-editor .CodeMirror", chromedp.ByQuery),
-		chromedp.Text(".graphiql-query-editor .CodeMirror-code", &editor, chromedp.ByQuery),
-	)
-	if err != nil {
-		t.Fatalf("open %s: %v", pageURL, err)
-	}
-	if !strings.Contains(editor, "__typename") {
-		t.Fatalf("query editor contains %q, want %q", editor, query)
-	}
-	err = chromedp.Run(browserCtx,
-		chromedp.Click(".graphiql-execute-button", chromedp.ByQuery),
-		chromedp.Poll(`(() => {
-			const r = document.querySelector('.graphiql-response');
-			return r !== null && r.innerText.includes(`+"`"+want+"`"+`);
-		})()`, nil, chromedp.WithPollingTimeout(30*time.Second)),
-		chromedp.Text(".graphiql-response", &result, chromedp.ByQuery),
-		chromedp.CaptureScreenshot(&screenshot),
-	)
-	if err != nil {
+// sent returns the bodies of the requests the page has sent so far.
+func (b *browser) sent() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.posts...)
+}
+
+// run runs actions in the browser; on failure it reports the page's text.
+func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action) {
+	t.Helper()
+	if err := chromedp.Run(b.ctx, actions...); err != nil {
 		var text string
-		_ = chromedp.Run(browserCtx, chromedp.Evaluate(
-			`document.querySelector('.graphiql-response')?.innerText ?? '(no result pane)'`, &text))
-		t.Fatalf("running the query: %v; result pane: %q", err, text)
+		_ = chromedp.Run(b.ctx, chromedp.Evaluate(`document.body ? document.body.innerText.slice(0, 2000) : ''`, &text))
+		t.Fatalf("%s: %v\npage text:\n%s", what, err, text)
 	}
-	if !strings.Contains(result, want) {
-		t.Errorf("result pane = %q, want it to contain %q", result, want)
-	}
-	file := filepath.Join(t.ArtifactDir(), "graphiql.png")
-	if err := os.WriteFile(file, screenshot, 0o644); err != nil {
+}
+
+// eval evaluates a JavaScript expression into out.
+func (b *browser) eval(t *testing.T, expr string, out any) {
+	t.Helper()
+	b.run(t, "evaluate "+expr, chromedp.Evaluate(expr, out))
+}
+
+// poll waits until a JavaScript expression is true.
+func poll(expr string, timeout time.Duration) chromedp.Action {
+	return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(timeout))
+}
+
+// screenshot saves the page under the test's artifact directory (kept
+// with `go test -artifacts`).
+func (b *browser) screenshot(t *testing.T, name string) {
+	t.Helper()
+	var png []byte
+	b.run(t, "screenshot", chromedp.CaptureScreenshot(&png))
+	file := filepath.Join(t.ArtifactDir(), name)
+	if err := os.WriteFile(file, png, 0o644); err != nil {
 		t.Errorf("write screenshot: %v", err)
 	} else {
 		t.Logf("screenshot: %s", file)
 	}
 }
 
-// startGateway runs the gateway with a throwaway Redis until the test ends and
-// returns its base URL.
-func startGateway(ctx context.Context, t *testing.T) string {
+// startDemo runs the gateway with --demo on database db of the test Redis
+// until the test ends, and returns its base URL and alice's and bob's
+// Headers lines from the log.
+func startDemo(t *testing.T, db int, env map[string]string) (baseURL string, headers map[string]string) {
 	t.Helper()
-	env := map[string]string{
-		"REDIS_URL":  redistest.URL(t),
-		"JWT_SECRET": "browser-test-secret-0123456789abcdefghij",
+	all := map[string]string{"REDIS_URL": emptyDB(t, db), "JWT_SECRET": testSecret}
+	for k, v := range env {
+		all[k] = v
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	ready := make(chan string, 1)
-	done := make(chan struct{})
-	var runErr error
-	go func() {
-		defer close(done)
-		runErr = run(runCtx, []string{"--listen=127.0.0.1:0"},
-			func(k string) string { return env[k] },
-			t.Output(),
-			func(baseURL string) {
-				select {
-				case ready <- baseURL:
-				default:
-				}
-			})
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-done
-		if runErr != nil && !errors.Is(runErr, context.Canceled) {
-			t.Errorf("run: %v", runErr)
+	g := launch(t, all, "--demo")
+	headers = map[string]string{}
+	for _, m := range headersRE.FindAllStringSubmatch(g.out.String(), -1) {
+		headers[m[1]] = m[2]
+	}
+	if headers["alice"] == "" || headers["bob"] == "" {
+		t.Fatalf("no Headers lines in the log:\n%s", g.out)
+	}
+	return g.url, headers
+}
+
+// bearer returns the access token of a Headers line.
+func bearer(t *testing.T, headersLine string) string {
+	t.Helper()
+	var h map[string]string
+	if err := json.Unmarshal([]byte(headersLine), &h); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(h["Authorization"], "Bearer ")
+}
+
+// TestBrowserGraphiQL opens GraphiQL on a demo gateway in headless
+// Chromium: it opens with the example tabs; with alice's Headers line
+// pasted into the Headers tab, the home-timeline tab runs and shows her
+// timeline; the access token appears neither in the page's URL (browser
+// history) nor in its storage. The page must work offline, with its
+// favicon.
+//
+// Without Chromium the test is skipped, unless REQUIRE_BROWSER=1. Run
+// `go test -run TestBrowserGraphiQL -artifacts ./cmd/gateway` to keep the
+// screenshot.
+func TestBrowserGraphiQL(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	// Cancelled after the browser's cleanup has closed it gracefully.
+	t.Cleanup(cancel)
+	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
+		t.Skipf("skipping: Chromium is not available (%v)", err)
+	}
+	baseURL, headers := startDemo(t, 12, nil)
+	b := newBrowser(ctx, t, baseURL)
+	token := bearer(t, headers["alice"])
+
+	var tabs []string
+	b.run(t, "open GraphiQL",
+		chromedp.Navigate(baseURL+"/"),
+		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
+		chromedp.WaitVisible(".graphiql-query-editor .CodeMirror", chromedp.ByQuery),
+		poll(`document.querySelectorAll('.graphiql-tab').length >= 4`, 20*time.Second),
+		chromedp.Evaluate(`[...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim())`, &tabs),
+	)
+	for _, want := range []string{"HomeTimeline", "CreatePost", "Live", "Login"} {
+		if !strings.Contains(strings.Join(tabs, "|"), want) {
+			t.Errorf("tabs %q, want one named %s", tabs, want)
 		}
-	})
-	select {
-	case baseURL := <-ready:
-		return baseURL
-	case <-done:
-		t.Fatalf("run returned before it was ready: %v", runErr)
-	case <-ctx.Done():
-		t.Fatalf("gateway not ready: %v", ctx.Err())
 	}
-	return ""
+	var editor string
+	b.eval(t, `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`, &editor)
+	if !strings.Contains(editor, "query HomeTimeline") {
+		t.Fatalf("the active tab holds %q, want the home timeline example", editor)
+	}
+
+	// Paste the Headers line, as the README says, and run the tab.
+	b.run(t, "paste the Headers line",
+		chromedp.Evaluate(`(() => {
+			const b = [...document.querySelectorAll('.graphiql-editor-tools button')].find(b => b.innerText.trim() === 'Headers');
+			if (!b) throw new Error('no Headers button');
+			b.click();
+		})()`, nil),
+		poll(`document.querySelector('.graphiql-editor-tool')?.getAttribute('aria-label') === 'Headers'`, 10*time.Second),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror.setValue(%q)`,
+			headers["alice"]), nil),
+		chromedp.Click(".graphiql-execute-button", chromedp.ByQuery),
+		// The response editor renders only the lines in view: read its
+		// text from CodeMirror.
+		poll(`(() => {
+			const r = document.querySelector('.graphiql-response .CodeMirror');
+			return r !== null && r.CodeMirror.getValue().includes('"endCursor"');
+		})()`, 30*time.Second),
+	)
+	var result, href, storage string
+	b.eval(t, `document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue()`, &result)
+	if strings.Contains(result, `"errors"`) || !strings.Contains(result, `"author"`) {
+		t.Errorf("result pane = %.500q, want alice's timeline", result)
+	}
+	b.eval(t, `location.href`, &href)
+	b.eval(t, `JSON.stringify({...localStorage}) + JSON.stringify({...sessionStorage})`, &storage)
+	if strings.Contains(href, token) || strings.Contains(href, "headers") {
+		t.Errorf("the page's URL holds the headers: %s", href)
+	}
+	if strings.Contains(storage, token) {
+		t.Error("the access token is in the page's storage")
+	}
+	b.screenshot(t, "graphiql.png")
+
+	// An old link that carries headers is cleaned from the URL.
+	b.run(t, "open a link with headers",
+		chromedp.Navigate(baseURL+"/?query="+url.QueryEscape("{ me { name } }")+"&headers="+url.QueryEscape(headers["alice"])),
+		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
+		chromedp.Evaluate(`location.href`, &href),
+	)
+	if strings.Contains(href, "headers") || strings.Contains(href, token) {
+		t.Errorf("the headers of a link stay in the URL: %s", href)
+	}
+	b.eval(t, `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`, &editor)
+	if !strings.Contains(editor, "me { name }") {
+		t.Errorf("a link's query: editor holds %q", editor)
+	}
+}
+
+// spaDist builds examples/spa with npm and returns its dist directory.
+// Without node and npm the test is skipped, unless REQUIRE_NODE=1.
+func spaDist(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../../examples/spa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("REQUIRE_NODE") == "1" {
+				t.Fatalf("REQUIRE_NODE=1, but %s is not available: %v", tool, err)
+			}
+			t.Skipf("skipping: %s is not available; set REQUIRE_NODE=1 to make this a failure", tool)
+		}
+	}
+	npm := func(args ...string) {
+		cmd := exec.Command("npm", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		npm("ci", "--no-audit", "--no-fund")
+	}
+	npm("run", "build")
+	return filepath.Join(dir, "dist")
+}
+
+// TestBrowserSPA drives the reference app (examples/spa) in headless
+// Chromium against a demo gateway serving it at /app/: alice logs in,
+// scrolls her home timeline (the next page loads), likes and comments on a
+// post, her access token is refreshed when it nears its end, and a post
+// bob publishes arrives live.
+func TestBrowserSPA(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	// Cancelled after the browser's cleanup has closed it gracefully.
+	t.Cleanup(cancel)
+	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
+		t.Skipf("skipping: Chromium is not available (%v)", err)
+	}
+	dist := spaDist(t)
+	// Access tokens of 65 s: the app refreshes a minute before the end,
+	// so 5 s after logging in.
+	baseURL, headers := startDemo(t, 13, map[string]string{"SPA_DIR": dist, "ACCESS_TOKEN_TTL": "65s"})
+	b := newBrowser(ctx, t, baseURL)
+
+	const posts = `document.querySelectorAll('#posts article.post').length`
+	b.run(t, "log in",
+		chromedp.Navigate(baseURL+"/app/"),
+		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
+		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
+		// A click, not form.submit(): that skips the submit event.
+		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		poll(posts+` >= 10`, 20*time.Second),
+	)
+	loggedIn := time.Now() // a little after the token was issued
+	var who string
+	b.eval(t, `document.getElementById('who').innerText`, &who)
+	if who != "@alice" {
+		t.Errorf("header shows %q, want @alice", who)
+	}
+	// Wait until the token is due for a refresh and the app is idle,
+	// then scroll: the next page needs a fresh token first.
+	time.Sleep(time.Until(loggedIn.Add(6 * time.Second)))
+	var first int
+	b.run(t, "settle", poll(`document.body.dataset.loading === 'false'`, 10*time.Second), chromedp.Evaluate(posts, &first))
+	sent := b.sent()
+	b.run(t, "scroll to the end",
+		chromedp.Evaluate(`window.scrollTo(0, document.body.scrollHeight)`, nil),
+		poll(fmt.Sprintf(`%s > %d`, posts, first), 20*time.Second),
+	)
+	var refreshed bool
+	for _, p := range b.sent()[len(sent):] {
+		switch {
+		case strings.Contains(p, "refreshToken(refreshToken:"):
+			refreshed = true
+		case strings.Contains(p, "query Home") && !refreshed:
+			t.Error("the app asked for the next page with an access token about to expire")
+		}
+	}
+	if !refreshed {
+		t.Error("the app did not refresh its access token before it expired")
+	}
+
+	// Like and comment on the first post.
+	const comment = "Nice one, from the browser test"
+	b.run(t, "like and comment",
+		chromedp.Evaluate(`window.scrollTo(0, 0)`, nil),
+		chromedp.Evaluate(`(() => {
+			const a = document.querySelector('#posts article.post');
+			window.likedBefore = a.querySelector('button.like').dataset.liked;
+			a.querySelector('button.like').click();
+		})()`, nil),
+		poll(`document.querySelector('#posts article.post button.like').dataset.liked !== window.likedBefore`, 10*time.Second),
+		chromedp.SendKeys(`#posts article.post form input[name=content]`, comment, chromedp.ByQuery),
+		chromedp.Click(`#posts article.post form button[type=submit]`, chromedp.ByQuery),
+		poll(fmt.Sprintf(`document.querySelector('#posts article.post .comments').innerText.includes(%q)`, comment), 10*time.Second),
+	)
+	var errText string
+	b.eval(t, `document.getElementById('home-error').innerText`, &errText)
+	if errText != "" {
+		t.Errorf("the app shows an error: %q", errText)
+	}
+
+	t.Run("a post from bob arrives live", func(t *testing.T) {
+		var state, status string
+		b.run(t, "wait for the subscription",
+			poll(`['live', 'unavailable'].includes(document.getElementById('live-status').dataset.state)`, 20*time.Second),
+			chromedp.Evaluate(`document.getElementById('live-status').dataset.state`, &state),
+			chromedp.Evaluate(`document.getElementById('live-status').innerText`, &status),
+		)
+		if state == "unavailable" {
+			// Only the gateway's own answer that the subscription does
+			// not exist yet excuses this step.
+			if strings.Contains(status, "timelineUpdated is not available") {
+				t.Skipf("the gateway does not offer live timelines yet: %s", status)
+			}
+			t.Fatalf("live updates failed: %s", status)
+		}
+		content := fmt.Sprintf("Live from bob at %s", time.Now().Format(time.StampMilli))
+		r := postAs(t, baseURL, bearer(t, headers["bob"]), content)
+		if r.Code() != "" {
+			t.Fatalf("bob's post: %+v", r)
+		}
+		b.run(t, "see bob's post arrive",
+			poll(fmt.Sprintf(`(() => {
+				const a = document.querySelector('#posts article.post');
+				return a !== null && a.dataset.author === 'bob' && a.innerText.includes(%q) && a.classList.contains('new');
+			})()`, content), 20*time.Second),
+		)
+	})
+	b.screenshot(t, "spa.png")
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
@@ -89,4 +91,11 @@ func TestSPADir(t *testing.T) {
 			t.Errorf("GET %s = %d, want 404", p, status)
 		}
 	}
+}
+
+// postAs publishes a post as the holder of token.
+func postAs(t *testing.T, baseURL, token, content string) *gatewaytest.Response {
+	t.Helper()
+	return gatewaytest.Post(t, baseURL, token, `mutation($c: String!) { createPost(input: {content: $c}) { id } }`,
+		map[string]any{"c": content})
 }

@@ -16,7 +16,7 @@ const options = {
   bundle: true,
   format: 'esm',
   target: 'es2020',
-  minify: true,
+  minify: !process.argv.includes("--dev"),
   sourcemap: true,
   outfile: dist + 'app.js',
   logLevel: 'info',

@@ -24,6 +24,7 @@ export function newClient(endpoint, session) {
     // Every page is fetched once and kept by the app: no document cache.
     requestPolicy: 'network-only',
     preferGetMethod: false,
+
     exchanges: [
       authExchange(async (utils) => ({
         addAuthToOperation(op) {
@@ -44,3 +45,11 @@ export function newClient(endpoint, session) {
   });
   return { client, ws };
 }
+
+// urql aborts the request of an operation nobody listens to any more (a
+// page whose promise was answered); the AbortError that this leaves
+// unawaited inside urql is expected, not a failure. Anything else still
+// surfaces.
+addEventListener('unhandledrejection', (ev) => {
+  if (ev.reason?.name === 'AbortError') ev.preventDefault();
+});

@@ -106,10 +106,10 @@ async function render() {
 
 async function loadMore() {
   if (loading || !hasNext || !session.loggedIn) return;
-  loading = true;
+  setLoading(true);
   $('more').textContent = 'Loading…';
   const res = await client.query(HOME, { first: PAGE, after: cursor }).toPromise();
-  loading = false;
+  setLoading(false);
   if (showError(res)) {
     $('more').textContent = '';
     return;
@@ -121,6 +121,13 @@ async function loadMore() {
   $('more').textContent = hasNext ? '' : shown.size ? 'You are all caught up.' : 'Nothing here yet: follow someone, or post.';
   // A short first page may not fill the screen: keep going.
   if (hasNext && document.documentElement.scrollHeight <= innerHeight) loadMore();
+}
+
+// setLoading also tells tests (data-loading on <body>) when a page is in
+// flight.
+function setLoading(on) {
+  loading = on;
+  document.body.dataset.loading = on;
 }
 
 // Infinite scroll: the next page loads when the bottom comes into view.
@@ -143,7 +150,7 @@ function subscribe() {
   });
 }
 ws.on('connected', () => { if (live) setLive('live', 'live'); });
-ws.on('closed', () => { if (live) setLive('connecting', 'reconnecting…'); });
+ws.on('closed', () => { if (live && $('live-status').dataset.state === 'live') setLive('connecting', 'reconnecting…'); });
 
 function setLive(state, text) {
   const s = $('live-status');
@@ -177,7 +184,7 @@ function renderPost(p) {
     setLikes(q.likesCount, q.viewerHasLiked);
   });
 
-  const count = el('span', { className: 'comment-count', textContent: `💬 ${p.commentsCount}` });
+  const count = el('span', { className: 'comment-count', textContent: `${p.commentsCount} comments` });
   const comments = el('ul', { className: 'comments' });
   for (const e of p.comments.edges) comments.append(renderComment(e.node));
   const form = el('form', {}, el('input', { name: 'content', placeholder: 'Comment…', maxLength: 1000, required: true }),
@@ -188,7 +195,7 @@ function renderPost(p) {
     if (showError(res)) return;
     const c = res.data.addComment;
     comments.prepend(renderComment(c));
-    count.textContent = `💬 ${c.post.commentsCount}`;
+    count.textContent = `${c.post.commentsCount} comments`;
     form.reset();
   });
 
