@@ -979,11 +979,17 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema.graphql", Input: `# The public API contract: the types, fields, arguments and operations that
-# single-page apps, GraphiQL users and other clients of the gateway rely on.
-# The project's own schema.graphql must contain all of this, with the same
-# names, types and meaning. It may add more (fields, arguments with defaults,
-# types, directives); it may not rename, remove or tighten what is here.
+	{Name: "../schema.graphql", Input: `# The GraphQL schema of socialgw, a Weibo/Twitter-like social network:
+# accounts with access and refresh tokens, the follow graph (with blocks and
+# mutes), posts and reposts with per-post audiences, home and user timelines
+# paged by opaque cursors, likes, comments, and the home timeline as a
+# subscription. Descriptions say what each field means and who may see it.
+#
+# Authentication: ` + "`" + `Authorization: Bearer <accessToken>` + "`" + ` on HTTP; on a
+# websocket, the connection_init payload {"Authorization": "Bearer <token>"}.
+# Errors carry extensions.code; the codes and the limits a client meets
+# (page sizes, text lengths, request size and cost) are listed in README.md.
+# Clients may rely on every name here: the schema only grows.
 
 "RFC 3339 timestamp with at least millisecond precision, in UTC."
 scalar Time

@@ -36,10 +36,14 @@ var (
 	// `VAR` (default 7) or `VAR` (200) in prose, across a line break.
 	proseRE = regexp.MustCompile("`([A-Z][A-Z0-9_]*_[A-Z0-9_]*)`\\s*\\((?:default\\s+)?([^)]*)\\)")
 	quoted  = regexp.MustCompile("`([^`]*)`")
+	// What a default in parentheses looks like: 7, 1 000, 30s, 720h.
+	defaultRE = regexp.MustCompile(`^[0-9][0-9 ]*[a-z]*$`)
 )
 
 // docDefault normalises a default as docs write it ("1 000" is 1000).
-func docDefault(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), " ", "") }
+func docDefault(s string) string {
+	return strings.NewReplacer(" ", "", "`", "").Replace(strings.TrimSpace(s))
+}
 
 // TestSettingsDocumented checks the settings tables of README.md and the
 // docs against the settings the binaries read: every variable of
@@ -87,7 +91,7 @@ func TestSettingsDocumented(t *testing.T) {
 		}
 		for _, m := range proseRE.FindAllStringSubmatch(text, -1) {
 			s, ok := settings[m[1]]
-			if !ok || !regexp.MustCompile(`^[0-9][0-9 ]*[a-z]*$`).MatchString(strings.TrimSpace(m[2])) {
+			if !ok || !defaultRE.MatchString(strings.Trim(m[2], " `")) {
 				continue // not a setting, or not a default in parentheses
 			}
 			if got := docDefault(m[2]); got != s.Def {
