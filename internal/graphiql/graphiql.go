@@ -181,16 +181,11 @@ func Handler(title, endpoint string) http.Handler {
 		_, _ = w.Write(html)
 	})
 	mux.HandleFunc("GET "+AssetPath+"{name}", serveAsset)
+	// Browsers ask for /favicon.ico whatever page they show; its name
+	// cannot carry a version, so it is revalidated daily.
+	favicon := assets[staticNames["favicon.ico"]]
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
-		a := assets[staticNames["favicon.ico"]]
-		h := w.Header()
-		h.Set("Content-Type", a.contentType)
-		h.Set("ETag", a.etag)
-		// Browsers ask for /favicon.ico whatever page they show; its
-		// name cannot carry a version, so it is revalidated daily.
-		h.Set("Cache-Control", "public, max-age=86400")
-		h.Set("X-Content-Type-Options", "nosniff")
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.data))
+		serve(w, r, favicon, "public, max-age=86400")
 	})
 	return mux
 }
@@ -223,11 +218,16 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	// File names carry the package version or a content hash, so they
+	// never change content.
+	serve(w, r, a, "public, max-age=31536000, immutable")
+}
+
+func serve(w http.ResponseWriter, r *http.Request, a *asset, cacheControl string) {
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
 	h.Set("ETag", a.etag)
-	// File names carry the package version, so they never change content.
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("Cache-Control", cacheControl)
 	h.Set("X-Content-Type-Options", "nosniff")
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.data))
 }
