@@ -91,24 +91,31 @@ func Load(ctx context.Context, store *redisstore.Store, accounts *auth.Service) 
 	if n > 0 {
 		return nil, fmt.Errorf("%w (%d keys)", ErrNotEmpty, n)
 	}
-	d, err := seed.Run(ctx, store, seed.Config{
+	cfg := seed.Config{
 		Users: users, Posts: posts, Seed: 2026, Concurrency: 8,
 		Password: Password, Name: name, Text: text,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
+	}
+	// The plan says who will be most followed: check the threshold before
+	// anything is written.
+	followers := make([]int, users)
+	for _, f := range seed.NewPlan(cfg).Follows {
+		followers[f[1]]++
 	}
 	top := 0
-	for u, f := range d.Followers {
-		if f > d.Followers[top] {
+	for u, f := range followers {
+		if f > followers[top] {
 			top = u
 		}
 	}
-	res := &Result{Celebrity: name(top), Followers: d.Followers[top], Stats: d.Stats}
-	if feed := store.Feed(); feed.Mode == redisstore.Hybrid && feed.CelebrityThreshold >= res.Followers {
+	if feed := store.Feed(); feed.Mode == redisstore.Hybrid && feed.CelebrityThreshold >= followers[top] {
 		return nil, fmt.Errorf("demo: CELEBRITY_THRESHOLD is %d, but the demo's most followed author has %d followers: set it below that (the demo's default is %d)",
-			feed.CelebrityThreshold, res.Followers, DefaultCelebrityThreshold)
+			feed.CelebrityThreshold, followers[top], DefaultCelebrityThreshold)
 	}
+	d, err := seed.Run(ctx, store, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	res := &Result{Celebrity: name(top), Followers: d.Followers[top], Stats: d.Stats}
 	if err := people(ctx, store, accounts, d, top, res); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
@@ -117,8 +124,8 @@ func Load(ctx context.Context, store *redisstore.Store, accounts *auth.Service) 
 }
 
 // people registers alice and bob and gives them a life: follows, posts
-// (one only for bob, one hidden from bob), likes and comments, and a few
-// followers.
+// (one of alice's only for bob, one of bob's hidden from alice, one of a
+// friend's only for alice), likes, comments, reposts, and a few followers.
 func people(ctx context.Context, store *redisstore.Store, accounts *auth.Service, d *seed.Data, celebrity int, res *Result) error {
 	var err error
 	if res.Alice, err = register(ctx, accounts, "alice"); err != nil {

@@ -171,10 +171,14 @@ func TestLoadRefuses(t *testing.T) {
 		}
 	})
 	t.Run("threshold above the network", func(t *testing.T) {
-		store, accounts := newServices(t, emptyDB(t), redisstore.DefaultCelebrityThreshold)
+		rdb := emptyDB(t)
+		store, accounts := newServices(t, rdb, redisstore.DefaultCelebrityThreshold)
 		_, err := demo.Load(ctx, store, accounts)
 		if err == nil || !strings.Contains(err.Error(), "CELEBRITY_THRESHOLD") {
 			t.Fatalf("Load = %v, want an error naming CELEBRITY_THRESHOLD", err)
+		}
+		if n := rdb.DBSize(ctx).Val(); n != 0 {
+			t.Errorf("the refusal left %d keys", n)
 		}
 	})
 }

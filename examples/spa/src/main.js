@@ -86,7 +86,14 @@ async function render() {
     started = true;
     if (!session.user) {
       // A reload: only the refresh token survived.
-      try { await session.refresh(); } catch { return; }
+      try {
+        await session.refresh();
+      } catch (err) {
+        // UNAUTHENTICATED has logged out already; anything else (the
+        // gateway is unreachable) is shown, and a reload tries again.
+        $('home-error').textContent = `Could not resume the session: ${err.message}`;
+        return;
+      }
     }
     await loadMore();
     subscribe();
