@@ -31,7 +31,7 @@ type browser struct {
 	ctx context.Context
 
 	mu       sync.Mutex
-	posts    []string // bodies of the GraphQL requests the page sent
+	posts    []request // the requests with a body the page sent
 	failures []string
 	notes    []string
 }
@@ -117,7 +117,7 @@ func newBrowser(ctx context.Context, t *testing.T, baseURL string) *browser {
 			}
 			for _, e := range ev.Request.PostDataEntries {
 				if body, err := base64.StdEncoding.DecodeString(e.Bytes); err == nil {
-					b.posts = append(b.posts, string(body))
+					b.posts = append(b.posts, request{time.Now(), string(body)})
 				}
 			}
 		case *network.EventResponseReceived:
@@ -151,11 +151,17 @@ func newBrowser(ctx context.Context, t *testing.T, baseURL string) *browser {
 	return b
 }
 
-// sent returns the bodies of the requests the page has sent so far.
-func (b *browser) sent() []string {
+// request is a request body the page sent, and when.
+type request struct {
+	at   time.Time
+	body string
+}
+
+// sent returns the requests with a body the page has sent so far.
+func (b *browser) sent() []request {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.posts...)
+	return append([]request(nil), b.posts...)
 }
 
 // run runs actions in the browser; on failure it reports the page's text.
@@ -311,6 +317,50 @@ func TestBrowserGraphiQL(t *testing.T) {
 	}
 }
 
+// checkRefresh checks that the app refreshed its 65-second access token
+// when it had a minute left, before it asked for another page: the token
+// was issued after the login request, so from 5 s after it (a second more
+// for slack) no page may go out before the first refresh, and one must.
+func checkRefresh(t *testing.T, sent []request) {
+	t.Helper()
+	var login time.Time
+	for _, r := range sent {
+		if strings.Contains(r.body, "mutation Login") {
+			login = r.at
+		}
+	}
+	if login.IsZero() {
+		t.Fatal("no login request seen")
+	}
+	due := login.Add(6 * time.Second)
+	var refresh time.Time
+	for _, r := range sent {
+		if strings.Contains(r.body, "refreshToken(refreshToken:") {
+			refresh = r.at
+			break
+		}
+	}
+	if refresh.IsZero() {
+		t.Fatal("the app did not refresh its access token before it expired")
+	}
+	if refresh.Before(login.Add(5 * time.Second)) {
+		t.Errorf("the app refreshed %v after logging in, before the token had a minute left", refresh.Sub(login))
+	}
+	pageAfter := false
+	for _, r := range sent {
+		if !strings.Contains(r.body, "query Home") {
+			continue
+		}
+		if r.at.After(due) && r.at.Before(refresh) {
+			t.Errorf("the app asked for a page %v after logging in, with a token about to expire", r.at.Sub(login))
+		}
+		pageAfter = pageAfter || r.at.After(refresh)
+	}
+	if !pageAfter {
+		t.Error("no page was asked for after the refresh: the test proves nothing")
+	}
+}
+
 // spaDist builds examples/spa with npm and returns its dist directory.
 // Without node and npm the test is skipped, unless REQUIRE_NODE=1.
 func spaDist(t *testing.T) string {
@@ -380,24 +430,11 @@ func TestBrowserSPA(t *testing.T) {
 	time.Sleep(time.Until(loggedIn.Add(6 * time.Second)))
 	var first int
 	b.run(t, "settle", poll(`document.body.dataset.loading === 'false'`, 10*time.Second), chromedp.Evaluate(posts, &first))
-	sent := b.sent()
 	b.run(t, "scroll to the end",
 		chromedp.Evaluate(`window.scrollTo(0, document.body.scrollHeight)`, nil),
 		poll(fmt.Sprintf(`%s > %d`, posts, first), 20*time.Second),
 	)
-	var refreshed bool
-	for _, p := range b.sent()[len(sent):] {
-		switch {
-		case strings.Contains(p, "refreshToken(refreshToken:"):
-			refreshed = true
-		case strings.Contains(p, "query Home") && !refreshed:
-			t.Error("the app asked for the next page with an access token about to expire")
-		}
-	}
-	if !refreshed {
-		t.Error("the app did not refresh its access token before it expired")
-	}
-
+	checkRefresh(t, b.sent())
 	// Like and comment on the first post.
 	const comment = "Nice one, from the browser test"
 	b.run(t, "like and comment",
