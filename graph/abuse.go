@@ -111,7 +111,10 @@ func checkUpgrade(allowed func(*http.Request) bool, next http.Handler) http.Hand
 		case !sameOrigin(r) && (allowed == nil || !allowed(r)):
 			writeError(w, http.StatusForbidden, social.Forbidden, "websocket connections from this origin are not allowed")
 		default:
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), methodKey{}, r.Method)))
+			// No methodKey: the upgrade is a GET, but the operations
+			// sent over the websocket are not, and getOnlyQueries must
+			// let their mutations and subscriptions through.
+			next.ServeHTTP(w, r)
 		}
 	})
 }

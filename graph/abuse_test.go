@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -246,5 +247,54 @@ func TestBlocksHideCircleAndCounts(t *testing.T) {
 	}
 	if r := s.MustDo(t, stranger.Token, q, map[string]any{"u": x.ID}); r.Int("user.postsCount") != 0 {
 		t.Errorf("postsCount after deleting the public post: %d", r.Int("user.postsCount"))
+	}
+}
+
+// TestWebsocketOperationsAreNotGET: the websocket upgrade is a GET
+// request, but what is sent over the socket is not bound by the GET rule
+// (queries only): a mutation there is executed (and, anonymous, refused
+// for want of a token), not refused as a GET mutation.
+func TestWebsocketOperationsAreNotGET(t *testing.T) {
+	s := gatewaytest.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/query", &websocket.DialOptions{
+		Subprotocols: []string{"graphql-transport-ws"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(websocket.StatusNormalClosure, "")
+	send := func(msg string) {
+		if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() map[string]any {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		return m
+	}
+	send(`{"type":"connection_init","payload":{}}`)
+	if m := read(); m["type"] != "connection_ack" {
+		t.Fatalf("got %v, want connection_ack", m)
+	}
+	send(`{"id":"1","type":"subscribe","payload":{"query":"mutation { logout }"}}`)
+	for {
+		m := read()
+		if m["type"] == "ka" || m["type"] == "ping" {
+			continue
+		}
+		b, _ := json.Marshal(m)
+		if strings.Contains(string(b), "POST") || !strings.Contains(string(b), "UNAUTHENTICATED") {
+			t.Errorf("mutation over a websocket: %s, want it executed and refused with UNAUTHENTICATED", b)
+		}
+		return
 	}
 }

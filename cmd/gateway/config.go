@@ -11,10 +11,10 @@ import (
 
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
-	"github.com/socialgw/gateway/internal/demo"
 )
 
 // Config is the whole configuration of the gateway, parsed once here from
