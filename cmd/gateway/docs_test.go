@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,9 +41,33 @@ var (
 	defaultRE = regexp.MustCompile(`^[0-9][0-9 ]*[a-z]*$`)
 )
 
-// docDefault normalises a default as docs write it ("1 000" is 1000).
+// docDefault normalises a default as docs write it: "1 000" is 1000,
+// "500 ms" is 500ms, "1 MiB" is 1048576.
 func docDefault(s string) string {
-	return strings.NewReplacer(" ", "", "`", "").Replace(strings.TrimSpace(s))
+	s = strings.NewReplacer(" ", "", "`", "").Replace(strings.TrimSpace(s))
+	for unit, n := range map[string]int{"KiB": 1 << 10, "MiB": 1 << 20} {
+		if v, ok := strings.CutSuffix(s, unit); ok {
+			if x, err := strconv.Atoi(v); err == nil {
+				return strconv.Itoa(x * n)
+			}
+		}
+	}
+	return s
+}
+
+// cellValues returns the values a table cell gives: its quoted values, or
+// else its comma-separated parts ("32, 500 ms"), normalised.
+func cellValues(cell string) (values []string, isQuoted bool) {
+	if q := quoted.FindAllStringSubmatch(cell, -1); len(q) > 0 {
+		for _, v := range q {
+			values = append(values, docDefault(v[1]))
+		}
+		return values, true
+	}
+	for _, v := range strings.Split(cell, ",") {
+		values = append(values, docDefault(v))
+	}
+	return values, false
 }
 
 // TestSettingsDocumented checks the settings tables of README.md and the
@@ -67,13 +92,13 @@ func TestSettingsDocumented(t *testing.T) {
 		name := filepath.Base(file)
 		for _, m := range rowRE.FindAllStringSubmatch(text, -1) {
 			vars := quoted.FindAllStringSubmatch(m[1], -1)
-			defs := quoted.FindAllStringSubmatch(m[2], -1)
-			for _, v := range vars {
+			defs, isQuoted := cellValues(m[2])
+			for i, v := range vars {
 				s, ok := settings[v[1]]
 				if !ok {
 					// Other tables (error codes) have upper-case first
 					// cells too, but no quoted value beside them.
-					if len(defs) > 0 {
+					if isQuoted {
 						t.Errorf("%s: row %q names %s, which no binary reads", name, strings.TrimSpace(m[0]), v[1])
 					}
 					continue
@@ -81,10 +106,16 @@ func TestSettingsDocumented(t *testing.T) {
 				if name == "README.md" {
 					inReadme[v[1]] = true
 				}
+				// One value per variable, in order; or several for one
+				// (`10000` (`75` with `DEMO`)).
+				want := defs
+				if len(defs) == len(vars) {
+					want = defs[i : i+1]
+				}
 				switch {
-				case s.Def == "" && len(defs) > 0 && len(vars) == 1:
+				case s.Def == "" && isQuoted && len(vars) == 1:
 					t.Errorf("%s: %s has no default, but the row gives %q", name, v[1], m[2])
-				case s.Def != "" && !slices.ContainsFunc(defs, func(d []string) bool { return docDefault(d[1]) == s.Def }):
+				case s.Def != "" && !slices.Contains(want, s.Def):
 					t.Errorf("%s: %s defaults to %q, but the row says %q", name, v[1], s.Def, strings.TrimSpace(m[2]))
 				}
 			}
