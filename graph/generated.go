@@ -120,7 +120,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		TimelineUpdated func(childComplexity int) int
+		TimelineUpdated func(childComplexity int, since *string) int
 	}
 
 	Timeline struct {
@@ -214,7 +214,7 @@ type QueryResolver interface {
 	UserTimeline(ctx context.Context, userID string, first *int, after *string) (*model.Timeline, error)
 }
 type SubscriptionResolver interface {
-	TimelineUpdated(ctx context.Context) (<-chan *social.Post, error)
+	TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error)
 }
 type UserResolver interface {
 	Email(ctx context.Context, obj *social.User) (*string, error)
@@ -698,7 +698,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Subscription.TimelineUpdated(childComplexity), true
+		args, err := ec.field_Subscription_timelineUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.TimelineUpdated(childComplexity, args["since"].(*string)), true
 
 	case "Timeline.edges":
 		if e.ComplexityRoot.Timeline.Edges == nil {
@@ -1047,8 +1052,15 @@ type Mutation {
 }
 
 type Subscription {
-  "Each post as it arrives in the viewer's home timeline. Requires authentication (connection_init payload or the upgrade request's Authorization header)."
-  timelineUpdated: Post!
+  """
+  Each post as it arrives in the viewer's home timeline. Requires authentication (connection_init payload or the upgrade request's Authorization header).
+  """
+  timelineUpdated(
+    """
+    Resume: the id of the newest post the client already has (from the timeline query or from this subscription). The posts of the home timeline newer than it come first, oldest first, then live ones, with no gap and no repeat between the two. At most 1000 are replayed; further behind, the subscription ends with BAD_USER_INPUT.
+    """
+    since: ID
+  ): Post!
 }
 
 type User {
@@ -1882,6 +1894,20 @@ func (ec *executionContext) field_Query_user_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["name"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_timelineUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg0
 	return args, nil
 }
 
@@ -3927,7 +3953,8 @@ func (ec *executionContext) _Subscription_timelineUpdated(ctx context.Context, f
 			return ec.fieldContext_Subscription_timelineUpdated(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Subscription().TimelineUpdated(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().TimelineUpdated(ctx, fc.Args["since"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *social.Post) graphql.Marshaler {
@@ -3937,7 +3964,7 @@ func (ec *executionContext) _Subscription_timelineUpdated(ctx context.Context, f
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Subscription_timelineUpdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Subscription_timelineUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Subscription",
 		Field:      field,
@@ -3946,6 +3973,17 @@ func (ec *executionContext) fieldContext_Subscription_timelineUpdated(_ context.
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_timelineUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }

@@ -108,6 +108,9 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 			AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true},
 		},
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			// How a subscription ends with an error depends on the
+			// transport (stream.go).
+			ctx = context.WithValue(ctx, websocketKey{}, true)
 			// A token in connection_init wins over the upgrade request's
 			// header, which the HTTP middleware already checked.
 			if h := p.Authorization(); h != "" {
@@ -120,7 +123,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 			return ctx, nil, nil
 		},
 	})
-	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	// Entry counts alone would let large documents fill the caches with
@@ -145,6 +148,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	srv.AroundFields(boundFields)
 	srv.SetDisableSuggestion(!o.Suggestions)
 	srv.SetErrorPresenter(presentError)
+	srv.AroundOperations(endStreams)
 	srv.SetRecoverFunc(recoverPanic)
 	// Fresh loaders for every response: per request over HTTP, per event
 	// on a subscription, so no cache outlives what it was read for.

@@ -57,6 +57,12 @@ type Engagement interface {
 	DeleteComment(ctx context.Context, viewerID, commentID string) error
 }
 
+// Live streams home timelines (internal/live): posts newer than since
+// first, then live ones; end reports why the stream ended on its own.
+type Live interface {
+	Stream(ctx context.Context, v social.Viewer, since string) (posts <-chan *social.Post, end func() error, err error)
+}
+
 // Resolver is the root resolver; its fields are the services resolvers
 // call. Reads of single objects and counters go through the per-request
 // loaders (internal/loader) instead, so they batch.
@@ -66,6 +72,7 @@ type Resolver struct {
 	Graph      Graph
 	Posts      Posts
 	Engagement Engagement
+	Live       Live
 
 	ahead readAhead  // set by NewHandler
 	fast  *FastStats // set by NewHandler

@@ -336,8 +336,25 @@ func (r *queryResolver) UserTimeline(ctx context.Context, userID string, first *
 }
 
 // TimelineUpdated is the resolver for the timelineUpdated field.
-func (r *subscriptionResolver) TimelineUpdated(ctx context.Context) (<-chan *social.Post, error) {
-	return nil, social.Errorf(social.Internal, "timelineUpdated is not available yet")
+func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Live == nil {
+		return nil, social.Errorf(social.Internal,
+			"live timelines need a Redis server with sharded pub/sub (set REDIS_URL); the embedded development Redis has none")
+	}
+	var after string
+	if since != nil {
+		after = *since
+	}
+	posts, end, err := r.Live.Stream(ctx, v, after)
+	if err != nil {
+		return nil, err
+	}
+	onStreamEnd(ctx, end)
+	return posts, nil
 }
 
 // Email is the resolver for the email field.

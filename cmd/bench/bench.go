@@ -71,6 +71,7 @@ func newBench(ctx context.Context, cfg *Config, logf func(string, ...any)) (*Ben
 		b.Close()
 		return nil, err
 	}
+	b.closers = append(b.closers, b.gw.Close)
 	b.store, b.authn = b.gw.Store, b.gw.Auth
 	return b, nil
 }

@@ -79,10 +79,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		CORSOrigins: cfg.CORSOrigins,
 		Abuse:       cfg.Abuse,
 		SPADir:      cfg.SPADir,
+		Live:        gateway.LiveConfig{Off: cfg.RedisURL == "", Log: log},
 	})
 	if err != nil {
 		return err
 	}
+	defer gw.Close()
 	if cfg.Demo {
 		// Before the fan-out worker starts: it creates its consumer group,
 		// and the demo writes only into an empty database.
@@ -115,6 +117,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		IdleTimeout:       120 * time.Second,
 		// No WriteTimeout: subscriptions (SSE, websockets) stay open.
 	}
+	// Shutdown waits for open requests, SSE subscriptions among them:
+	// ending the subscriptions lets them finish.
+	srv.RegisterOnShutdown(gw.Close)
 	base := baseURL(ln.Addr())
 	log.Info("listening", "url", base, "graphql", base+"/query")
 	if cfg.GraphiQL {
@@ -188,7 +193,7 @@ func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), er
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
 			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 		}
-		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis; data will not survive a restart", "addr", m.Addr())
+		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis; data will not survive a restart, and live timelines (subscriptions) are off: it has no sharded pub/sub", "addr", m.Addr())
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
 	}

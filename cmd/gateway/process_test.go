@@ -33,18 +33,33 @@ func childMain() int {
 	return 0
 }
 
+// gatewayProcess is a gateway running as a process of its own.
+type gatewayProcess struct {
+	url  string
+	logs *syncBuffer // its stderr
+}
+
 // startProcess starts a gateway as a child process with env added to the
 // test's environment, and returns its URL; it is stopped (SIGTERM, then
-// killed after 10 s) when the test ends.
+// killed after 15 s) when the test ends.
 func startProcess(t *testing.T, env map[string]string) string {
+	t.Helper()
+	return startGatewayProcess(t, env).url
+}
+
+// startGatewayProcess is startProcess for tests and benchmarks that also
+// read the process's log (shown when the test failed).
+func startGatewayProcess(t testing.TB, env map[string]string) *gatewayProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var logs strings.Builder
-	cmd.Stderr = &logs
+	// The process dies with the test binary even when it is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p := &gatewayProcess{logs: &syncBuffer{}}
+	cmd.Stderr = p.logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -57,9 +72,13 @@ func startProcess(t *testing.T, env map[string]string) string {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
 			<-done
+			t.Errorf("gateway process did not stop within 15s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("gateway %s log:\n%s", p.url, p.logs)
 		}
 	})
 	ready := make(chan string, 1)
@@ -74,14 +93,14 @@ func startProcess(t *testing.T, env map[string]string) string {
 		close(done)
 	}()
 	select {
-	case u := <-ready:
-		return u
+	case p.url = <-ready:
+		return p
 	case <-done:
-		t.Fatalf("gateway process exited before it was ready:\n%s", logs.String())
+		t.Fatalf("gateway process exited before it was ready:\n%s", p.logs)
 	case <-time.After(60 * time.Second):
-		t.Fatalf("gateway process not ready after 60s:\n%s", logs.String())
+		t.Fatalf("gateway process not ready after 60s:\n%s", p.logs)
 	}
-	return ""
+	return nil
 }
 
 // TestRateLimitsAcrossProcesses: two gateway processes on one Redis share

@@ -7,6 +7,7 @@ package gateway
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -47,6 +49,8 @@ type Config struct {
 	// SPADir, when set, is a directory served at /app/: a single-page
 	// app's build, on the API's origin so that it needs no CORS.
 	SPADir string
+	// Live tunes live timelines (subscriptions).
+	Live LiveConfig
 }
 
 // Abuse configures the abuse controls.
@@ -75,11 +79,27 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 	}
 }
 
+// LiveConfig tunes live timelines.
+type LiveConfig struct {
+	// Off leaves them out: the embedded development Redis has no sharded
+	// pub/sub, and timelineUpdated then says so.
+	Off bool
+	// Hub tunes the process's pub/sub hub.
+	Hub live.HubConfig
+	// RecheckAuth is how often an open subscription checks that its token
+	// was not revoked (0: the default, 30s).
+	RecheckAuth time.Duration
+	// Log receives the hub's warnings (nil: slog's default).
+	Log *slog.Logger
+}
+
 // Gateway is the wired application.
 type Gateway struct {
 	Store    *redisstore.Store
 	Auth     *auth.Service
 	Resolver *graph.Resolver
+	// Hub is the process's live-timeline pub/sub hub (nil when off).
+	Hub *live.Hub
 	// Query is the /query handler.
 	Query http.Handler
 	// Limiter spends the rate-limit budgets.
@@ -123,11 +143,27 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Posts:      store,
 		Engagement: store,
 	}
+	if !cfg.Live.Off {
+		g.Hub = live.NewHub(rdb, cfg.Live.Hub, cfg.Live.Log)
+		// A live reader counts as reading its timeline as often as a page
+		// read would mark it active (redisstore.Store.ActiveEvery).
+		g.Resolver.Live = &live.Timelines{Hub: g.Hub, Store: store, Sessions: store,
+			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log}
+	}
 	g.Fast = graph.NewFastStats()
 	opts := cfg.GraphQL
 	opts.FastStats = g.Fast
 	g.Query = g.NewQueryHandler(opts)
 	return g, nil
+}
+
+// Close stops the live-timeline hub, ending open subscriptions (their
+// clients see completion): when shutdown starts, so that SSE streams,
+// which are open requests, let the server's shutdown finish.
+func (g *Gateway) Close() {
+	if g.Hub != nil {
+		g.Hub.Close()
+	}
 }
 
 // NewQueryHandler returns a /query handler over the gateway's services
@@ -159,4 +195,7 @@ var (
 	_ auth.AccountStore  = (*redisstore.Store)(nil)
 	_ auth.SessionStore  = (*redisstore.Store)(nil)
 	_ auth.Authenticator = (*auth.Service)(nil)
+	_ live.Store         = (*redisstore.Store)(nil)
+	_ live.Sessions      = (*redisstore.Store)(nil)
+	_ graph.Live         = (*live.Timelines)(nil)
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
+	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/reqlog"
 )
@@ -33,6 +34,9 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 	g.Limiter.Limited = func(rule string) { limited.WithLabelValues(rule).Inc() }
 	registerBacklog(reg, g.Store.Client(), g.Store.Keys())
 	registerFastPath(reg, g.Fast)
+	if g.Hub != nil {
+		registerLive(reg, g.Hub)
+	}
 	store := g.Store
 
 	mux := http.NewServeMux()
@@ -117,6 +121,23 @@ func registerFastPath(reg prometheus.Registerer, s *graph.FastStats) {
 			ConstLabels: prometheus.Labels{"reason": label},
 		}, func() float64 { return float64(s.Fallbacks(reason)) }))
 	}
+}
+
+// registerLive exports the live-timeline hub's state and counters.
+func registerLive(reg prometheus.Registerer, h *live.Hub) {
+	metric := func(name, help string, counter bool, v func(live.Stats) int64) {
+		f := func() float64 { return float64(v(h.Stats())) }
+		if counter {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+		} else {
+			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+		}
+	}
+	metric("gateway_live_subscribers", "Open timelineUpdated subscriptions.", false, func(s live.Stats) int64 { return int64(s.Subscribers) })
+	metric("gateway_live_channels", "Sharded pub/sub channels this process is subscribed to in Redis.", false, func(s live.Stats) int64 { return int64(s.Channels) })
+	metric("gateway_live_messages_total", "Pub/sub messages handed to subscribers.", true, func(s live.Stats) int64 { return s.Delivered })
+	metric("gateway_live_dropped_total", "Subscribers dropped for not keeping up.", true, func(s live.Stats) int64 { return s.Dropped })
+	metric("gateway_live_reconnects_total", "Pub/sub connections replaced after a failure.", true, func(s live.Stats) int64 { return s.Reconnects })
 }
 
 // registerBacklog exports the fan-out queue's length and dead letters, read

@@ -75,10 +75,18 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 	}
 	switch s.feed.Mode {
 	case Pull:
-		return nil
+		return nil // createPost announced it to live subscribers
 	case Hybrid:
 		if st := celeb.Val(); st != "" || followers.Val() > int64(s.feed.CelebrityThreshold) {
-			return s.registerCelebrity(ctx, author, st)
+			if err := s.registerCelebrity(ctx, author, st); err != nil {
+				return err
+			}
+			if st == "" {
+				// Pulled from now on: createPost could not know it, so
+				// live subscribers hear of this first post from here.
+				s.announcePulled(ctx, post, author)
+			}
+			return nil
 		}
 	}
 	var inactiveBefore int64
@@ -139,7 +147,7 @@ func (d delivery) send(ctx context.Context, recipients []string) error {
 			for _, r := range part {
 				k := s.keys
 				deliverScript.EvalSha(ctx, p, []string{k.Home(r), k.HomeMark(r), k.Following(r), k.Mutes(r)},
-					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow)
+					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow, k.LiveUser(r))
 			}
 			return nil
 		})

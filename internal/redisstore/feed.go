@@ -87,8 +87,9 @@ func (s *Store) SetFeed(c FeedConfig) error {
 // Feed returns the timeline configuration.
 func (s *Store) Feed() FeedConfig { return s.feed }
 
-// activeEvery is how stale a reader's activity mark may get before a read
-// writes it again: a write per hour at most, not per read.
-func (s *Store) activeEvery() time.Duration {
+// ActiveEvery is how stale a reader's activity mark may get before a read
+// writes it again: a write per hour at most, not per read. A live reader
+// reads this often to stay active.
+func (s *Store) ActiveEvery() time.Duration {
 	return min(time.Hour, s.feed.InactiveAfter/4)
 }

@@ -230,7 +230,7 @@ func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayP
 		first = "1"
 	}
 	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, cursor, n, s.now().UnixMilli(), s.activeEvery().Milliseconds(), pull, first)
+		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first)
 }
 
 // useList takes in what a list read says about the sources.

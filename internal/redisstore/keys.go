@@ -159,3 +159,17 @@ func (k Keys) APQIndex() string { return k.prefix + "{apq}:index" }
 // Prefix is the prefix every key of the store starts with (rate-limit
 // keys carry it after redis_rate's own "rate:").
 func (k Keys) Prefix() string { return k.prefix }
+
+// Live timelines (sharded pub/sub channels, not keys: they hold nothing).
+// A SPUBLISH from a script must name a channel in the script's slot, so a
+// user's channel carries the user's tag: the delivery script publishes in
+// the same atomic step that puts the post in the home list.
+
+// LiveUser is the sharded channel of the posts landing in u's home
+// timeline: a message "<post id>:<author id>" each time one does.
+func (k Keys) LiveUser(u string) string { return k.User(u) + ":live" }
+
+// LivePulled is the sharded channel of the posts of pulled authors (pull
+// mode, hybrid celebrities), which land in no home list: every gateway
+// with live subscribers listens to it and checks each subscriber.
+func (k Keys) LivePulled() string { return k.prefix + "{live}:pulled" }

@@ -69,19 +69,23 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 	}
 	checks := len(audience) > 0 || orig != nil
 	var seq *redis.IntCmd
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	var celeb *redis.StringCmd
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range audience {
 			exists[i] = p.Exists(ctx, s.keys.User(id))
 		}
 		if orig != nil {
 			orig.queue(ctx, p)
 		}
+		if s.feed.Mode == Hybrid {
+			celeb = p.HGet(ctx, s.keys.Celebrities(), authorID)
+		}
 		if !checks {
 			seq = p.Incr(ctx, s.keys.PostSeq())
 		}
 		return nil
 	})
-	if err != nil {
+	if err := pipelineErr(cmds, err); err != nil {
 		return nil, fmt.Errorf("check new post: %w", err)
 	}
 	for i, c := range exists {
@@ -127,7 +131,11 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 
 	// 3. The fan-out job first, then the author's own timelines and the
 	// repost link, which the job repeats.
-	if err := s.publish(ctx, id, authorID, in.RepostOf, vis); err != nil {
+	// A pulled author's post lands in no home list: live subscribers hear
+	// of it on the pulled channel instead (the worker announces the first
+	// post of an author it has just made pulled).
+	pulled := s.feed.Mode == Pull || (celeb != nil && celeb.Val() != "")
+	if err := s.publish(ctx, id, authorID, in.RepostOf, vis, pulled); err != nil {
 		return nil, err
 	}
 	return &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis, RepostOfID: in.RepostOf, RepostOfAuthorID: repostAuthor}, nil
@@ -135,7 +143,8 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 
 // publish queues the fan-out job of a new post and writes what its author
 // sees at once. The worker repeats these writes when it finds them missing.
-func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility) error {
+// pulled announces the post on the pulled live channel too.
+func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, pulled bool) error {
 	job := []any{jobOp, opPost, jobPost, id, jobAuthor, authorID}
 	if repostOf != "" {
 		job = append(job, jobRepost, repostOf)
@@ -146,6 +155,9 @@ func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis 
 		// idempotent.
 		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: s.keys.FanoutStream(), Values: job})
 		s.queuePublished(ctx, p, id, authorID, repostOf, vis)
+		if pulled {
+			p.SPublish(ctx, s.keys.LivePulled(), homeEntry(id, authorID))
+		}
 		return nil
 	})
 	if err != nil && (xadd == nil || xadd.Err() != nil) {
@@ -163,7 +175,7 @@ func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, autho
 		public = "1"
 	}
 	authorPostScript.EvalSha(ctx, p, []string{s.keys.UserPosts(authorID), s.keys.Home(authorID), s.keys.HomeMark(authorID), s.keys.PublicPosts(authorID)},
-		id, homeEntry(id, authorID), s.feed.HomeCap, public)
+		id, homeEntry(id, authorID), s.feed.HomeCap, public, s.keys.LiveUser(authorID))
 	if repostOf != "" {
 		repostLinkScript.EvalSha(ctx, p, []string{s.keys.Post(repostOf), s.keys.PostReposts(repostOf)}, id)
 	}

@@ -41,6 +41,9 @@ var (
 	homeMergeScript = newScript("home_merge.lua", "home", "allow")
 	homePurgeScript = newScript("home_purge.lua", "home", "allow")
 
+	// Live timelines (live.go).
+	liveAllowScript = newScript("live_allow.lua", "allow")
+
 	// Likes and comments (engagement.go, page.go).
 	likeScript          = newScript("like.lua")
 	addCommentScript    = newScript("add_comment.lua")
@@ -50,7 +53,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript}
+var pipelinedScripts = []*redis.Script{commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS

@@ -54,6 +54,8 @@ type Options struct {
 	// serves the whole mux (gateway.Handler, CORS included) rather than
 	// /query alone.
 	CORSOrigins []string
+	// Live replaces the default live-timeline configuration.
+	Live *gateway.LiveConfig
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -63,6 +65,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 	feed := redisstore.DefaultFeed()
 	var abuse gateway.Abuse
 	var origins []string
+	// miniredis, the fallback without redis-server, has no sharded
+	// pub/sub.
+	lc := gateway.LiveConfig{Off: !redistest.Real()}
 	for _, o := range opts {
 		if o.CORSOrigins != nil {
 			origins = o.CORSOrigins
@@ -72,6 +77,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 		}
 		if o.Abuse != nil {
 			abuse = *o.Abuse
+		}
+		if o.Live != nil {
+			lc = *o.Live
 		}
 	}
 	cfg := gateway.Config{
@@ -85,6 +93,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		GraphQL:             graph.Options{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20},
 		Abuse:               abuse,
 		CORSOrigins:         origins,
+		Live:                lc,
 	}
 	return start(tb, rdb, cfg)
 }
@@ -108,6 +117,8 @@ func start(tb testing.TB, rdb *redis.Client, cfg gateway.Config) *Server {
 		h = g.Handler(slog.New(slog.DiscardHandler), gateway.NewRegistry())
 	}
 	s.URL = Serve(tb, h)
+	// Before the HTTP server's clean-up, which waits for open SSE streams.
+	tb.Cleanup(g.Close)
 	return s
 }
 

@@ -14,7 +14,12 @@
 --
 -- KEYS: Home, HomeMark, Following, Mutes. ARGV: post id, entry, author,
 -- cap, inactive-before (ms; 0: deliver to everyone), "1" to require that
--- the recipient follows the author.
+-- the recipient follows the author, the recipient's live channel
+-- (LiveUser, in their slot).
+--
+-- A delivered post is announced on the live channel in the same step, so
+-- a live subscriber hears of it exactly when a page could show it. With no
+-- subscriber anywhere SPUBLISH is one dictionary lookup.
 -- Reply: 1 delivered, 0 not (already there, not following, muted), 2
 -- skipped as inactive.
 
@@ -26,4 +31,8 @@ if before > 0 and (not mark[1] or tonumber(mark[1]) < before) then
   redis.call('HSET', KEYS[2], 'stale', '1')
   return 2
 end
-return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4]), mark[2] or '0')
+local added = home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4]), mark[2] or '0')
+-- pcall: a server without sharded pub/sub (the embedded development
+-- Redis) still delivers.
+if added == 1 then redis.pcall('SPUBLISH', ARGV[7], ARGV[2]) end
+return added

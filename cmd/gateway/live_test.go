@@ -1,0 +1,445 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/redisproc"
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
+)
+
+// Live timelines end to end: gateway processes (this test binary started
+// again as the gateway, process_test.go), one redis-server of their own that
+// the tests restart, and real JavaScript clients from npm
+// (testdata/jsclients, installed with npm ci).
+
+// jsTransports are the three ways a client subscribes.
+var jsTransports = []string{"transport-ws", "legacy-ws", "sse"}
+
+// jsClients returns the directory of the JavaScript clients, installing
+// them with npm ci when node_modules is missing. Without node or npm the
+// test is skipped, unless REQUIRE_NODE=1 (CI), where it fails.
+func jsClients(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "jsclients"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := func(what string, err error) {
+		if os.Getenv("REQUIRE_NODE") == "1" {
+			t.Fatalf("REQUIRE_NODE=1, but %s: %v", what, err)
+		}
+		t.Skipf("skipping: %s (%v); install Node.js 20+ and npm", what, err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		missing("node is not installed", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil {
+		return dir
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		missing("npm is not installed", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	return dir
+}
+
+// jsSub is a JavaScript client running one subscription.
+type jsSub struct {
+	lines  chan map[string]any
+	stderr *syncBuffer
+}
+
+// subscribeJS starts a client of transport subscribing to the timeline of
+// the holder of token at base; it is killed when the test ends.
+func subscribeJS(t *testing.T, dir, transport, base, token, since string) *jsSub {
+	t.Helper()
+	cmd := exec.Command("node", "subscribe.mjs", transport, base, token, since)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s := &jsSub{lines: make(chan map[string]any, 1000), stderr: &syncBuffer{}}
+	cmd.Stderr = s.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				m = map[string]any{"type": "garbage", "line": sc.Text()}
+			}
+			s.lines <- m
+		}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return s
+}
+
+// next returns the client's next line, failing after timeout.
+func (s *jsSub) next(t *testing.T, timeout time.Duration) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-s.lines:
+		if !ok {
+			t.Fatalf("client exited; stderr:\n%s", s.stderr)
+		}
+		return m
+	case <-time.After(timeout):
+		t.Fatalf("nothing from the client within %s; stderr:\n%s", timeout, s.stderr)
+	}
+	return nil
+}
+
+// post returns the post of an event line, failing on anything else.
+func (s *jsSub) post(t *testing.T, timeout time.Duration) (id, content, author string) {
+	t.Helper()
+	m := s.next(t, timeout)
+	data, _ := m["data"].(map[string]any)
+	p, _ := data["timelineUpdated"].(map[string]any)
+	if m["type"] != "next" || p == nil || m["errors"] != nil {
+		t.Fatalf("want an event with a post, got %v", m)
+	}
+	a, _ := p["author"].(map[string]any)
+	id, _ = p["id"].(string)
+	content, _ = p["content"].(string)
+	author, _ = a["name"].(string)
+	return id, content, author
+}
+
+// errorCode returns the extensions.code of a line's first error.
+func errorCode(m map[string]any) string {
+	errs, _ := m["errors"].([]any)
+	if len(errs) == 0 {
+		return ""
+	}
+	e, _ := errs[0].(map[string]any)
+	ext, _ := e["extensions"].(map[string]any)
+	c, _ := ext["code"].(string)
+	return c
+}
+
+// liveFixture is a redis-server of the test's own, with an append-only
+// file written at every command so that a crash and restart keep the
+// data, and a wiring over it that
+// registers users straight through the store (no argon2 per user).
+type liveFixture struct {
+	srv    *redisproc.Server
+	rdb    *redis.Client
+	admin  *gateway.Gateway
+	env    map[string]string
+	keys   redisstore.Keys
+	jsDir  string
+	nameNo int
+}
+
+const livePrefix = "sg:"
+
+func newLiveFixture(t *testing.T, tokenTTL time.Duration) *liveFixture {
+	t.Helper()
+	dir := jsClients(t)
+	f := newRedisFixture(t, tokenTTL)
+	f.jsDir = dir
+	return f
+}
+
+// newRedisFixture is newLiveFixture without the JavaScript clients.
+func newRedisFixture(t testing.TB, tokenTTL time.Duration) *liveFixture {
+	t.Helper()
+	redistest.Addr(t)
+	if !redistest.Real() {
+		t.Skip("live timelines need a real redis-server")
+	}
+	srv, err := redisproc.Start("--appendonly", "yes", "--appendfsync", "always")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	admin, err := gateway.New(rdb, gateway.Config{
+		Prefix: livePrefix, Feed: redisstore.DefaultFeed(),
+		Tokens: auth.TokenOptions{Method: "HS256", Secret: []byte(testSecret), Issuer: "socialgw",
+			Audience: "socialgw-api", TTL: tokenTTL},
+		RefreshTTL: time.Hour, PasswordConcurrency: 1, GraphQL: graph.Options{},
+		Live: gateway.LiveConfig{Off: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &liveFixture{srv: srv, rdb: rdb, admin: admin, keys: redisstore.NewKeys(livePrefix),
+		env: map[string]string{"REDIS_URL": srv.URL(), "JWT_SECRET": testSecret, "REDIS_PREFIX": livePrefix}}
+}
+
+type liveUser struct{ id, name, token string }
+
+func (f *liveFixture) user(t testing.TB, prefix string) liveUser {
+	t.Helper()
+	f.nameNo++
+	name := fmt.Sprintf("%s_%d", prefix, f.nameNo)
+	ctx := context.Background()
+	u, err := f.admin.Store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.admin.Auth.StartSession(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return liveUser{id: u.ID, name: name, token: res.AccessToken}
+}
+
+// waitSubscribed waits until a gateway listens to u's live channel: from
+// then on, every post that lands in u's timeline reaches the subscriber.
+func (f *liveFixture) waitSubscribed(t testing.TB, u liveUser) {
+	t.Helper()
+	ch := f.keys.LiveUser(u.id)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := f.rdb.PubSubShardNumSub(context.Background(), ch).Result()
+		if err == nil && n[ch] > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nobody subscribed to %s within 30s (%v)", ch, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func must(t testing.TB, r *gatewaytest.Response) *gatewaytest.Response {
+	t.Helper()
+	if len(r.Errors) > 0 {
+		t.Fatalf("unexpected errors: %+v", r.Errors)
+	}
+	return r
+}
+
+func createPost(t testing.TB, base string, u liveUser, content string) string {
+	t.Helper()
+	r := must(t, gatewaytest.Post(t, base, u.token, `mutation($c: String!) { createPost(input: {content: $c}) { id } }`,
+		map[string]any{"c": content}))
+	return r.Str("createPost.id")
+}
+
+func follow(t *testing.T, base string, u, whom liveUser) {
+	t.Helper()
+	must(t, gatewaytest.Post(t, base, u.token, `mutation($id: ID!) { follow(userId: $id) { id } }`, map[string]any{"id": whom.id}))
+}
+
+func TestLiveTimelineAcrossGateways(t *testing.T) {
+	f := newLiveFixture(t, 15*time.Minute)
+	a := startGatewayProcess(t, f.env)
+	b := startGatewayProcess(t, f.env)
+	bob, carol := f.user(t, "bob"), f.user(t, "carol")
+	for _, transport := range jsTransports {
+		t.Run(transport, func(t *testing.T) {
+			alice := f.user(t, "alice")
+			follow(t, b.url, alice, bob)
+			sub := subscribeJS(t, f.jsDir, transport, a.url, alice.token, "")
+			f.waitSubscribed(t, alice)
+
+			// A followed author's post, accepted by the other gateway,
+			// after fan-out.
+			p1 := createPost(t, b.url, bob, "from bob via "+transport)
+			if id, content, author := sub.post(t, 20*time.Second); id != p1 || author != bob.name || content != "from bob via "+transport {
+				t.Fatalf("event %s %q by %s, want %s by %s", id, content, author, p1, bob.name)
+			}
+			// Someone alice does not follow: nothing. Her own post: at once.
+			createPost(t, b.url, carol, "not followed")
+			own := createPost(t, b.url, alice, "alice herself")
+			if id, _, author := sub.post(t, 20*time.Second); id != own || author != alice.name {
+				t.Fatalf("event %s by %s, want her own post %s", id, author, own)
+			}
+			// A post deleted before it reaches her is not sent: the next
+			// event is the one after it.
+			must(t, gatewaytest.Post(t, b.url, bob.token, `mutation($id: ID!) { deletePost(id: $id) }`,
+				map[string]any{"id": createPost(t, b.url, bob, "deleted at once")}))
+			p3 := createPost(t, b.url, bob, "after the deleted one")
+			for {
+				id, content, _ := sub.post(t, 20*time.Second)
+				if content == "deleted at once" {
+					// It may have been checked before the deletion: then
+					// it was visible when it was sent. Only what follows
+					// matters here.
+					continue
+				}
+				if id != p3 {
+					t.Fatalf("event %s %q, want %s", id, content, p3)
+				}
+				break
+			}
+		})
+	}
+}
+
+func TestLiveTimelineAuth(t *testing.T) {
+	f := newLiveFixture(t, 3*time.Second)
+	a := startGatewayProcess(t, f.env)
+	for _, transport := range jsTransports {
+		t.Run(transport+"/no token", func(t *testing.T) {
+			m := subscribeJS(t, f.jsDir, transport, a.url, "", "").next(t, 20*time.Second)
+			if errorCode(m) != "UNAUTHENTICATED" {
+				t.Fatalf("got %v, want an UNAUTHENTICATED error", m)
+			}
+		})
+		t.Run(transport+"/invalid token", func(t *testing.T) {
+			m := subscribeJS(t, f.jsDir, transport, a.url, "not-a-token", "").next(t, 20*time.Second)
+			switch transport {
+			case "sse": // refused before any stream: 401 with the error
+				if !strings.Contains(fmt.Sprint(m), "401") && errorCode(m) != "UNAUTHENTICATED" {
+					t.Fatalf("got %v, want a 401 refusal", m)
+				}
+			case "legacy-ws": // the protocol's refusal: connection_error
+				if m["type"] != "error" || !strings.Contains(fmt.Sprint(m), "invalid, expired or revoked access token") {
+					t.Fatalf("got %v, want connection_error", m)
+				}
+			default:
+				if m["type"] != "error" || m["code"] != float64(4403) {
+					t.Fatalf("got %v, want the connection closed with 4403", m)
+				}
+			}
+		})
+		t.Run(transport+"/expired token", func(t *testing.T) {
+			// The fixture's tokens live 3s: the subscription then ends
+			// with an error telling the client to come back with a new one.
+			u := f.user(t, "expiring")
+			sub := subscribeJS(t, f.jsDir, transport, a.url, u.token, "")
+			f.waitSubscribed(t, u)
+			m := sub.next(t, 20*time.Second)
+			if errorCode(m) != "UNAUTHENTICATED" || !strings.Contains(fmt.Sprint(m), "expired") {
+				t.Fatalf("got %v, want UNAUTHENTICATED: access token expired", m)
+			}
+		})
+	}
+}
+
+// TestLiveTimelineResumeSeam subscribes with since while the followed
+// author keeps posting: the client gets every post after since exactly
+// once, in order, across the seam between the replay and the live events.
+func TestLiveTimelineResumeSeam(t *testing.T) {
+	f := newLiveFixture(t, 15*time.Minute)
+	a := startGatewayProcess(t, f.env)
+	b := startGatewayProcess(t, f.env)
+	alice, bob := f.user(t, "alice"), f.user(t, "bob")
+	follow(t, a.url, alice, bob)
+	for _, transport := range jsTransports {
+		t.Run(transport, func(t *testing.T) {
+			var ids []string
+			for i := range 5 {
+				ids = append(ids, createPost(t, b.url, bob, fmt.Sprintf("%s before %d", transport, i)))
+			}
+			since := ids[1] // the client saw up to the second one
+			var mu sync.Mutex
+			started := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := range 20 {
+					if i == 5 {
+						close(started)
+					}
+					id := createPost(t, b.url, bob, fmt.Sprintf("%s during %d", transport, i))
+					mu.Lock()
+					ids = append(ids, id)
+					mu.Unlock()
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+			<-started
+			sub := subscribeJS(t, f.jsDir, transport, a.url, alice.token, since)
+			<-done
+			mu.Lock()
+			want := slices.Clone(ids[2:])
+			mu.Unlock()
+			var got []string
+			for len(got) < len(want) {
+				id, _, _ := sub.post(t, 30*time.Second)
+				got = append(got, id)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("events %v,\nwant %v (every post after %s once, in order)", got, want, since)
+			}
+			select {
+			case m := <-sub.lines:
+				t.Fatalf("extra line %v", m)
+			case <-time.After(300 * time.Millisecond):
+			}
+		})
+	}
+}
+
+// TestLiveTimelineRedisRestart restarts Redis under open subscriptions: they
+// keep working without a client-visible error, and what landed while the
+// gateway was not listening is caught up.
+func TestLiveTimelineRedisRestart(t *testing.T) {
+	f := newLiveFixture(t, 15*time.Minute)
+	a := startGatewayProcess(t, f.env)
+	b := startGatewayProcess(t, f.env)
+	bob := f.user(t, "bob")
+	subs := map[string]*jsSub{}
+	for _, transport := range jsTransports {
+		u := f.user(t, "alice")
+		follow(t, a.url, u, bob)
+		subs[transport] = subscribeJS(t, f.jsDir, transport, a.url, u.token, "")
+		f.waitSubscribed(t, u)
+	}
+	before := createPost(t, b.url, bob, "before the restart")
+	for transport, s := range subs {
+		if id, _, _ := s.post(t, 20*time.Second); id != before {
+			t.Fatalf("%s: event %s, want %s", transport, id, before)
+		}
+	}
+	f.srv.Kill()
+	if err := f.srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// The poster's gateway reconnects on its own too; retry until it has.
+	var after string
+	deadline := time.Now().Add(30 * time.Second)
+	for after == "" {
+		r := gatewaytest.Post(t, b.url, bob.token, `mutation { createPost(input: {content: "after the restart"}) { id } }`, nil)
+		after = r.Str("createPost.id")
+		if after == "" {
+			if time.Now().After(deadline) {
+				t.Fatalf("createPost still failing 30s after the restart: %+v", r.Errors)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for transport, s := range subs {
+		if id, _, _ := s.post(t, 30*time.Second); id != after {
+			t.Fatalf("%s: event %s after the restart, want %s", transport, id, after)
+		}
+	}
+}

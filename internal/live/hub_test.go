@@ -1,0 +1,272 @@
+package live_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/live"
+	"github.com/socialgw/gateway/internal/redisproc"
+	"github.com/socialgw/gateway/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// newHub starts a hub over the package's server, closed at test end.
+func newHub(t *testing.T, cfg live.HubConfig) (*live.Hub, *redis.Client) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	requireReal(t)
+	h := live.NewHub(rdb, cfg, nil)
+	t.Cleanup(h.Close)
+	return h, rdb
+}
+
+func subscribe(t *testing.T, h *live.Hub, channels ...string) *live.Sub {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := h.Subscribe(ctx, nil, channels...)
+	if err != nil {
+		t.Fatalf("Subscribe(%v): %v", channels, err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func receive(t *testing.T, s *live.Sub) live.Message {
+	t.Helper()
+	select {
+	case m := <-s.C():
+		return m
+	case <-s.Done():
+		t.Fatalf("subscription ended: %v", s.Err())
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no message within 5s")
+	}
+	return live.Message{}
+}
+
+func publish(t *testing.T, rdb *redis.Client, channel, msg string) {
+	t.Helper()
+	if err := rdb.SPublish(context.Background(), channel, msg).Err(); err != nil {
+		t.Fatalf("SPUBLISH %s: %v", channel, err)
+	}
+}
+
+// numSub is how many connections Redis counts on a sharded channel.
+func numSub(t *testing.T, rdb *redis.Client, channel string) int64 {
+	t.Helper()
+	n, err := rdb.PubSubShardNumSub(context.Background(), channel).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n[channel]
+}
+
+// pubsubClients counts the server's connections in (sharded) pub/sub mode.
+func pubsubClients(t *testing.T, rdb *redis.Client) int {
+	t.Helper()
+	list, err := rdb.ClientList(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, "flags=P") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestHubMultiplexesOneConnection(t *testing.T) {
+	h, rdb := newHub(t, live.HubConfig{})
+	p := redistest.Prefix(t)
+	a, b := p+"{u1}:live", p+"{u2}:live"
+	before := pubsubClients(t, rdb)
+	s1 := subscribe(t, h, a)
+	s2 := subscribe(t, h, a, b)
+	s3 := subscribe(t, h, b)
+	// Subscribe returned: Redis confirmed, so a message published now
+	// arrives.
+	publish(t, rdb, a, "to a")
+	publish(t, rdb, b, "to b")
+	for _, c := range []struct {
+		name string
+		sub  *live.Sub
+		want []string
+	}{
+		{"only a", s1, []string{"to a"}},
+		{"a and b", s2, []string{"to a", "to b"}},
+		{"only b", s3, []string{"to b"}},
+	} {
+		var got []string
+		for range c.want {
+			got = append(got, receive(t, c.sub).Payload)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+		select {
+		case m := <-c.sub.C():
+			t.Errorf("%s: extra message %v", c.name, m)
+		default:
+		}
+	}
+	if n := numSub(t, rdb, a); n != 1 {
+		t.Errorf("connections on %s = %d, want 1 (one per process)", a, n)
+	}
+	if got := pubsubClients(t, rdb) - before; got != 1 {
+		t.Errorf("pub/sub connections of the hub = %d, want 1", got)
+	}
+	// The last subscriber of a channel leaving unsubscribes it in Redis.
+	s1.Close()
+	s2.Close()
+	waitFor(t, "channel a unsubscribed", func() bool { return numSub(t, rdb, a) == 0 })
+	if n := numSub(t, rdb, b); n != 1 {
+		t.Errorf("connections on %s = %d after the others left, want 1", b, n)
+	}
+	if st := h.Stats(); st.Subscribers != 1 || st.Channels != 1 {
+		t.Errorf("stats %+v, want 1 subscriber and 1 channel", st)
+	}
+}
+
+func TestHubDropsSlowSubscriber(t *testing.T) {
+	h, rdb := newHub(t, live.HubConfig{Buffer: 4})
+	ch := redistest.Prefix(t) + "{u1}:live"
+	slow := subscribe(t, h, ch)
+	fast := subscribe(t, h, ch)
+	for i := range 10 {
+		publish(t, rdb, ch, fmt.Sprint(i))
+		if got := receive(t, fast).Payload; got != fmt.Sprint(i) {
+			t.Fatalf("fast subscriber got %q, want %d", got, i)
+		}
+	}
+	select {
+	case <-slow.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("slow subscriber not dropped")
+	}
+	if !errors.Is(slow.Err(), live.ErrSlow) {
+		t.Errorf("slow subscriber's error = %v, want ErrSlow", slow.Err())
+	}
+	if st := h.Stats(); st.Dropped != 1 || st.Subscribers != 1 {
+		t.Errorf("stats %+v, want 1 dropped and 1 subscriber left", st)
+	}
+}
+
+func TestHubSurvivesRedisRestart(t *testing.T) {
+	requireReal(t)
+	srv, err := redisproc.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	h := live.NewHub(rdb, live.HubConfig{Ping: 200 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}, nil)
+	t.Cleanup(h.Close)
+	s := subscribe(t, h, "{u1}:live")
+	publish(t, rdb, "{u1}:live", "before")
+	if got := receive(t, s).Payload; got != "before" {
+		t.Fatalf("got %q, want before", got)
+	}
+	srv.Kill()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// The subscriber learns that it may have missed messages once the
+	// channel is subscribed again, and then gets new ones.
+	select {
+	case <-s.Resync():
+	case <-s.Done():
+		t.Fatalf("subscription ended: %v", s.Err())
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resync within 10s of the restart")
+	}
+	publish(t, rdb, "{u1}:live", "after")
+	if got := receive(t, s).Payload; got != "after" {
+		t.Fatalf("got %q, want after", got)
+	}
+	if st := h.Stats(); st.Reconnects < 1 {
+		t.Errorf("stats %+v, want a reconnect", st)
+	}
+}
+
+func TestHubSubscribeWhileRedisDown(t *testing.T) {
+	requireReal(t)
+	srv, err := redisproc.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	h := live.NewHub(rdb, live.HubConfig{Ping: 100 * time.Millisecond, MinBackoff: 10 * time.Millisecond,
+		MaxBackoff: 50 * time.Millisecond, ConfirmTimeout: 300 * time.Millisecond}, nil)
+	t.Cleanup(h.Close)
+	srv.Stop()
+	start := time.Now()
+	_, err = h.Subscribe(context.Background(), nil, "{u1}:live")
+	if !errors.Is(err, live.ErrUnavailable) {
+		t.Fatalf("Subscribe with Redis down: %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Subscribe took %s, want about the confirm timeout", d)
+	}
+	if st := h.Stats(); st.Subscribers != 0 {
+		t.Errorf("stats %+v, want no subscriber left", st)
+	}
+}
+
+func TestHubCloseReleasesGoroutines(t *testing.T) {
+	requireReal(t)
+	rdb := redistest.Client(t)
+	base := runtime.NumGoroutine()
+	h := live.NewHub(rdb, live.HubConfig{}, nil)
+	p := redistest.Prefix(t)
+	subs := make([]*live.Sub, 50)
+	for i := range subs {
+		subs[i] = subscribe(t, h, fmt.Sprintf("%s{u%d}:live", p, i))
+	}
+	h.Close()
+	for _, s := range subs {
+		select {
+		case <-s.Done():
+		default:
+			t.Fatal("a subscription outlived Close")
+		}
+		if !errors.Is(s.Err(), live.ErrClosed) {
+			t.Errorf("error after Close = %v, want ErrClosed", s.Err())
+		}
+	}
+	waitFor(t, "goroutines back to baseline", func() bool { return runtime.NumGoroutine() <= base })
+}
+
+// requireReal skips where redistest fell back to miniredis, which has no
+// sharded pub/sub.
+func requireReal(t *testing.T) {
+	t.Helper()
+	redistest.Addr(t)
+	if !redistest.Real() {
+		t.Skip("sharded pub/sub needs a real redis-server")
+	}
+}
+
+// waitFor polls cond for up to 5s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,87 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Live timelines: where posts are announced, and the check a live
+// subscriber's gateway makes before sending one.
+//
+// A post is announced when it lands in a home timeline: by the delivery
+// script (pushed followers) and the author-post script (the author's own
+// list) on LiveUser of the reader, in the step that inserts it; for pulled
+// authors, which land in no list, once on LivePulled (createPost, or the
+// worker for the post that made an author pulled). The message is the
+// home entry "<post id>:<author id>". Pub/sub keeps nothing: a reader's
+// gateway that was not listening catches up from the home timeline itself
+// (internal/live).
+
+// LiveChannels are the channels a live subscriber of viewerID's home
+// timeline listens to.
+func (s *Store) LiveChannels(viewerID string) []string {
+	return []string{s.keys.LiveUser(viewerID), s.keys.LivePulled()}
+}
+
+// announcePulled announces a pulled author's post.
+func (s *Store) announcePulled(ctx context.Context, post, author string) error {
+	if err := s.rdb.SPublish(ctx, s.keys.LivePulled(), homeEntry(post, author)).Err(); err != nil {
+		return fmt.Errorf("announce post %s: %w", post, err)
+	}
+	return nil
+}
+
+// LivePosts checks announced posts (messages of LiveChannels) for viewerID
+// at delivery time: a post is returned when viewerID's home timeline would
+// show it now — its author is the viewer or someone they follow and have
+// not muted (the page script's rule, lua/lib/allow.lua), and the read-time
+// visibility check passes (deleted, audience, blocks either way). The
+// result is aligned with messages; nil for a post not to send (and for a
+// message that is no home entry). One pipeline.
+func (s *Store) LivePosts(ctx context.Context, viewerID string, messages []string) ([]*social.Post, error) {
+	out := make([]*social.Post, len(messages))
+	if !social.IsID(viewerID) || len(messages) == 0 {
+		return out, nil
+	}
+	ids := make([]string, 0, len(messages))
+	authors := make([]any, 1, len(messages)+1)
+	authors[0] = viewerID
+	at := make([]int, 0, len(messages)) // index in messages of ids[i]
+	for i, m := range messages {
+		e, ok := parseEntry(m)
+		if !ok || !social.IsID(e.author) {
+			continue
+		}
+		ids = append(ids, strconv.FormatInt(e.id, 10))
+		authors = append(authors, e.author)
+		at = append(at, i)
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	v := s.newVisibility(viewerID, ids)
+	var allow *redis.Cmd
+	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		allow = liveAllowScript.EvalSha(ctx, p, s.homeKeys(viewerID), authors...)
+		v.queue(ctx, p)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return nil, fmt.Errorf("check %d live posts for %s: %w", len(ids), viewerID, err)
+	}
+	flags, err := allow.Int64Slice()
+	if err != nil || len(flags) != len(ids) {
+		return nil, fmt.Errorf("check live posts for %s: allow reply %v: %w", viewerID, allow.Val(), err)
+	}
+	for i, p := range v.posts() {
+		if p != nil && flags[i] == 1 && p.AuthorID == authors[i+1] {
+			out[at[i]] = p
+		}
+	}
+	return out, nil
+}
