@@ -307,7 +307,7 @@ func TestLiveTimelineAcrossGateways(t *testing.T) {
 }
 
 func TestLiveTimelineAuth(t *testing.T) {
-	f := newLiveFixture(t, 3*time.Second)
+	f := newLiveFixture(t, 10*time.Second)
 	a := startGatewayProcess(t, f.env)
 	for _, transport := range jsTransports {
 		t.Run(transport+"/no token", func(t *testing.T) {
@@ -333,17 +333,45 @@ func TestLiveTimelineAuth(t *testing.T) {
 				}
 			}
 		})
-		t.Run(transport+"/expired token", func(t *testing.T) {
-			// The fixture's tokens live 3s: the subscription then ends
-			// with an error telling the client to come back with a new one.
+	}
+	t.Run("expired token", func(t *testing.T) {
+		// The fixture's tokens live 10s, all three issued now: each
+		// subscription then ends with an error telling the client to come
+		// back with a new token.
+		subs := map[string]*jsSub{}
+		for _, transport := range jsTransports {
 			u := f.user(t, "expiring")
-			sub := subscribeJS(t, f.jsDir, transport, a.url, u.token, "")
+			subs[transport] = subscribeJS(t, f.jsDir, transport, a.url, u.token, "")
 			f.waitSubscribed(t, u)
-			m := sub.next(t, 20*time.Second)
+		}
+		for transport, sub := range subs {
+			m := sub.next(t, 30*time.Second)
 			if errorCode(m) != "UNAUTHENTICATED" || !strings.Contains(fmt.Sprint(m), "expired") {
-				t.Fatalf("got %v, want UNAUTHENTICATED: access token expired", m)
+				t.Fatalf("%s: got %v, want UNAUTHENTICATED: access token expired", transport, m)
 			}
-		})
+		}
+	})
+}
+
+// TestLiveTimelineShutdown: SIGTERM completes the open subscriptions of
+// every transport (clients reconnect elsewhere), and open SSE streams do not
+// hold the shutdown until its timeout.
+func TestLiveTimelineShutdown(t *testing.T) {
+	f := newLiveFixture(t, 15*time.Minute)
+	a := startGatewayProcess(t, f.env)
+	subs := map[string]*jsSub{}
+	for _, transport := range jsTransports {
+		u := f.user(t, "alice")
+		subs[transport] = subscribeJS(t, f.jsDir, transport, a.url, u.token, "")
+		f.waitSubscribed(t, u)
+	}
+	if took := a.terminate(t); took > 10*time.Second {
+		t.Errorf("shutdown took %s with subscriptions open, want well under the 15s timeout", took)
+	}
+	for transport, sub := range subs {
+		if m := sub.next(t, 10*time.Second); m["type"] != "complete" {
+			t.Errorf("%s: got %v, want complete", transport, m)
+		}
 	}
 }
 

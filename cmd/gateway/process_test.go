@@ -37,6 +37,22 @@ func childMain() int {
 type gatewayProcess struct {
 	url  string
 	logs *syncBuffer // its stderr
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it has exited
+}
+
+// terminate sends SIGTERM and returns how long the process took to exit
+// (failing the test after 30s).
+func (p *gatewayProcess) terminate(t testing.TB) time.Duration {
+	t.Helper()
+	start := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gateway process still running 30s after SIGTERM")
+	}
+	return time.Since(start)
 }
 
 // startProcess starts a gateway as a child process with env added to the
@@ -58,7 +74,8 @@ func startGatewayProcess(t testing.TB, env map[string]string) *gatewayProcess {
 	}
 	// The process dies with the test binary even when it is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &gatewayProcess{logs: &syncBuffer{}}
+	done := make(chan struct{})
+	p := &gatewayProcess{logs: &syncBuffer{}, cmd: cmd, done: done}
 	cmd.Stderr = p.logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -67,7 +84,6 @@ func startGatewayProcess(t testing.TB, env map[string]string) *gatewayProcess {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
