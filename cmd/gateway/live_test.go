@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -39,32 +38,12 @@ var jsTransports = []string{"transport-ws", "legacy-ws", "sse"}
 // test is skipped, unless REQUIRE_NODE=1 (CI), where it fails.
 func jsClients(t *testing.T) string {
 	t.Helper()
+	needNode(t)
 	dir, err := filepath.Abs(filepath.Join("testdata", "jsclients"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := func(what string, err error) {
-		if os.Getenv("REQUIRE_NODE") == "1" {
-			t.Fatalf("REQUIRE_NODE=1, but %s: %v", what, err)
-		}
-		t.Skipf("skipping: %s (%v); install Node.js 20+ and npm", what, err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil {
-		return dir
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		missing("npm is not installed", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-	}
+	npmCI(t, dir)
 	return dir
 }
 
