@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/graph"
@@ -450,6 +452,66 @@ func TestLiveTimelineRedisRestart(t *testing.T) {
 	for transport, s := range subs {
 		if id, _, _ := s.post(t, 30*time.Second); id != after {
 			t.Fatalf("%s: event %s after the restart, want %s", transport, id, after)
+		}
+	}
+}
+
+// TestLiveTimelineEmbeddedRedis: without REDIS_URL the embedded Redis has
+// only classic pub/sub, and live timelines run on it (one process).
+func TestLiveTimelineEmbeddedRedis(t *testing.T) {
+	g := launch(t, nil)
+	token := registerAndMe(t, g)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(g.url, "http")+"/query",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	q, _ := json.Marshal(map[string]string{"query": `subscription { timelineUpdated { id content } }`})
+	for _, m := range []map[string]any{
+		{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + token}},
+		{"id": "1", "type": "subscribe", "payload": json.RawMessage(q)},
+	} {
+		if err := wsjson.Write(ctx, c, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The subscription is set up when its first home read is done; post
+	// until one arrives, then check it is a post of this user.
+	got := make(chan string, 1)
+	go func() {
+		for {
+			var m struct {
+				Type    string          `json:"type"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			if err := wsjson.Read(ctx, c, &m); err != nil {
+				close(got)
+				return
+			}
+			if m.Type == "next" || m.Type == "error" {
+				got <- string(m.Payload)
+				return
+			}
+		}
+	}()
+	var ids []string
+	for {
+		r := g.query(t, token, `mutation { createPost(input: {content: "embedded"}) { id } }`, nil)
+		ids = append(ids, r.Str("createPost.id"))
+		select {
+		case p, ok := <-got:
+			if !ok || !strings.Contains(p, `"content":"embedded"`) || !slices.ContainsFunc(ids, func(id string) bool {
+				return strings.Contains(p, `"id":"`+id+`"`)
+			}) {
+				t.Fatalf("event %s (ok %v), want one of the posts %v", p, ok, ids)
+			}
+			return
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("no event within 20s")
 		}
 	}
 }

@@ -79,7 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		CORSOrigins: cfg.CORSOrigins,
 		Abuse:       cfg.Abuse,
 		SPADir:      cfg.SPADir,
-		Live:        gateway.LiveConfig{Off: cfg.RedisURL == "", Log: log},
+		// The embedded Redis has only classic pub/sub.
+		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log},
 	})
 	if err != nil {
 		return err

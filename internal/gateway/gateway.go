@@ -81,9 +81,12 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 
 // LiveConfig tunes live timelines.
 type LiveConfig struct {
-	// Off leaves them out: the embedded development Redis has no sharded
-	// pub/sub, and timelineUpdated then says so.
+	// Off leaves them out (a process that only writes, as a test's).
 	Off bool
+	// Classic uses classic pub/sub (PUBLISH, SUBSCRIBE) instead of sharded
+	// pub/sub: for the embedded development Redis, which has no sharded
+	// pub/sub; one server only.
+	Classic bool
 	// Hub tunes the process's pub/sub hub.
 	Hub live.HubConfig
 	// RecheckAuth is how often an open subscription checks that its token
@@ -144,7 +147,12 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store,
 	}
 	if !cfg.Live.Off {
-		g.Hub = live.NewHub(rdb, cfg.Live.Hub, cfg.Live.Log)
+		hc := cfg.Live.Hub
+		if cfg.Live.Classic {
+			store.UseClassicPubSub()
+			hc.Classic = true
+		}
+		g.Hub = live.NewHub(rdb, hc, cfg.Live.Log)
 		// A live reader counts as reading its timeline as often as a page
 		// read would mark it active (redisstore.Store.ActiveEvery).
 		g.Resolver.Live = &live.Timelines{Hub: g.Hub, Store: store, Sessions: store,

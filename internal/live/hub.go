@@ -35,6 +35,10 @@ type HubConfig struct {
 	// ConfirmTimeout bounds how long Subscribe waits for Redis to confirm
 	// a new channel. Default 10s.
 	ConfirmTimeout time.Duration
+	// Classic subscribes with SUBSCRIBE instead of SSUBSCRIBE: for the
+	// embedded development Redis, which has no sharded pub/sub (the store
+	// then publishes with PUBLISH).
+	Classic bool
 }
 
 func (c HubConfig) withDefaults() HubConfig {
@@ -126,7 +130,7 @@ func NewHub(rdb redis.UniversalClient, cfg HubConfig, log *slog.Logger) *Hub {
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 		chans: make(map[string]*channel), inPS: make(map[string]bool),
 	}
-	h.ps = rdb.SSubscribe(ctx)
+	h.ps = h.newPubSub()
 	h.wg.Add(2)
 	go h.receive()
 	go h.reconcile()
@@ -329,10 +333,18 @@ func (h *Hub) reconcile() {
 		// Sharded channels go one command each: in a cluster only
 		// channels of one slot may share one.
 		for _, name := range add {
-			_ = ps.SSubscribe(h.ctx, name)
+			if h.cfg.Classic {
+				_ = ps.Subscribe(h.ctx, name)
+			} else {
+				_ = ps.SSubscribe(h.ctx, name)
+			}
 		}
 		for _, name := range remove {
-			_ = ps.SUnsubscribe(h.ctx, name)
+			if h.cfg.Classic {
+				_ = ps.Unsubscribe(h.ctx, name)
+			} else {
+				_ = ps.SUnsubscribe(h.ctx, name)
+			}
 		}
 	}
 }
@@ -388,13 +400,21 @@ func (h *Hub) receive() {
 	}
 }
 
+// newPubSub returns a pub/sub client with no channel yet.
+func (h *Hub) newPubSub() *redis.PubSub {
+	if h.cfg.Classic {
+		return h.rdb.Subscribe(h.ctx)
+	}
+	return h.rdb.SSubscribe(h.ctx)
+}
+
 // replace swaps the connection for a new one that subscribes every wanted
 // channel again; channels confirmed on the old one are marked lost.
 func (h *Hub) replace() {
 	h.reconnects.Add(1)
 	h.mu.Lock()
 	old := h.ps
-	h.ps = h.rdb.SSubscribe(h.ctx)
+	h.ps = h.newPubSub()
 	clear(h.inPS)
 	for _, c := range h.chans {
 		if c.confirmed {
@@ -414,7 +434,7 @@ func (h *Hub) confirm(m *redis.Subscription) {
 		return
 	}
 	switch m.Kind {
-	case "ssubscribe":
+	case "ssubscribe", "subscribe":
 		if c.confirmed {
 			return
 		}
@@ -434,7 +454,7 @@ func (h *Hub) confirm(m *redis.Subscription) {
 				s.poke()
 			}
 		}
-	case "sunsubscribe":
+	case "sunsubscribe", "unsubscribe":
 		// Still wanted: Redis dropped it on its own (in a cluster, when
 		// its slot moved). Ask again; what came meanwhile is lost.
 		if c.confirmed && h.inPS[m.Channel] {

@@ -147,7 +147,7 @@ func (d delivery) send(ctx context.Context, recipients []string) error {
 			for _, r := range part {
 				k := s.keys
 				deliverScript.EvalSha(ctx, p, []string{k.Home(r), k.HomeMark(r), k.Following(r), k.Mutes(r)},
-					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow, k.LiveUser(r))
+					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow, k.LiveUser(r), s.publishCommand())
 			}
 			return nil
 		})

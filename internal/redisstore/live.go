@@ -28,12 +28,35 @@ func (s *Store) LiveChannels(viewerID string) []string {
 	return []string{s.keys.LiveUser(viewerID), s.keys.LivePulled()}
 }
 
-// announcePulled announces a pulled author's post.
-func (s *Store) announcePulled(ctx context.Context, post, author string) error {
-	if err := s.rdb.SPublish(ctx, s.keys.LivePulled(), homeEntry(post, author)).Err(); err != nil {
-		return fmt.Errorf("announce post %s: %w", post, err)
+// UseClassicPubSub makes the store announce with PUBLISH instead of
+// SPUBLISH: for the embedded development Redis, which has only classic
+// pub/sub (the hub then subscribes with SUBSCRIBE, live.HubConfig.Classic).
+// One server only: classic channels are not sharded under Cluster.
+func (s *Store) UseClassicPubSub() { s.publishCmd = "PUBLISH" }
+
+// announce queues or sends one announcement.
+func (s *Store) announce(ctx context.Context, c redis.Cmdable, channel, msg string) {
+	if s.publishCmd == "PUBLISH" {
+		c.Publish(ctx, channel, msg)
+		return
 	}
-	return nil
+	c.SPublish(ctx, channel, msg)
+}
+
+// publishCommand is the command the scripts announce with.
+func (s *Store) publishCommand() string {
+	if s.publishCmd == "" {
+		return "SPUBLISH"
+	}
+	return s.publishCmd
+}
+
+// announcePulled announces a pulled author's post. It is best effort, as
+// every announcement: a job retried for it would find the author
+// registered and not announce again, and a live subscriber that resumes
+// finds the post in its timeline.
+func (s *Store) announcePulled(ctx context.Context, post, author string) {
+	s.announce(ctx, s.rdb, s.keys.LivePulled(), homeEntry(post, author))
 }
 
 // LivePosts checks announced posts (messages of LiveChannels) for viewerID

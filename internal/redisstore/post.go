@@ -156,7 +156,7 @@ func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis 
 		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: s.keys.FanoutStream(), Values: job})
 		s.queuePublished(ctx, p, id, authorID, repostOf, vis)
 		if pulled {
-			p.SPublish(ctx, s.keys.LivePulled(), homeEntry(id, authorID))
+			s.announce(ctx, p, s.keys.LivePulled(), homeEntry(id, authorID))
 		}
 		return nil
 	})
@@ -175,7 +175,7 @@ func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, autho
 		public = "1"
 	}
 	authorPostScript.EvalSha(ctx, p, []string{s.keys.UserPosts(authorID), s.keys.Home(authorID), s.keys.HomeMark(authorID), s.keys.PublicPosts(authorID)},
-		id, homeEntry(id, authorID), s.feed.HomeCap, public, s.keys.LiveUser(authorID))
+		id, homeEntry(id, authorID), s.feed.HomeCap, public, s.keys.LiveUser(authorID), s.publishCommand())
 	if repostOf != "" {
 		repostLinkScript.EvalSha(ctx, p, []string{s.keys.Post(repostOf), s.keys.PostReposts(repostOf)}, id)
 	}

@@ -23,6 +23,8 @@ type Store struct {
 	keys Keys
 	now  func() time.Time
 	feed FeedConfig // timelines and fan-out (timeline.go)
+	// publishCmd announces live posts: "" (SPUBLISH) or "PUBLISH" (live.go).
+	publishCmd string
 }
 
 // New returns a Store over rdb whose keys start with prefix.

@@ -65,9 +65,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 	feed := redisstore.DefaultFeed()
 	var abuse gateway.Abuse
 	var origins []string
-	// miniredis, the fallback without redis-server, has no sharded
+	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
-	lc := gateway.LiveConfig{Off: !redistest.Real()}
+	lc := gateway.LiveConfig{Classic: !redistest.Real()}
 	for _, o := range opts {
 		if o.CORSOrigins != nil {
 			origins = o.CORSOrigins

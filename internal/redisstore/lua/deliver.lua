@@ -15,7 +15,8 @@
 -- KEYS: Home, HomeMark, Following, Mutes. ARGV: post id, entry, author,
 -- cap, inactive-before (ms; 0: deliver to everyone), "1" to require that
 -- the recipient follows the author, the recipient's live channel
--- (LiveUser, in their slot).
+-- (LiveUser, in their slot), the publish command (SPUBLISH; PUBLISH on the
+-- embedded development Redis).
 --
 -- A delivered post is announced on the live channel in the same step, so
 -- a live subscriber hears of it exactly when a page could show it. With no
@@ -34,5 +35,5 @@ end
 local added = home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[4]), mark[2] or '0')
 -- pcall: a server without sharded pub/sub (the embedded development
 -- Redis) still delivers.
-if added == 1 then redis.pcall('SPUBLISH', ARGV[7], ARGV[2]) end
+if added == 1 then redis.pcall(ARGV[8], ARGV[7], ARGV[2]) end
 return added
