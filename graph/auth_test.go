@@ -13,6 +13,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // Documents of the account API.
@@ -254,15 +255,7 @@ func wantOneAccount(t *testing.T, s *gatewaytest.Server, id, name, email string)
 // scanKeys returns the keys matching a glob pattern.
 func scanKeys(t *testing.T, s *gatewaytest.Server, pattern string) []string {
 	t.Helper()
-	var keys []string
-	it := s.Redis.Scan(context.Background(), 0, pattern, 1000).Iterator()
-	for it.Next(context.Background()) {
-		keys = append(keys, it.Val())
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return keys
+	return redistest.Keys(t, s.Redis, pattern)
 }
 
 func TestRegistrationUniqueIgnoresCase(t *testing.T) {

@@ -18,26 +18,23 @@ import (
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
 // redisSnapshot is every key under a prefix with its DUMP (type, value and
 // encoding; TTLs are left out, as reads may refresh them).
-func redisSnapshot(t *testing.T, rdb *redis.Client, prefix string) map[string]string {
+func redisSnapshot(t *testing.T, rdb redis.UniversalClient, prefix string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]string{}
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		d, err := rdb.Dump(ctx, iter.Val()).Result()
+	for _, k := range redistest.Keys(t, rdb, prefix+"*") {
+		d, err := rdb.Dump(ctx, k).Result()
 		if err != nil && err != redis.Nil {
 			t.Fatal(err)
 		}
-		out[iter.Val()] = d
-	}
-	if err := iter.Err(); err != nil {
-		t.Fatal(err)
+		out[k] = d
 	}
 	return out
 }

@@ -44,6 +44,15 @@ type Bench struct {
 func newBench(ctx context.Context, cfg *Config, logf func(string, ...any)) (*Bench, error) {
 	b := &Bench{cfg: cfg, logf: logf, hook: redisstats.NewHook(nil)}
 	url := cfg.RedisURL
+	if url == "" && cfg.Cluster {
+		c, err := redisproc.StartCluster(3, 1)
+		if err != nil {
+			return nil, err
+		}
+		b.closers = append(b.closers, c.Stop)
+		url = c.URL()
+		logf("bench: started a Redis Cluster of three masters with a replica each on %v", c.Addrs())
+	}
 	if url == "" {
 		srv, err := redisproc.Start()
 		if err != nil {
@@ -54,7 +63,7 @@ func newBench(ctx context.Context, cfg *Config, logf func(string, ...any)) (*Ben
 		url = srv.URL()
 		logf("bench: started redis-server on %s", srv.Addr)
 	}
-	rdb, err := redisstore.Connect(url, false)
+	rdb, err := redisstore.Connect(url, cfg.Cluster)
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -66,7 +75,7 @@ func newBench(ctx context.Context, cfg *Config, logf func(string, ...any)) (*Ben
 	}
 	b.rdb = rdb
 	b.hook.Install(rdb)
-	b.gw, err = newGateway(rdb, cfg.Prefix)
+	b.gw, err = newGateway(rdb, cfg.Prefix, cfg.Shards)
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -86,14 +95,16 @@ func (b *Bench) Close() {
 
 // newGateway wires the gateway as cmd/gateway does, with a random token
 // secret and the default timeline configuration.
-func newGateway(rdb redis.UniversalClient, prefix string) (*gateway.Gateway, error) {
+func newGateway(rdb redis.UniversalClient, prefix string, shards int) (*gateway.Gateway, error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
+	feed := redisstore.DefaultFeed()
+	feed.FanoutShards = shards
 	return gateway.New(rdb, gateway.Config{
 		Prefix: prefix,
-		Feed:   redisstore.DefaultFeed(),
+		Feed:   feed,
 		Tokens: auth.TokenOptions{
 			Method: "HS256", Secret: secret, Issuer: "socialgw", Audience: "socialgw-api", TTL: time.Hour,
 		},
@@ -212,6 +223,11 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 			return nil, fmt.Errorf("bytes per home entry: %w", err)
 		}
 		rep.Entry = r
+		m, err := b.measureEntityBytes(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("bytes per entity: %w", err)
+		}
+		rep.Entities = m
 	}
 	if b.cfg.Parts["fanout"] {
 		r, err := b.measureFanout(ctx)

@@ -355,8 +355,10 @@ func (b *Bench) measureFanout(ctx context.Context) (*Fanout, error) {
 	}
 	// Their jobs are not run: discard them (a stream made again by the
 	// next worker).
-	if err := b.rdb.Del(ctx, store.Keys().FanoutStream()).Err(); err != nil {
-		return nil, err
+	for _, q := range store.FanoutQueue() {
+		if err := b.rdb.Del(ctx, q.Stream).Err(); err != nil {
+			return nil, err
+		}
 	}
 	// createPost while a fan-out to every follower runs.
 	w, err = newWorker(store)
@@ -400,15 +402,14 @@ func (b *Bench) measureFanout(ctx context.Context) (*Fanout, error) {
 var lpushScript = redis.NewScript(`return redis.call('LPUSH', KEYS[1], ARGV[1])`)
 
 // newWorker returns a fan-out worker of store's queue for Drain.
-func newWorker(store *redisstore.Store) (*fanout.Worker, error) {
-	return fanout.New(store.Client(), fanout.Config{
-		Stream: store.Keys().FanoutStream(), Dead: store.Keys().FanoutDead(), Consumer: "bench", MinIdle: time.Hour,
-	}, store.HandleFanoutJob, nil)
+func newWorker(store *redisstore.Store) (*fanout.Pool, error) {
+	return fanout.NewPool(store.Client(), fanout.Config{Consumer: "bench", MinIdle: time.Hour},
+		store.FanoutQueue(), store.HandleFanoutJob, nil)
 }
 
 // drain runs the worker until it has handled at least want jobs and the
 // queue is empty, and fails on a failed job.
-func drain(ctx context.Context, w *fanout.Worker, want int) error {
+func drain(ctx context.Context, w *fanout.Pool, want int) error {
 	got := 0
 	for {
 		n, err := w.Drain(ctx)
@@ -517,7 +518,7 @@ type modeRun struct {
 	prefix  string
 	store   *redisstore.Store
 	data    *seed.Data
-	worker  *fanout.Worker
+	worker  *fanout.Pool
 	readers []string
 	res     *ModeResult
 

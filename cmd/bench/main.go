@@ -65,6 +65,8 @@ func main() {
 // Config is what a run measures and on what.
 type Config struct {
 	RedisURL    string
+	Cluster     bool // start (or, with RedisURL, use) a Redis Cluster
+	Shards      int  // fan-out queue shards
 	Prefix      string
 	Users       int
 	Posts       int
@@ -97,6 +99,8 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.RedisURL, "redis-url", "", "Redis to use (default: a throwaway redis-server started from PATH)")
+	fs.BoolVar(&c.Cluster, "cluster", false, "run on Redis Cluster: a throwaway local cluster of three masters with a replica each, or with --redis-url a cluster in go-redis's URL form")
+	fs.IntVar(&c.Shards, "fanout-shards", 1, "streams the fan-out queue is sharded over")
 	fs.StringVar(&c.Prefix, "prefix", "bench:", "key prefix of the main data set")
 	fs.IntVar(&c.Users, "users", 10000, "users of the main data set")
 	fs.IntVar(&c.Posts, "posts", 100000, "posts of the main data set")

@@ -85,7 +85,9 @@ type Report struct {
 	Fanout  *Fanout
 	Modes   *Modes
 	Costs   *Costs
-	Elapsed time.Duration
+	// Entities is memory per user, post, follow, like and comment.
+	Entities *EntityBytes
+	Elapsed  time.Duration
 }
 
 // Target is one target of issue 6 and whether the run met it.
@@ -232,6 +234,20 @@ func (r *Report) Markdown() string {
 		}
 		p("%s. MEMORY USAGE (SAMPLES 0) per entry at the cap: **%.1f bytes** (min %.1f, max %.1f, over up to 200 lists); over all %d entries of all lists: %.1f bytes. Encoding %s, list-max-listpack-size %s. An entry is `<post id>:<author id>`.",
 			src, e.AtCap, e.AtCapMin, e.AtCapMax, e.Entries, e.All, e.Encoding, e.ListMaxListpackSize)
+		p("")
+	}
+	if m := r.Entities; m != nil {
+		p("## Memory per entity")
+		p("")
+		p("MEMORY USAGE (SAMPLES 0) of every key holding each kind of thing in the main data set, summed and divided by its count (so each key's own overhead is shared by its members); docs/scaling.md sizes deployments from these.")
+		p("")
+		p("| | count | bytes each |")
+		p("|---|---:|---:|")
+		p("| user (profile hash, name and e-mail index fields) | %d | %.0f |", m.Users, m.User)
+		p("| post (hash, audience and repost sets, author-timeline entry) | %d | %.0f |", m.Posts, m.Post)
+		p("| follow edge (both zset entries) | %d | %.0f |", m.Follows, m.Follow)
+		p("| like (likers zset entry) | %d | %.0f |", m.Likes, m.Like)
+		p("| comment (hash, list entry, index field) | %d | %.0f |", m.Comments, m.Comment)
 		p("")
 	}
 	if f := r.Fanout; f != nil {

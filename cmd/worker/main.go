@@ -87,8 +87,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 }
 
 // logStats logs the worker's counters and the queue's backlog.
-func logStats(ctx context.Context, log *slog.Logger, w *fanout.Worker, store *redisstore.Store) {
-	queued, dead, err := fanout.Backlog(ctx, store.Client(), store.Keys().FanoutStream(), store.Keys().FanoutDead())
+func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, store *redisstore.Store) {
+	queued, dead, err := fanout.BacklogAll(ctx, store.Client(), store.FanoutQueue())
 	st := w.Stats()
 	log.Info("fan-out worker", "processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,
 		"dead_lettered", st.DeadLettered, "queued", queued, "dead_letter_stream", dead, "err", err)

@@ -380,21 +380,6 @@ func (w *Worker) handleOne(ctx context.Context, m redis.XMessage) {
 	w.processed.Add(1)
 }
 
-// Backlog returns the number of entries in the stream: jobs queued or
-// pending (acknowledged ones are deleted), and the dead-letter count.
-func Backlog(ctx context.Context, rdb redis.UniversalClient, stream, dead string) (queued, deadLettered int64, err error) {
-	var q, d *redis.IntCmd
-	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		q = p.XLen(ctx, stream)
-		d = p.XLen(ctx, dead)
-		return nil
-	})
-	if err != nil {
-		return 0, 0, fmt.Errorf("stream lengths: %w", err)
-	}
-	return q.Val(), d.Val(), nil
-}
-
 // DefaultConsumer is a consumer name unique to this process.
 func DefaultConsumer() string {
 	host, _ := os.Hostname()

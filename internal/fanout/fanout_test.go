@@ -104,7 +104,7 @@ func TestFailingJobGoesToDeadLetters(t *testing.T) {
 	if err != nil || len(dead) != 1 || dead[0].Values["job.n"] != "0" || dead[0].Values["deliveries"] != "4" {
 		t.Fatalf("dead letters: %+v, %v", dead, err)
 	}
-	queued, deadN, err := fanout.Backlog(ctx, rdb, cfg.Stream, cfg.Dead)
+	queued, deadN, err := fanout.BacklogAll(ctx, rdb, []fanout.Queue{{Stream: cfg.Stream, Dead: cfg.Dead}})
 	if err != nil || queued != 0 || deadN != 1 {
 		t.Fatalf("backlog %d, dead %d, %v", queued, deadN, err)
 	}
@@ -210,8 +210,7 @@ func TestWorkerCrash(t *testing.T) {
 		t.Fatalf("worker 1 read %v, %v", taken, err)
 	}
 	// Worker 2 dies after the first pipeline of deliveries of the next job.
-	crashing := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
-	t.Cleanup(func() { _ = crashing.Close() })
+	crashing := redistest.Client(t)
 	crashing.AddHook(&failAfter{left: 1})
 	cs := redisstore.New(crashing, prefix)
 	if err := cs.SetFeed(cfg); err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
 	"github.com/socialgw/gateway/internal/live"
-	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/reqlog"
 )
 
@@ -32,7 +31,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 	}, []string{"rule"})
 	reg.MustRegister(limited)
 	g.Limiter.Limited = func(rule string) { limited.WithLabelValues(rule).Inc() }
-	registerBacklog(reg, g.Store.Client(), g.Store.Keys())
+	registerBacklog(reg, g.Store.Client(), g.Store.FanoutQueue())
 	registerFastPath(reg, g.Fast)
 	if g.Hub != nil {
 		registerLive(reg, g.Hub)
@@ -93,7 +92,7 @@ func NewRegistry() *prometheus.Registry {
 
 // RegisterWorker exports the counters of a fan-out worker running in the
 // gateway's process.
-func RegisterWorker(reg prometheus.Registerer, w *fanout.Worker) {
+func RegisterWorker(reg prometheus.Registerer, w *fanout.Pool) {
 	counter := func(name, help string, v func(fanout.Stats) int64) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
 			func() float64 { return float64(v(w.Stats())) }))
@@ -142,15 +141,15 @@ func registerLive(reg prometheus.Registerer, h *live.Hub) {
 
 // registerBacklog exports the fan-out queue's length and dead letters, read
 // from Redis at scrape time (whichever process runs the workers).
-func registerBacklog(reg prometheus.Registerer, rdb redis.UniversalClient, k redisstore.Keys) {
-	reg.MustRegister(&backlogCollector{rdb: rdb, keys: k})
+func registerBacklog(reg prometheus.Registerer, rdb redis.UniversalClient, queue []fanout.Queue) {
+	reg.MustRegister(&backlogCollector{rdb: rdb, queue: queue})
 }
 
 // backlogCollector reads the fan-out backlog once per scrape for both of
 // its gauges (-1: Redis did not answer).
 type backlogCollector struct {
-	rdb  redis.UniversalClient
-	keys redisstore.Keys
+	rdb   redis.UniversalClient
+	queue []fanout.Queue // every shard
 }
 
 var (
@@ -166,7 +165,7 @@ func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	q, d, err := fanout.Backlog(ctx, c.rdb, c.keys.FanoutStream(), c.keys.FanoutDead())
+	q, d, err := fanout.BacklogAll(ctx, c.rdb, c.queue)
 	if err != nil {
 		q, d = -1, -1
 	}

@@ -19,7 +19,7 @@ import (
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 // newHub starts a hub over the package's server, closed at test end.
-func newHub(t *testing.T, cfg live.HubConfig) (*live.Hub, *redis.Client) {
+func newHub(t *testing.T, cfg live.HubConfig) (*live.Hub, redis.UniversalClient) {
 	t.Helper()
 	rdb := redistest.Client(t)
 	requireReal(t)
@@ -53,7 +53,7 @@ func receive(t *testing.T, s *live.Sub) live.Message {
 	return live.Message{}
 }
 
-func publish(t *testing.T, rdb *redis.Client, channel, msg string) {
+func publish(t *testing.T, rdb redis.UniversalClient, channel, msg string) {
 	t.Helper()
 	if err := rdb.SPublish(context.Background(), channel, msg).Err(); err != nil {
 		t.Fatalf("SPUBLISH %s: %v", channel, err)
@@ -61,7 +61,7 @@ func publish(t *testing.T, rdb *redis.Client, channel, msg string) {
 }
 
 // numSub is how many connections Redis counts on a sharded channel.
-func numSub(t *testing.T, rdb *redis.Client, channel string) int64 {
+func numSub(t *testing.T, rdb redis.UniversalClient, channel string) int64 {
 	t.Helper()
 	n, err := rdb.PubSubShardNumSub(context.Background(), channel).Result()
 	if err != nil {
@@ -71,7 +71,7 @@ func numSub(t *testing.T, rdb *redis.Client, channel string) int64 {
 }
 
 // pubsubClients counts the server's connections in (sharded) pub/sub mode.
-func pubsubClients(t *testing.T, rdb *redis.Client) int {
+func pubsubClients(t *testing.T, rdb redis.UniversalClient) int {
 	t.Helper()
 	list, err := rdb.ClientList(context.Background()).Result()
 	if err != nil {

@@ -3,6 +3,7 @@ package redisproc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,4 +50,52 @@ func TestStartStop(t *testing.T) {
 	if redisproc.Version() == "" {
 		t.Error("no version")
 	}
+}
+
+func TestCluster(t *testing.T) {
+	c, err := redisproc.StartCluster(3, 1)
+	if errors.Is(err, redisproc.ErrNotFound) {
+		t.Skip("redis-server or redis-cli not on PATH")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if len(c.Nodes) != 6 {
+		t.Fatalf("%d nodes, want 6", len(c.Nodes))
+	}
+	opt, err := redis.ParseClusterURL(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := redis.NewClusterClient(opt)
+	defer cc.Close()
+	ctx := context.Background()
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		return m.Ping(ctx).Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Keys in every slot are served; the three masters share the slots.
+	for i := 0; i < 100; i++ {
+		if err := cc.Set(ctx, fmt.Sprint("k", i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]bool{}
+	for _, s := range slots {
+		owners[s.Nodes[0].Addr] = true
+		if len(s.Nodes) != 2 {
+			t.Errorf("slots %d-%d: %d nodes, want a master and a replica", s.Start, s.End, len(s.Nodes))
+		}
+	}
+	if len(owners) != 3 {
+		t.Errorf("%d masters own slots, want 3", len(owners))
+	}
+	c.Stop()
+	c.Stop()
 }

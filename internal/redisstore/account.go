@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,47 +18,134 @@ var _ auth.AccountStore = (*Store)(nil)
 // userFields are the hash fields read for a profile, in this order.
 var userFields = []string{"name", "email", "bio", "created"}
 
+// Registration runs as single-slot steps, so it works the same on one
+// Redis and on Redis Cluster (docs/data-model.md, "Cross-slot steps"):
+//
+//  0. a read of the name and e-mail indexes refuses a taken one before an
+//     id is spent.
+//  1. INCR the user id ({acct}); a retry only leaves a gap.
+//  2. registerScript ({acct}): claim name and e-mail for the id and record
+//     the registration as pending. Nothing is visible yet: the id is known
+//     to no one, and a login by the name finds no profile.
+//  3. registerProfileScript ({u<id>}): write the profile; from here the
+//     account exists.
+//  4. registerSettleScript ({acct}): drop the pending entry.
+//
+// A crash after 2 leaves claims without a profile: the name and address
+// read as taken (CONFLICT) for regGrace, after which the next registration
+// that wants either settles the abandoned one (settleAbandoned) and
+// proceeds. A crash after 3 leaves a complete account and a pending entry,
+// which the same repair removes without touching the claims.
+const (
+	// regGrace is how long a pending registration is left alone: far longer
+	// than the steps take, so only an abandoned one is settled.
+	regGrace = 30 * time.Second
+	// regVoidTTL bounds a void marker; a stalled registration cannot
+	// resume after it (request deadlines end it long before).
+	regVoidTTL = 24 * time.Hour
+)
+
 // CreateUser registers an account; a taken name or e-mail is CONFLICT.
 func (s *Store) CreateUser(ctx context.Context, in auth.NewAccount) (*social.User, error) {
 	// A taken name or address is refused before an id is spent, so a
 	// refused registration changes nothing; registerScript still decides
-	// races between two registrations of one name.
+	// races between two registrations of one name. While any registration
+	// is pending the claim decides instead: the name may be held by an
+	// abandoned one that claim settles.
 	var nameTaken, emailTaken *redis.BoolCmd
+	var pending *redis.IntCmd
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		nameTaken = p.HExists(ctx, s.keys.Names(), strings.ToLower(in.Name))
 		emailTaken = p.HExists(ctx, s.keys.Emails(), strings.ToLower(in.Email))
+		pending = p.HLen(ctx, s.keys.RegPending())
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("check name and e-mail: %w", err)
 	}
-	if nameTaken.Val() {
+	if nameTaken.Val() && pending.Val() == 0 {
 		return nil, social.Errorf(social.Conflict, "the name %q is taken", in.Name)
 	}
-	if emailTaken.Val() {
+	if emailTaken.Val() && pending.Val() == 0 {
 		return nil, social.Errorf(social.Conflict, "the e-mail address is already registered")
 	}
-	// A retried INCR only leaves a gap in the ids.
 	n, err := s.rdb.Incr(ctx, s.keys.UserSeq()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("allocate user id: %w", err)
 	}
 	id := strconv.FormatInt(n, 10)
 	created := s.now().UTC()
-	res, err := registerScript.Run(ctx, s.rdb,
-		[]string{s.keys.Names(), s.keys.Emails(), s.keys.User(id)},
-		strings.ToLower(in.Name), strings.ToLower(in.Email), id,
+	if err := s.claim(ctx, in, id, created); err != nil {
+		return nil, err
+	}
+	res, err := registerProfileScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id)},
 		"name", in.Name, "email", in.Email, "bio", "", "created", msString(created), "pw", in.PasswordHash,
 	).Text()
 	if err != nil {
+		return nil, fmt.Errorf("register %q: write profile: %w", in.Name, err)
+	}
+	if res == "VOID" {
+		// This registration stalled past regGrace and another settled it.
+		return nil, fmt.Errorf("register %q: abandoned while it stalled; try again", in.Name)
+	}
+	if err := s.settleRegistration(ctx, id, "DONE"); err != nil {
 		return nil, fmt.Errorf("register %q: %w", in.Name, err)
 	}
-	switch res {
-	case "NAME":
-		return nil, social.Errorf(social.Conflict, "the name %q is taken", in.Name)
-	case "EMAIL":
-		return nil, social.Errorf(social.Conflict, "the e-mail address is already registered")
-	}
 	return &social.User{ID: id, Name: in.Name, Email: in.Email, CreatedAt: created.Truncate(1e6)}, nil
+}
+
+// claim claims in's name and e-mail for id, settling at most a few
+// abandoned registrations that hold them.
+func (s *Store) claim(ctx context.Context, in auth.NewAccount, id string, now time.Time) error {
+	for try := 0; ; try++ {
+		res, err := registerScript.Run(ctx, s.rdb,
+			[]string{s.keys.Names(), s.keys.Emails(), s.keys.RegPending()},
+			strings.ToLower(in.Name), strings.ToLower(in.Email), id, now.UnixMilli(), regGrace.Milliseconds(),
+		).StringSlice()
+		if err != nil {
+			return fmt.Errorf("register %q: claim: %w", in.Name, err)
+		}
+		switch res[0] {
+		case "OK":
+			return nil
+		case "NAME":
+			return social.Errorf(social.Conflict, "the name %q is taken", in.Name)
+		case "EMAIL":
+			return social.Errorf(social.Conflict, "the e-mail address is already registered")
+		case "STALE":
+			// The name and the address each have one owner: two repairs
+			// free both.
+			if try == 2 {
+				return fmt.Errorf("register %q: claims still held after repair", in.Name)
+			}
+			if err := s.settleAbandoned(ctx, res[1]); err != nil {
+				return fmt.Errorf("register %q: %w", in.Name, err)
+			}
+		default:
+			return fmt.Errorf("register %q: unexpected reply %q", in.Name, res[0])
+		}
+	}
+}
+
+// settleAbandoned finishes (profile written) or rolls back (profile never
+// written; the id is voided first, so it never will be) the registration
+// of id left pending by a process that died or stalled.
+func (s *Store) settleAbandoned(ctx context.Context, id string) error {
+	fate, err := registerAbandonScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id)},
+		regVoidTTL.Milliseconds()).Text()
+	if err != nil {
+		return fmt.Errorf("settle abandoned registration %s: %w", id, err)
+	}
+	return s.settleRegistration(ctx, id, fate)
+}
+
+// settleRegistration removes id's pending entry and, for a VOID fate, the
+// claims it holds.
+func (s *Store) settleRegistration(ctx context.Context, id, fate string) error {
+	err := registerSettleScript.Run(ctx, s.rdb, []string{s.keys.Names(), s.keys.Emails(), s.keys.RegPending()}, id, fate).Err()
+	if err != nil {
+		return fmt.Errorf("settle registration %s: %w", id, err)
+	}
+	return nil
 }
 
 // Credentials returns the user id and password hash for a name or e-mail

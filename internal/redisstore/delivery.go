@@ -248,7 +248,7 @@ func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
 	if p.RepostOfID != "" {
 		job = append(job, jobRepost, p.RepostOfID)
 	}
-	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.keys.FanoutStream(), Values: job}).Err(); err != nil {
+	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(postID), Values: job}).Err(); err != nil {
 		return fmt.Errorf("queue deletion of post %s: %w", postID, err)
 	}
 	// DEL, ZREM, LREM and SREM are idempotent. The repost link goes at

@@ -21,7 +21,7 @@ import (
 // engagementFixture is a store with an author, a stranger and posts.
 type engagementFixture struct {
 	s                  *redisstore.Store
-	rdb                *redis.Client
+	rdb                redis.UniversalClient
 	prefix             string
 	author, fan, other string
 	public             string // a public post by author

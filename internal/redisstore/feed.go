@@ -2,7 +2,10 @@ package redisstore
 
 import (
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/socialgw/gateway/internal/fanout"
 )
 
 // FeedMode chooses how posts reach home timelines (docs/fanout.md).
@@ -37,6 +40,10 @@ type FeedConfig struct {
 	Backfill int
 	// FanoutBatch is how many timelines one fan-out pipeline writes.
 	FanoutBatch int
+	// FanoutShards is how many streams the fan-out queue is sharded over
+	// (each in its own hash slot); a post's jobs go to shard id mod
+	// FanoutShards, so its publish and delete jobs stay in order.
+	FanoutShards int
 }
 
 // Defaults of FeedConfig.
@@ -46,6 +53,9 @@ const (
 	DefaultHomeCap            = 800
 	DefaultBackfill           = 200
 	DefaultFanoutBatch        = 1000
+	DefaultFanoutShards       = 1
+	// MaxFanoutShards bounds the streams every worker process reads.
+	MaxFanoutShards = 256
 )
 
 // DefaultFeed returns the default configuration: hybrid mode.
@@ -53,6 +63,7 @@ func DefaultFeed() FeedConfig {
 	return FeedConfig{
 		Mode: Hybrid, CelebrityThreshold: DefaultCelebrityThreshold, InactiveAfter: DefaultInactiveAfter,
 		HomeCap: DefaultHomeCap, Backfill: DefaultBackfill, FanoutBatch: DefaultFanoutBatch,
+		FanoutShards: DefaultFanoutShards,
 	}
 }
 
@@ -71,8 +82,26 @@ func (c FeedConfig) Validate() error {
 		return fmt.Errorf("follow backfill must not be negative")
 	case c.FanoutBatch < 1:
 		return fmt.Errorf("fan-out batch must be at least 1")
+	case c.FanoutShards < 1 || c.FanoutShards > MaxFanoutShards:
+		return fmt.Errorf("fan-out shards must be between 1 and %d", MaxFanoutShards)
 	}
 	return nil
+}
+
+// FanoutQueue returns the stream and dead-letter stream of each shard of
+// the fan-out queue.
+func (s *Store) FanoutQueue() []fanout.Queue {
+	out := make([]fanout.Queue, s.feed.FanoutShards)
+	for i := range out {
+		out[i] = fanout.Queue{Stream: s.keys.FanoutShard(i), Dead: s.keys.FanoutDeadShard(i)}
+	}
+	return out
+}
+
+// fanoutStream is the stream of a post's jobs.
+func (s *Store) fanoutStream(postID string) string {
+	id, _ := strconv.ParseUint(postID, 10, 64)
+	return s.keys.FanoutShard(int(id % uint64(s.feed.FanoutShards)))
 }
 
 // SetFeed sets the timeline configuration; call it before serving.

@@ -2,9 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,123 +20,324 @@ import (
 // followingCount are the ZCARDs of the lists, so they cannot drift from
 // what the lists hold, whatever retries or races happen.
 //
-// Every edit is one Lua script that checks the target user exists (and,
-// for a follow, that no block stands either way) in the same atomic step
-// as its writes, and is idempotent, so go-redis re-sending it after a slow
-// reply changes nothing: ZADD NX keeps the first follow time, SADD, SREM
-// and ZREM of a member already added or removed are no-ops.
+// Follow, unfollow, block and unblock change both users' sides, which
+// live in two hash slots, so each runs as single-slot steps in a fixed
+// order that works the same on one Redis and on Redis Cluster
+// (docs/data-model.md, "Cross-slot steps"):
 //
-// Redis Cluster: a follow or a block writes keys of two users, which are in
-// two slots ({u<a>} and {u<b>}), so these scripts are rejected there
-// (CROSSSLOT). A Cluster deployment would split each into one idempotent
-// single-slot script per side and run them in order:
-//   - follow: the follower's side first (check Blocks/BlockedBy of the
-//     follower, ZADD NX Following), then the followee's side (check EXISTS
-//     of the user hash and that the followee's Blocks lacks the follower,
-//     ZADD NX Followers with the same score; when the check fails, undo the
-//     follower's side and answer FORBIDDEN);
-//   - block: the blocker's side first (SADD Blocks, ZREM both edges from the
-//     blocker's zsets), then the blocked user's side (SADD BlockedBy, ZREM
-//     both edges from their zsets);
-//   - unfollow/unblock: the follower's or blocker's side first.
+//  0. the target's profile exists (users are never deleted, so this read
+//     stays true);
+//  1. begin, in the actor's slot: the guards (a follow checks the blocks
+//     either way in the actor's Blocks and BlockedBy), the actor's edges,
+//     and a pending entry naming the edit;
+//  2. the other side, in the target's slot: the same guards on the
+//     target's sets, the target's edges;
+//  3. end, in the actor's slot: drop the pending entry, after undoing
+//     step 1 when step 2 refused.
 //
-// A crash between the two steps leaves a half edge that the client's retry
-// of the (idempotent) mutation completes; a periodic reconciliation pass
-// would compare each Following entry with the other side's Followers and
-// each Blocks entry with BlockedBy, and finish or undo half-done edits.
-// The counts would then briefly differ between the two users, never from
-// their own lists.
+// Every step is idempotent, so a retried mutation redoes them harmlessly.
+// Edits of one pair by one actor run one at a time (step 1 answers BUSY
+// while another is pending), which keeps a quick follow/unfollow pair from
+// leaving the two sides disagreeing; a follow racing a block by the other
+// user ends with no edge whichever order the steps interleave in, because
+// each side's guard sees that side's block once its step ran. A process
+// that dies between steps leaves a pending entry: once older than
+// graphGrace, the actor's next edit of any pair finishes it (step 1
+// returns it and the edit is run again), and the next edit of the same
+// pair takes it over.
+//
+// Mute and unmute touch only the actor's Mutes: step 0, then one write.
+
+// graphGrace is how long a pending edit is considered running: far longer
+// than its steps take.
+const graphGrace = 10 * time.Second
 
 // Replies of the edit scripts besides "OK".
 const (
-	replyNotFound  = "NOT_FOUND"
 	replyForbidden = "FORBIDDEN"
+	replyBusy      = "BUSY"
 )
+
+// graphEdit is one edit of the social graph: the guards and edits of each
+// side. The guard sets of a side must not hold the other user.
+type graphEdit struct {
+	op           string
+	actor, other string
+	guardActor   []string // two sets in the actor's slot, or none
+	guardOther   []string // two sets in the other's slot, or none
+	actorEdits   []edit
+	otherEdits   []edit
+	hook         func(ctx context.Context, actor, other string) error
+}
+
+// edit is one command of a side: cmd key member [score].
+type edit struct {
+	cmd, key, member string
+	score            int64
+}
 
 // Follow makes viewerID follow userID. Idempotent.
 func (s *Store) Follow(ctx context.Context, viewerID, userID string) error {
+	return s.runEdit(ctx, s.followEdit(viewerID, userID))
+}
+
+func (s *Store) followEdit(viewerID, userID string) graphEdit {
 	k := s.keys
-	// afterFollow runs also when the follow already existed: the hook is
-	// idempotent, and a retried mutation whose first run failed in the
-	// hook gets a second chance.
-	return s.editGraph(ctx, "follow", viewerID, userID, s.afterFollow, followScript,
-		[]string{k.User(userID), k.Following(viewerID), k.Followers(userID), k.Blocks(viewerID), k.BlockedBy(viewerID)},
-		viewerID, userID, s.now().UnixMilli())
+	return graphEdit{
+		op: "follow", actor: viewerID, other: userID,
+		guardActor: []string{k.Blocks(viewerID), k.BlockedBy(viewerID)},
+		guardOther: []string{k.Blocks(userID), k.BlockedBy(userID)},
+		actorEdits: []edit{{cmd: "ZADD", key: k.Following(viewerID), member: userID}},
+		otherEdits: []edit{{cmd: "ZADD", key: k.Followers(userID), member: viewerID}},
+		// The hook runs also when the follow already existed: it is
+		// idempotent, and a retried mutation whose first run failed in
+		// the hook gets a second chance.
+		hook: s.afterFollow,
+	}
 }
 
 // Unfollow makes viewerID stop following userID. Idempotent.
 func (s *Store) Unfollow(ctx context.Context, viewerID, userID string) error {
+	return s.runEdit(ctx, s.unfollowEdit(viewerID, userID))
+}
+
+func (s *Store) unfollowEdit(viewerID, userID string) graphEdit {
 	k := s.keys
-	return s.editGraph(ctx, "unfollow", viewerID, userID, s.afterUnfollow, memberScript,
-		[]string{k.User(userID), k.Following(viewerID), k.Followers(userID)},
-		"ZREM", userID, viewerID)
+	return graphEdit{
+		op: "unfollow", actor: viewerID, other: userID,
+		actorEdits: []edit{{cmd: "ZREM", key: k.Following(viewerID), member: userID}},
+		otherEdits: []edit{{cmd: "ZREM", key: k.Followers(userID), member: viewerID}},
+		hook:       s.afterUnfollow,
+	}
 }
 
 // Block makes viewerID block userID: the follow edges both ways go, and
 // neither can follow the other until the block is lifted. Idempotent.
 func (s *Store) Block(ctx context.Context, viewerID, userID string) error {
+	return s.runEdit(ctx, s.blockEdit(viewerID, userID))
+}
+
+func (s *Store) blockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
-	return s.editGraph(ctx, "block", viewerID, userID, s.afterBlock, blockScript,
-		[]string{
-			k.User(userID),
-			k.Following(viewerID), k.Followers(viewerID),
-			k.Following(userID), k.Followers(userID),
-			k.Blocks(viewerID), k.BlockedBy(userID),
+	return graphEdit{
+		op: "block", actor: viewerID, other: userID,
+		actorEdits: []edit{
+			{cmd: "SADD", key: k.Blocks(viewerID), member: userID},
+			{cmd: "ZREM", key: k.Following(viewerID), member: userID},
+			{cmd: "ZREM", key: k.Followers(viewerID), member: userID},
 		},
-		viewerID, userID)
+		otherEdits: []edit{
+			{cmd: "SADD", key: k.BlockedBy(userID), member: viewerID},
+			{cmd: "ZREM", key: k.Following(userID), member: viewerID},
+			{cmd: "ZREM", key: k.Followers(userID), member: viewerID},
+		},
+		hook: s.afterBlock,
+	}
 }
 
 // Unblock lifts viewerID's block of userID. The follow edges the block
 // removed stay removed. Idempotent.
 func (s *Store) Unblock(ctx context.Context, viewerID, userID string) error {
+	return s.runEdit(ctx, s.unblockEdit(viewerID, userID))
+}
+
+func (s *Store) unblockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
-	return s.editGraph(ctx, "unblock", viewerID, userID, nil, memberScript,
-		[]string{k.User(userID), k.Blocks(viewerID), k.BlockedBy(userID)},
-		"SREM", userID, viewerID)
+	return graphEdit{
+		op: "unblock", actor: viewerID, other: userID,
+		actorEdits: []edit{{cmd: "SREM", key: k.Blocks(viewerID), member: userID}},
+		otherEdits: []edit{{cmd: "SREM", key: k.BlockedBy(userID), member: viewerID}},
+	}
 }
 
 // Mute makes viewerID mute userID. Only the viewer's own key changes, so
 // userID is not told. Idempotent.
 func (s *Store) Mute(ctx context.Context, viewerID, userID string) error {
-	return s.editGraph(ctx, "mute", viewerID, userID, s.afterMute, memberScript,
-		[]string{s.keys.User(userID), s.keys.Mutes(viewerID)},
-		"SADD", userID)
+	return s.editMutes(ctx, "mute", viewerID, userID, s.afterMute, s.rdb.SAdd)
 }
 
 // Unmute lifts viewerID's mute of userID. Idempotent.
 func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
-	return s.editGraph(ctx, "unmute", viewerID, userID, s.afterUnmute, memberScript,
-		[]string{s.keys.User(userID), s.keys.Mutes(viewerID)},
-		"SREM", userID)
+	return s.editMutes(ctx, "unmute", viewerID, userID, s.afterUnmute, s.rdb.SRem)
 }
 
-// editGraph runs one edit script of viewerID on userID, turns its reply
-// into the domain's errors and, after a success, runs the timeline hook
-// (when there is one).
-func (s *Store) editGraph(ctx context.Context, op, viewerID, userID string, hook func(ctx context.Context, viewerID, userID string) error,
-	script *redis.Script, keys []string, args ...any) error {
+func (s *Store) editMutes(ctx context.Context, op, viewerID, userID string, hook func(ctx context.Context, viewerID, userID string) error,
+	write func(ctx context.Context, key string, members ...any) *redis.IntCmd) error {
+	if err := s.checkTarget(ctx, op, viewerID, userID); err != nil {
+		return err
+	}
+	if err := write(ctx, s.keys.Mutes(viewerID), userID).Err(); err != nil {
+		return fmt.Errorf("%s %s: %w", op, userID, err)
+	}
+	if err := hook(ctx, viewerID, userID); err != nil {
+		return fmt.Errorf("%s %s: %w", op, userID, err)
+	}
+	return nil
+}
+
+// checkTarget is step 0 of every edit: no edit of oneself, and the target
+// exists.
+func (s *Store) checkTarget(ctx context.Context, op, viewerID, userID string) error {
 	if viewerID == userID {
 		return social.Errorf(social.BadUserInput, "you cannot %s yourself", op)
 	}
-	res, err := script.Run(ctx, s.rdb, keys, args...).Text()
+	n, err := s.rdb.Exists(ctx, s.keys.User(userID)).Result()
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", op, userID, err)
 	}
-	switch res {
-	case "OK":
-	case replyNotFound:
+	if n == 0 {
 		return social.Errorf(social.NotFound, "user %s not found", userID)
-	case replyForbidden:
-		return social.Errorf(social.Forbidden, "you cannot %s user %s", op, userID)
-	default:
-		return fmt.Errorf("%s %s: unexpected reply %q", op, userID, res)
 	}
-	if hook != nil {
-		if err := hook(ctx, viewerID, userID); err != nil {
-			return fmt.Errorf("%s %s: %w", op, userID, err)
+	return nil
+}
+
+// runEdit runs e's steps, then its timeline hook, then finishes the
+// actor's abandoned edits that step 1 reported.
+func (s *Store) runEdit(ctx context.Context, e graphEdit) error {
+	abandoned, err := s.runSteps(ctx, e)
+	if err != nil {
+		return err
+	}
+	if e.hook != nil {
+		if err := e.hook(ctx, e.actor, e.other); err != nil {
+			return fmt.Errorf("%s %s: %w", e.op, e.other, err)
+		}
+	}
+	for other, op := range abandoned {
+		if ab, ok := s.editByName(op, e.actor, other); ok {
+			// Best effort: an edit that fails again stays pending and
+			// the actor's next edit retries it.
+			if _, err := s.runSteps(ctx, ab); err == nil && ab.hook != nil {
+				_ = ab.hook(ctx, ab.actor, ab.other)
+			}
 		}
 	}
 	return nil
+}
+
+// editByName rebuilds a pending edit from its recorded name.
+func (s *Store) editByName(op, actor, other string) (graphEdit, bool) {
+	switch op {
+	case "follow":
+		return s.followEdit(actor, other), true
+	case "unfollow":
+		return s.unfollowEdit(actor, other), true
+	case "block":
+		return s.blockEdit(actor, other), true
+	case "unblock":
+		return s.unblockEdit(actor, other), true
+	}
+	return graphEdit{}, false
+}
+
+// busyWait bounds how long an edit waits for another edit of the same pair
+// by the same actor (a double click) to finish.
+const busyWait = 2 * time.Second
+
+// runSteps runs steps 0 to 3 of e and returns the actor's abandoned edits
+// (other user id → op) that step 1 reported.
+func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
+	if err := s.checkTarget(ctx, e.op, e.actor, e.other); err != nil {
+		return nil, err
+	}
+	wrap := func(step string, err error) error { return fmt.Errorf("%s %s: %s: %w", e.op, e.other, step, err) }
+	now := s.now().UnixMilli()
+	pending := e.op + ":" + strconv.FormatInt(now, 10)
+	var begin []string
+	for deadline := time.Now().Add(busyWait); ; {
+		res, err := s.graphSide(ctx, "begin", e.actor, e.guardActor, e.other, pending, now, withScore(e.actorEdits, now))
+		if err != nil {
+			return nil, wrap("actor's side", err)
+		}
+		if res[0] != replyBusy {
+			begin = res
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, wrap("actor's side", errors.New("another edit of this pair is still running"))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, wrap("actor's side", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+		now = s.now().UnixMilli()
+	}
+	if begin[0] == replyForbidden {
+		return nil, social.Errorf(social.Forbidden, "you cannot %s user %s", e.op, e.other)
+	}
+	abandoned := map[string]string{}
+	for i := 2; i+1 < len(begin); i += 2 {
+		op, _, _ := strings.Cut(begin[i+1], ":")
+		abandoned[begin[i]] = op
+	}
+	// The other side uses the score the actor's side holds, so a retry
+	// keeps the first follow time on both sides.
+	score := now
+	if begin[1] != "" {
+		score, _ = strconv.ParseInt(begin[1], 10, 64)
+	}
+	other, err := s.graphSide(ctx, "side", e.other, e.guardOther, e.actor, "", now, withScore(e.otherEdits, score))
+	if err != nil {
+		return nil, wrap("other side", err)
+	}
+	var undo []edit
+	if other[0] == replyForbidden {
+		undo = inverse(e.actorEdits)
+	}
+	if _, err := s.graphSide(ctx, "end", e.actor, nil, e.other, pending, now, undo); err != nil {
+		return nil, wrap("finish", err)
+	}
+	if other[0] == replyForbidden {
+		return nil, social.Errorf(social.Forbidden, "you cannot %s user %s", e.op, e.other)
+	}
+	return abandoned, nil
+}
+
+// graphSide runs graphSideScript on one user's side.
+func (s *Store) graphSide(ctx context.Context, mode, user string, guards []string, other, pending string, now int64, edits []edit) ([]string, error) {
+	keys := make([]string, 0, 3+len(edits))
+	guardMember := ""
+	if len(guards) == 2 {
+		keys = append(keys, guards...)
+		guardMember = other
+	} else {
+		// Unused guard slots: keys of the same user, never read.
+		keys = append(keys, s.keys.Blocks(user), s.keys.BlockedBy(user))
+	}
+	keys = append(keys, s.keys.GraphPending(user))
+	args := []any{mode, guardMember, other, pending, now, graphGrace.Milliseconds()}
+	for _, ed := range edits {
+		keys = append(keys, ed.key)
+		sc := ""
+		if ed.cmd == "ZADD" {
+			sc = strconv.FormatInt(ed.score, 10)
+		}
+		args = append(args, ed.cmd, ed.member, sc)
+	}
+	return graphSideScript.Run(ctx, s.rdb, keys, args...).StringSlice()
+}
+
+// withScore returns edits with score set on each ZADD.
+func withScore(edits []edit, score int64) []edit {
+	out := make([]edit, len(edits))
+	for i, ed := range edits {
+		ed.score = score
+		out[i] = ed
+	}
+	return out
+}
+
+// inverse returns the edits undoing edits that added members (only a
+// follow is refused after its first step, and it only adds).
+func inverse(edits []edit) []edit {
+	undo := map[string]string{"ZADD": "ZREM", "SADD": "SREM"}
+	out := make([]edit, len(edits))
+	for i, ed := range edits {
+		ed.cmd = undo[ed.cmd]
+		out[i] = ed
+	}
+	return out
 }
 
 // Followers lists the users following userID, newest follow first; empty
@@ -166,11 +370,64 @@ const (
 // members otherID's list holds (ZMSCORE), so each page costs two round
 // trips when the first chunk fills it (lists.go, commonWalk), and every
 // step works on a single slot, except the total (commonCountScript), which
-// Redis Cluster rejects (CROSSSLOT); there it would become a count by the
-// same chunked ZMSCORE walk, or a cached value.
+// Redis Cluster rejects (CROSSSLOT); there commonCount counts it after the
+// walk instead.
 func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
 	return pg.Users, err
+}
+
+// commonCount counts the members two zsets in different slots share, for
+// Redis Cluster, where commonCountScript's ZINTER is CROSSSLOT: it walks
+// the smaller zset in chunks of commonChunkMax and asks the other for each
+// chunk's members (ZMSCORE), two round trips per chunk. The work is the
+// same order as ZINTER's, only split into steps.
+func (s *Store) commonCount(ctx context.Context, a, b string) (int, error) {
+	var ca, cb *redis.IntCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		ca, cb = p.ZCard(ctx, a), p.ZCard(ctx, b)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	if cb.Val() < ca.Val() {
+		a, b = b, a
+	}
+	n := 0
+	for start := int64(0); ; start += commonChunkMax {
+		members, err := s.rdb.ZRange(ctx, a, start, start+commonChunkMax-1).Result()
+		if err != nil || len(members) == 0 {
+			return n, err
+		}
+		edges := make([]edge, len(members))
+		for i, m := range members {
+			edges[i].member = m
+		}
+		in, err := s.zsetHas(ctx, b, edges)
+		if err != nil {
+			return n, err
+		}
+		for _, ok := range in {
+			if ok {
+				n++
+			}
+		}
+		if len(members) < commonChunkMax {
+			return n, nil
+		}
+	}
+}
+
+// zsetHas reports which of the edges' members key holds, with one ZMSCORE.
+// go-redis's typed ZMScore reads a missing member as score 0, so the raw
+// reply is used to tell the two apart.
+func (s *Store) zsetHas(ctx context.Context, key string, edges []edge) ([]bool, error) {
+	args := make([]any, 0, len(edges)+2)
+	args = append(args, "ZMSCORE", key)
+	for _, e := range edges {
+		args = append(args, e.member)
+	}
+	return zmscoreFlags(s.rdb.Do(ctx, args...))
 }
 
 // zmscoreFlags turns a ZMSCORE reply into membership flags.

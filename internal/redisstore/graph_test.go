@@ -20,7 +20,7 @@ import (
 )
 
 // graphStore returns a store over a fresh key prefix, and its client.
-func graphStore(t *testing.T) (*redisstore.Store, *redis.Client) {
+func graphStore(t *testing.T) (*redisstore.Store, redis.UniversalClient) {
 	t.Helper()
 	rdb := redistest.Client(t)
 	return redisstore.New(rdb, redistest.Prefix(t)), rdb
@@ -142,7 +142,7 @@ func TestGraphEditErrors(t *testing.T) {
 		}
 	}
 	// The unknown user got no keys.
-	if n, _ := s.Client().Keys(ctx, s.Keys().User("999999")+"*").Result(); len(n) != 0 {
+	if n := redistest.Keys(t, s.Client(), s.Keys().User("999999")+"*"); len(n) != 0 {
 		t.Fatalf("keys of an unknown user written: %v", n)
 	}
 }

@@ -1,5 +1,7 @@
 package redisstore
 
+import "strconv"
+
 // Keys builds every Redis key of the gateway; nothing else in the module
 // spells a key. docs/data-model.md lists each one with its type, writer and
 // bound.
@@ -23,6 +25,20 @@ func (k Keys) Names() string { return k.prefix + "{acct}:names" }
 
 // Emails maps lower-cased e-mail addresses to user ids (hash).
 func (k Keys) Emails() string { return k.prefix + "{acct}:emails" }
+
+// RegPending maps the id of a registration whose name and e-mail claims
+// are written but whose profile may not be yet to its start time (ms); the
+// registration removes its entry when it is done (account.go).
+func (k Keys) RegPending() string { return k.prefix + "{acct}:pending" }
+
+// UserVoid marks a user id whose registration was abandoned and rolled
+// back, so a late profile write of it is refused (account.go). Expires
+// after a day.
+func (k Keys) UserVoid(id string) string { return k.User(id) + ":void" }
+
+// GraphPending is u's hash of graph edits begun but not finished on both
+// users' sides: other user id → "<op>:<start ms>" (graph.go).
+func (k Keys) GraphPending(u string) string { return k.User(u) + ":pending" }
 
 // User is the profile and credentials hash of one user.
 func (k Keys) User(id string) string { return k.prefix + "u:{u" + id + "}" }
@@ -86,11 +102,28 @@ func (k Keys) HomeMark(u string) string { return k.User(u) + ":homemark" }
 
 // Fan-out queue.
 
-// FanoutStream is the stream of fan-out jobs (consumer group "fanout").
-func (k Keys) FanoutStream() string { return k.prefix + "{fanout}:jobs" }
+// FanoutStream is the stream of fan-out jobs of shard 0 (consumer group
+// "fanout").
+func (k Keys) FanoutStream() string { return k.FanoutShard(0) }
 
-// FanoutDead is the dead-letter stream of jobs that kept failing.
-func (k Keys) FanoutDead() string { return k.prefix + "{fanout}:dead" }
+// FanoutDead is the dead-letter stream of shard 0's jobs that kept failing.
+func (k Keys) FanoutDead() string { return k.FanoutDeadShard(0) }
+
+// FanoutShard is the job stream of one shard of the fan-out queue. Each
+// shard has its own hash tag, so on Redis Cluster the shards spread over
+// the masters; shard 0 keeps the name of the unsharded queue, so jobs
+// queued before sharding are still consumed.
+func (k Keys) FanoutShard(i int) string { return k.prefix + fanoutTag(i) + ":jobs" }
+
+// FanoutDeadShard is the dead-letter stream of one shard, in its slot.
+func (k Keys) FanoutDeadShard(i int) string { return k.prefix + fanoutTag(i) + ":dead" }
+
+func fanoutTag(i int) string {
+	if i == 0 {
+		return "{fanout}"
+	}
+	return "{fanout" + strconv.Itoa(i) + "}"
+}
 
 // Likes and comments (in the post's slot).
 

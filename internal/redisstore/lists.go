@@ -52,7 +52,7 @@ func (s *Store) ListPages(ctx context.Context, viewerID string, keys []social.Li
 				}
 			case social.ListCommonFollowing:
 				if common[i], err = s.newCommonWalk(k); err == nil {
-					common[i].queueStart(ctx, p, s.keys, viewerID)
+					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster())
 				}
 			default:
 				err = fmt.Errorf("unknown list %q", k.List)
@@ -156,6 +156,7 @@ type commonWalk struct {
 	read               []edge // the last chunk read, checked against theirs
 	common             []edge
 	done               bool
+	counted            bool // finished, its total still to count (Cluster)
 	page               social.Connection[string]
 	err                error
 }
@@ -169,15 +170,19 @@ func (s *Store) newCommonWalk(k social.ListKey) (*commonWalk, error) {
 }
 
 // queueStart queues the first round: whether either user blocked the
-// viewer, whether the other user exists, the total, and the first chunk.
-func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string) {
+// viewer, whether the other user exists, the total (on one Redis; on
+// Cluster the two lists are in two slots and walkCommon counts it after),
+// and the first chunk.
+func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string, cluster bool) {
 	for _, u := range []string{w.k.Parent, w.k.With} {
 		if viewerID != "" && u != viewerID {
 			w.blocked = append(w.blocked, p.SIsMember(ctx, k.Blocks(u), viewerID))
 		}
 	}
 	w.exists = p.Exists(ctx, w.user)
-	w.total = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs})
+	if !cluster {
+		w.total = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs})
+	}
 	w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
 }
 
@@ -262,6 +267,16 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 			}
 		}
 	}
+	for _, w := range walks {
+		if w != nil && w.total == nil && w.done && w.err == nil && w.counted {
+			n, err := s.commonCount(ctx, w.mine, w.theirs)
+			if err != nil {
+				w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))
+				continue
+			}
+			w.page = edgeConnection(w.common, w.k.Page.First, n)
+		}
+	}
 	return nil
 }
 
@@ -281,6 +296,11 @@ func (w *commonWalk) fail(err error) {
 }
 
 func (w *commonWalk) finish() {
+	if w.total == nil {
+		// Redis Cluster: walkCommon counts the total after the walk.
+		w.done, w.counted = true, true
+		return
+	}
 	n, err := w.total.Int()
 	if err != nil {
 		w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))

@@ -153,7 +153,7 @@ func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis 
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		// A retried XADD queues the job twice: harmless, fan-out is
 		// idempotent.
-		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: s.keys.FanoutStream(), Values: job})
+		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(id), Values: job})
 		s.queuePublished(ctx, p, id, authorID, repostOf, vis)
 		if pulled {
 			s.announce(ctx, p, s.keys.LivePulled(), homeEntry(id, authorID))

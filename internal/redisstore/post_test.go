@@ -17,7 +17,7 @@ import (
 
 // feedStore returns a store over its own key prefix of the package's Redis,
 // configured with cfg when given.
-func feedStore(tb testing.TB, cfg ...redisstore.FeedConfig) (*redisstore.Store, *redis.Client) {
+func feedStore(tb testing.TB, cfg ...redisstore.FeedConfig) (*redisstore.Store, redis.UniversalClient) {
 	tb.Helper()
 	rdb := redistest.Client(tb)
 	s := redisstore.New(rdb, redistest.Prefix(tb))

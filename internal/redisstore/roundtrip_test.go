@@ -58,6 +58,12 @@ func TestRoundTrips(t *testing.T) {
 			rdb := redistest.Client(t)
 			cnt := &tripCounter{}
 			rdb.AddHook(cnt)
+			// On Redis Cluster a round is split by go-redis into one
+			// pipeline per master, sent in parallel: count those too.
+			perNode := &tripCounter{}
+			if cc, ok := rdb.(*redis.ClusterClient); ok {
+				cc.OnNewNode(func(c *redis.Client) { c.AddHook(perNode) })
+			}
 			s := redisstore.New(rdb, redistest.Prefix(t))
 			feedOK(t, s.SetFeed(cfg))
 			w := feedWorker(t, s, rdb)
@@ -73,6 +79,7 @@ func TestRoundTrips(t *testing.T) {
 			}
 			// Warm the script cache (the first EVALSHA of each script
 			// costs a NOSCRIPT and an EVAL).
+			feedOK(t, s.LoadScripts(ctx))
 			feedPost(t, s, popular, social.NewPost{})
 			feedPost(t, s, lonely, social.NewPost{})
 			drain(t, w)
@@ -92,12 +99,33 @@ func TestRoundTrips(t *testing.T) {
 					return err
 				}
 			}
+			nodes := perNode.n.Load()
 			if n := cnt.trips(t, page("")); n != tt.firstOfPull {
 				t.Errorf("first home page: %d round trips, want %d", n, tt.firstOfPull)
 			}
+			checkNodeTrips(t, "first home page", tt.firstOfPull, perNode.n.Load()-nodes)
+			nodes = perNode.n.Load()
 			if n := cnt.trips(t, page(social.EncodeCursor("999999999"))); n != tt.page {
 				t.Errorf("a later home page: %d round trips, want %d", n, tt.page)
 			}
+			checkNodeTrips(t, "a later home page", tt.page, perNode.n.Load()-nodes)
 		})
+	}
+}
+
+// clusterMasters is the number of masters of redistest's cluster.
+const clusterMasters = 3
+
+// checkNodeTrips checks, on Redis Cluster, that a page's rounds reached
+// each master at most once per round (go-redis groups a pipeline by node),
+// and logs how many node pipelines the page cost.
+func checkNodeTrips(t *testing.T, what string, rounds, nodeTrips int64) {
+	t.Helper()
+	if !redistest.ClusterMode() {
+		return
+	}
+	t.Logf("%s: %d rounds, %d node pipelines over %d masters", what, rounds, nodeTrips, clusterMasters)
+	if nodeTrips > rounds*clusterMasters {
+		t.Errorf("%s: %d node pipelines in %d rounds: more than one per master per round", what, nodeTrips, rounds)
 	}
 }

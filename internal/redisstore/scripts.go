@@ -16,17 +16,18 @@ import (
 // (docs/data-model.md).
 var (
 	// Accounts (account.go).
-	registerScript       = newScript("register.lua")
-	updateIfExistsScript = newScript("update_if_exists.lua")
+	registerScript        = newScript("register.lua")
+	registerProfileScript = newScript("register_profile.lua")
+	registerAbandonScript = newScript("register_abandon.lua")
+	registerSettleScript  = newScript("register_settle.lua")
+	updateIfExistsScript  = newScript("update_if_exists.lua")
 
 	// Sessions and persisted queries (session.go, apq.go).
 	rotateScript = newScript("rotate_session.lua")
 	apqAddScript = newScript("apq_add.lua")
 
 	// Social graph (graph.go).
-	followScript      = newScript("follow.lua")
-	blockScript       = newScript("block.lua")
-	memberScript      = newScript("member.lua")
+	graphSideScript   = newScript("graph_side.lua")
 	commonCountScript = newScript("common_count.lua")
 	edgePageScript    = newScript("edge_page.lua")
 
@@ -63,7 +64,25 @@ var luaFiles embed.FS
 func newScript(name string, libs ...string) *redis.Script {
 	src := luaSource(name, libs...)
 	scriptSources[name] = src
-	return redis.NewScript(src)
+	sc := redis.NewScript(src)
+	allScripts = append(allScripts, sc)
+	return sc
+}
+
+// allScripts are every script of the store, for LoadScripts.
+var allScripts []*redis.Script
+
+// LoadScripts loads every script into Redis's script cache (on Redis
+// Cluster, into every master's), so no call pays a NOSCRIPT round trip
+// first: a start-up warm-up, and what round-trip tests run before they
+// count.
+func (s *Store) LoadScripts(ctx context.Context) error {
+	for _, sc := range allScripts {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return fmt.Errorf("load script: %w", err)
+		}
+	}
+	return nil
 }
 
 // scriptSources holds every script's full source by file name, for the

@@ -11,7 +11,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,6 +35,13 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	return &Store{rdb: rdb, keys: NewKeys(prefix), now: time.Now, feed: DefaultFeed()}
 }
 
+// cluster reports whether the store runs on Redis Cluster, where a step
+// that reads two slots must be split.
+func (s *Store) cluster() bool {
+	_, ok := s.rdb.(*redis.ClusterClient)
+	return ok
+}
+
 // Client returns the underlying go-redis client.
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
 
@@ -50,7 +60,14 @@ func Connect(url string, cluster bool) (redis.UniversalClient, error) {
 			return nil, fmt.Errorf("parse cluster url: %w", err)
 		}
 		opt.ContextTimeoutEnabled = true
-		return redis.NewClusterClient(opt), nil
+		// go-redis reloads the slot map on MOVED/ASK replies and otherwise
+		// only every minute; a dead master answers nothing, so without
+		// these its slots would be sent to it for up to that minute after
+		// its replica took over (measured by TestClusterFailover).
+		opt.ClusterStateReloadInterval = clusterReloadEvery
+		cc := redis.NewClusterClient(opt)
+		cc.AddHook(reloadOnNetError{cc})
+		return cc, nil
 	}
 	opt, err := redis.ParseURL(url)
 	if err != nil {
@@ -60,6 +77,41 @@ func Connect(url string, cluster bool) (redis.UniversalClient, error) {
 	// read and write timeouts (3 s) bound each network wait.
 	opt.ContextTimeoutEnabled = true
 	return redis.NewClient(opt), nil
+}
+
+// clusterReloadEvery bounds how stale a cluster client's slot map gets
+// without errors: one CLUSTER SLOTS per period per process.
+const clusterReloadEvery = 5 * time.Second
+
+// reloadOnNetError asks a cluster client to reload its slot map (at most
+// once per 200 ms, in the background) when a command or pipeline fails on
+// the network, the sign of a node gone, so the slots of a failed-over
+// master move to its promoted replica as soon as the cluster says so.
+type reloadOnNetError struct{ cc *redis.ClusterClient }
+
+func (h reloadOnNetError) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnNetError) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.check(ctx, err)
+		return err
+	}
+}
+
+func (h reloadOnNetError) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.check(ctx, err)
+		return err
+	}
+}
+
+func (h reloadOnNetError) check(ctx context.Context, err error) {
+	var ne net.Error
+	if err != nil && (errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED)) {
+		h.cc.ReloadState(ctx)
+	}
 }
 
 // msTime converts the millisecond timestamps stored in hashes.

@@ -7,9 +7,11 @@
 package redistest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,7 +29,12 @@ var (
 	stop    func()
 	initErr error
 	seq     atomic.Int64
+	cluster *redisproc.Cluster
 )
+
+// ClusterMode reports whether the tests run against a Redis Cluster
+// (REDIS_CLUSTER_TESTS=1).
+func ClusterMode() bool { return os.Getenv("REDIS_CLUSTER_TESTS") == "1" }
 
 // Main runs a package's tests and stops the server afterwards. Use it as
 // TestMain: func TestMain(m *testing.M) { redistest.Main(m) }.
@@ -50,15 +57,45 @@ func Addr(tb testing.TB) string {
 	return addr
 }
 
-// URL returns a redis:// URL of the package's server.
-func URL(tb testing.TB) string { return "redis://" + Addr(tb) }
-
-// Client returns a client of the package's server, closed at test end.
-func Client(tb testing.TB) *redis.Client {
+// URL returns a redis:// URL of the package's server; in cluster mode in
+// go-redis's cluster form, which needs REDIS_CLUSTER=true (see Env).
+func URL(tb testing.TB) string {
 	tb.Helper()
-	c := redis.NewClient(&redis.Options{Addr: Addr(tb)})
+	a := Addr(tb)
+	if cluster != nil {
+		return cluster.URL()
+	}
+	return "redis://" + a
+}
+
+// Env returns the REDIS_URL and REDIS_CLUSTER settings of a gateway or
+// worker process using the package's server.
+func Env(tb testing.TB) map[string]string {
+	tb.Helper()
+	return map[string]string{"REDIS_URL": URL(tb), "REDIS_CLUSTER": strconv.FormatBool(cluster != nil)}
+}
+
+// Client returns a client of the package's server (a cluster client in
+// cluster mode), closed at test end.
+func Client(tb testing.TB) redis.UniversalClient {
+	tb.Helper()
+	a := Addr(tb)
+	var c redis.UniversalClient
+	if cluster != nil {
+		c = cluster.Client()
+	} else {
+		c = redis.NewClient(&redis.Options{Addr: a})
+	}
 	tb.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// Cluster returns the package's cluster in cluster mode, else nil; fault
+// tests use it to kill a master.
+func Cluster(tb testing.TB) *redisproc.Cluster {
+	tb.Helper()
+	Addr(tb)
+	return cluster
 }
 
 // Prefix returns a key prefix no other test of the package uses, so tests
@@ -74,6 +111,15 @@ func Real() bool { return realServer }
 var realServer bool
 
 func start() {
+	if ClusterMode() {
+		c, err := redisproc.StartCluster(3, 1)
+		if err != nil {
+			initErr = fmt.Errorf("REDIS_CLUSTER_TESTS=1: %w", err)
+			return
+		}
+		cluster, addr, stop, realServer = c, c.Nodes[0].Addr, c.Stop, true
+		return
+	}
 	srv, err := redisproc.Start()
 	if errors.Is(err, redisproc.ErrNotFound) {
 		if os.Getenv("REQUIRE_REDIS") == "1" {
@@ -94,4 +140,38 @@ func start() {
 		return
 	}
 	addr, stop, realServer = srv.Addr, srv.Stop, true
+}
+
+// Keys returns the keys matching pattern on every master (a cluster
+// client's SCAN or KEYS reaches one node only).
+func Keys(tb testing.TB, rdb redis.UniversalClient, pattern string) []string {
+	tb.Helper()
+	ctx := context.Background()
+	var (
+		mu   sync.Mutex
+		keys []string
+	)
+	scan := func(ctx context.Context, c *redis.Client) error {
+		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for it.Next(ctx) {
+			mu.Lock()
+			keys = append(keys, it.Val())
+			mu.Unlock()
+		}
+		return it.Err()
+	}
+	var err error
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		err = scan(ctx, c)
+	default:
+		tb.Fatalf("redistest: keys of a %T", rdb)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sort.Strings(keys)
+	return keys
 }

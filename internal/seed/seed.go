@@ -295,7 +295,7 @@ func Run(ctx context.Context, store *redisstore.Store, c Config) (*Data, error) 
 	d.Stats.Skipped = int(skipped.Load())
 	phase("engage", t, "%d likes, %d comments", d.Stats.Likes, d.Stats.Comments)
 
-	queued, dead, err := fanout.Backlog(ctx, store.Client(), store.Keys().FanoutStream(), store.Keys().FanoutDead())
+	queued, dead, err := fanout.BacklogAll(ctx, store.Client(), store.FanoutQueue())
 	if err != nil {
 		return nil, err
 	}
@@ -341,12 +341,12 @@ func tolerated(err error) bool {
 	return social.IsCode(err, social.NotFound) || social.IsCode(err, social.Forbidden)
 }
 
-// newWorker returns a fan-out worker of store's queue, for drainLoop.
-func newWorker(store *redisstore.Store) (*fanout.Worker, error) {
-	return fanout.New(store.Client(), fanout.Config{
-		Stream: store.Keys().FanoutStream(), Dead: store.Keys().FanoutDead(), Consumer: "seed",
-		Read: 64, Concurrency: 8, MinIdle: time.Minute,
-	}, store.HandleFanoutJob, nil)
+// newWorker returns a fan-out worker pool over store's queue shards, for
+// drainLoop.
+func newWorker(store *redisstore.Store) (*fanout.Pool, error) {
+	return fanout.NewPool(store.Client(), fanout.Config{
+		Consumer: "seed", Read: 64, Concurrency: 8, MinIdle: time.Minute,
+	}, store.FanoutQueue(), store.HandleFanoutJob, nil)
 }
 
 // Deliver runs the fan-out jobs queued in store until the queue is empty,
@@ -361,7 +361,7 @@ func Deliver(ctx context.Context, store *redisstore.Store) error {
 
 // drainLoop runs w.Drain until stop is called, then drains what is left
 // and reports the first error, or the jobs that failed.
-func drainLoop(ctx context.Context, w *fanout.Worker) (stop func() error) {
+func drainLoop(ctx context.Context, w *fanout.Pool) (stop func() error) {
 	done := make(chan struct{})
 	result := make(chan error, 1)
 	go func() {
@@ -461,27 +461,49 @@ func Load(ctx context.Context, rdb redis.UniversalClient, prefix string) (*Data,
 }
 
 // Clear deletes every key under prefix (SCAN and UNLINK), so a data set can
-// be built again. Use it only on a prefix of its own.
+// be built again. Use it only on a prefix of its own. On Redis Cluster it
+// scans every master, and unlinks key by key in pipelines, since one
+// UNLINK of keys in several slots is refused (CROSSSLOT).
 func Clear(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
 	if prefix == "" {
 		return errors.New("seed: refusing to clear an empty prefix")
 	}
-	iter := rdb.Scan(ctx, 0, escapeGlob(prefix)+"*", 1000).Iterator()
+	pattern := escapeGlob(prefix) + "*"
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return clearNode(ctx, m, pattern)
+		})
+	}
+	return clearNode(ctx, rdb, pattern)
+}
+
+// clearNode unlinks the keys matching pattern on one server.
+func clearNode(ctx context.Context, rdb redis.UniversalClient, pattern string) error {
+	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
 	var batch []string
+	unlink := func() error {
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range batch {
+				p.Unlink(ctx, k)
+			}
+			return nil
+		})
+		batch = batch[:0]
+		return err
+	}
 	for iter.Next(ctx) {
 		batch = append(batch, iter.Val())
 		if len(batch) == 1000 {
-			if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
+			if err := unlink(); err != nil {
 				return err
 			}
-			batch = batch[:0]
 		}
 	}
 	if err := iter.Err(); err != nil {
 		return err
 	}
 	if len(batch) > 0 {
-		return rdb.Unlink(ctx, batch...).Err()
+		return unlink()
 	}
 	return nil
 }

@@ -139,7 +139,7 @@ func TestRun(t *testing.T) {
 	if _, err := seed.Load(ctx, rdb, prefix); err != seed.ErrNoData {
 		t.Errorf("after Clear: %v, want ErrNoData", err)
 	}
-	if n := rdb.Keys(ctx, prefix+"*").Val(); len(n) != 0 {
+	if n := redistest.Keys(t, rdb, prefix+"*"); len(n) != 0 {
 		t.Errorf("after Clear: %d keys left", len(n))
 	}
 }

@@ -37,7 +37,7 @@ const Secret = "test-secret-test-secret-test-secret-0123"
 type Server struct {
 	*gateway.Gateway
 	URL   string
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	names atomic.Int64
 	cfg   gateway.Config
 }
@@ -56,12 +56,15 @@ type Options struct {
 	CORSOrigins []string
 	// Live replaces the default live-timeline configuration.
 	Live *gateway.LiveConfig
+	// Redis replaces the package's throwaway Redis (a fault test's own
+	// server or cluster); the caller closes it.
+	Redis redis.UniversalClient
 }
 
 // New starts a test server; it is closed when the test ends.
 func New(tb testing.TB, opts ...Options) *Server {
 	tb.Helper()
-	rdb := redistest.Client(tb)
+	var rdb redis.UniversalClient
 	feed := redisstore.DefaultFeed()
 	var abuse gateway.Abuse
 	var origins []string
@@ -81,6 +84,12 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Live != nil {
 			lc = *o.Live
 		}
+		if o.Redis != nil {
+			rdb = o.Redis
+		}
+	}
+	if rdb == nil {
+		rdb = redistest.Client(tb)
 	}
 	cfg := gateway.Config{
 		Prefix: redistest.Prefix(tb),
@@ -105,7 +114,7 @@ func Share(tb testing.TB, s *Server) *Server {
 	return start(tb, s.Redis, s.cfg)
 }
 
-func start(tb testing.TB, rdb *redis.Client, cfg gateway.Config) *Server {
+func start(tb testing.TB, rdb redis.UniversalClient, cfg gateway.Config) *Server {
 	tb.Helper()
 	g, err := gateway.New(rdb, cfg)
 	if err != nil {
