@@ -18,9 +18,9 @@ import (
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
-	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // redisSnapshot is every key under a prefix with its DUMP (type, value and
