@@ -269,3 +269,6 @@ func (s *Server) Register(tb testing.TB, prefix string) User {
 	}
 	return User{ID: u.ID, Name: name, Token: res.AccessToken, Refresh: res.RefreshToken}
 }
+
+// Prefix is the key prefix of the server's data.
+func (s *Server) Prefix() string { return s.cfg.Prefix }
