@@ -241,10 +241,14 @@ func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, e
 		return nil, err
 	}
 	wrap := func(step string, err error) error { return fmt.Errorf("%s %s: %s: %w", e.op, e.other, step, err) }
-	now := s.now().UnixMilli()
-	pending := e.op + ":" + strconv.FormatInt(now, 10)
-	var begin []string
+	var (
+		now     int64
+		pending string // this edit's pending entry: "<op>:<start ms>"
+		begin   []string
+	)
 	for deadline := time.Now().Add(busyWait); ; {
+		now = s.now().UnixMilli()
+		pending = e.op + ":" + strconv.FormatInt(now, 10)
 		res, err := s.graphSide(ctx, "begin", e.actor, e.guardActor, e.other, pending, now, withScore(e.actorEdits, now))
 		if err != nil {
 			return nil, wrap("actor's side", err)
@@ -261,7 +265,6 @@ func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, e
 			return nil, wrap("actor's side", ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
-		now = s.now().UnixMilli()
 	}
 	if begin[0] == replyForbidden {
 		return nil, social.Errorf(social.Forbidden, "you cannot %s user %s", e.op, e.other)
