@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 		gateway.RegisterWorker(reg, w)
-		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, log)
+		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
 	}
 	// Stops the worker also when serving fails; after a graceful shutdown
 	// it is already stopped and this returns at once.

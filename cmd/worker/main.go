@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
-	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, log)
+	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, store, log)
 	if cfg.StatsEvery > 0 {
 		tick := time.NewTicker(cfg.StatsEvery)
 		defer tick.Stop()

@@ -194,3 +194,67 @@ func TestGraphEditCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepPending leaves a registration and a follow abandoned between
+// their steps by actors who never come back, and checks that the sweep
+// leaves them alone while they may still run, then finishes both.
+func TestSweepPending(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	prefix := redistest.Prefix(t)
+	healthy := redisstore.New(redistest.Client(t), prefix)
+	healthy.SetClock(clock)
+	ids := graphUsers(t, healthy, 3)
+	a, b := ids[0], ids[1]
+	// Loads the scripts on every master, so each step is one command.
+	if err := healthy.Follow(ctx, ids[2], a); err != nil {
+		t.Fatal(err)
+	}
+	if err := healthy.Follow(ctx, ids[2], b); err != nil {
+		t.Fatal(err)
+	}
+
+	rdb := redistest.Client(t)
+	rdb.AddHook(&dieAt{mark: ":pending", n: 2}) // the follow, before b's side
+	dying := redisstore.New(rdb, prefix)
+	dying.SetClock(clock)
+	if err := dying.Follow(ctx, a, b); err == nil {
+		t.Fatal("follow survived its process")
+	}
+	rdb2 := redistest.Client(t)
+	rdb2.AddHook(&dieAt{mark: ":void", n: 1}) // the registration, after its claims
+	dying2 := redisstore.New(rdb2, prefix)
+	dying2.SetClock(clock)
+	if _, err := dying2.CreateUser(ctx, account("gone")); err == nil {
+		t.Fatal("registration survived its process")
+	}
+
+	if n, err := healthy.SweepPending(ctx); err != nil || n != 0 {
+		t.Errorf("sweep within the grace period: %d finished, %v; want none", n, err)
+	}
+	now = now.Add(time.Minute)
+	if n, err := healthy.SweepPending(ctx); err != nil || n != 2 {
+		t.Errorf("sweep after the grace period: %d finished, %v; want 2", n, err)
+	}
+	followers, err := healthy.Followers(ctx, b, b, social.PageRequest{First: 10})
+	if err != nil || !slices.Contains(followers.Items, a) {
+		t.Errorf("b's followers %v, %v: want the swept follow of %s", followers.Items, err, a)
+	}
+	if _, err := healthy.UserIDByName(ctx, "gone"); social.ErrorCode(err) != social.NotFound {
+		t.Errorf("the abandoned registration's name: %v, want released (NOT_FOUND)", err)
+	}
+	c := healthy.Client()
+	if n := c.HLen(ctx, healthy.Keys().GraphPending(a)).Val() + c.HLen(ctx, healthy.Keys().RegPending()).Val(); n != 0 {
+		t.Errorf("%d entries still pending", n)
+	}
+	// The index empties once its users have nothing pending; the re-run
+	// follow re-indexed a, so a second sweep clears it.
+	now = now.Add(time.Minute)
+	if _, err := healthy.SweepPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.ZCard(ctx, healthy.Keys().GraphPendingIndex()).Val(); n != 0 {
+		t.Errorf("%d users still in the pending index", n)
+	}
+}

@@ -163,7 +163,7 @@ func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
 
 func (s *Store) editMutes(ctx context.Context, op, viewerID, userID string, hook func(ctx context.Context, viewerID, userID string) error,
 	write func(ctx context.Context, key string, members ...any) *redis.IntCmd) error {
-	if err := s.checkTarget(ctx, op, viewerID, userID); err != nil {
+	if err := s.checkTarget(ctx, op, viewerID, userID, false); err != nil {
 		return err
 	}
 	if err := write(ctx, s.keys.Mutes(viewerID), userID).Err(); err != nil {
@@ -176,16 +176,24 @@ func (s *Store) editMutes(ctx context.Context, op, viewerID, userID string, hook
 }
 
 // checkTarget is step 0 of every edit: no edit of oneself, and the target
-// exists.
-func (s *Store) checkTarget(ctx context.Context, op, viewerID, userID string) error {
+// exists. With index set (a two-sided edit) the same round also records
+// viewerID in GraphPendingIndex, before any pending entry can exist.
+func (s *Store) checkTarget(ctx context.Context, op, viewerID, userID string, index bool) error {
 	if viewerID == userID {
 		return social.Errorf(social.BadUserInput, "you cannot %s yourself", op)
 	}
-	n, err := s.rdb.Exists(ctx, s.keys.User(userID)).Result()
+	var exists *redis.IntCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, s.keys.User(userID))
+		if index {
+			p.ZAdd(ctx, s.keys.GraphPendingIndex(), redis.Z{Score: float64(s.now().UnixMilli()), Member: viewerID})
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", op, userID, err)
 	}
-	if n == 0 {
+	if n := exists.Val(); n == 0 {
 		return social.Errorf(social.NotFound, "user %s not found", userID)
 	}
 	return nil
@@ -237,7 +245,7 @@ const busyWait = 2 * time.Second
 // runSteps runs steps 0 to 3 of e and returns the actor's abandoned edits
 // (other user id → op) that step 1 reported.
 func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
-	if err := s.checkTarget(ctx, e.op, e.actor, e.other); err != nil {
+	if err := s.checkTarget(ctx, e.op, e.actor, e.other, true); err != nil {
 		return nil, err
 	}
 	wrap := func(step string, err error) error { return fmt.Errorf("%s %s: %s: %w", e.op, e.other, step, err) }

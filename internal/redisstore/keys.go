@@ -40,6 +40,11 @@ func (k Keys) UserVoid(id string) string { return k.User(id) + ":void" }
 // users' sides: other user id → "<op>:<start ms>" (graph.go).
 func (k Keys) GraphPending(u string) string { return k.User(u) + ":pending" }
 
+// GraphPendingIndex is the zset of users who began a graph edit, scored by
+// the start (ms), so SweepPending finds abandoned edits without scanning
+// every user; entries go once their user has nothing pending.
+func (k Keys) GraphPendingIndex() string { return k.prefix + "{gpending}:users" }
+
 // User is the profile and credentials hash of one user.
 func (k Keys) User(id string) string { return k.prefix + "u:{u" + id + "}" }
 

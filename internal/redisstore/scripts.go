@@ -28,6 +28,7 @@ var (
 
 	// Social graph (graph.go).
 	graphSideScript   = newScript("graph_side.lua")
+	sweepIndexScript  = newScript("sweep_index.lua")
 	commonCountScript = newScript("common_count.lua")
 	edgePageScript    = newScript("edge_page.lua")
 
@@ -54,7 +55,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS

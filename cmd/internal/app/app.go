@@ -142,10 +142,15 @@ func NewWorker(rdb redis.UniversalClient, store *redisstore.Store, cfg fanout.Co
 	return fanout.NewPool(rdb, cfg, store.FanoutQueue(), store.HandleFanoutJob, log)
 }
 
-// StartWorker runs w in the background until ctx ends. The returned stop
-// cancels it and waits, at most timeout, for the jobs it is running to
-// finish; a job cut off is claimed again later by a worker.
-func StartWorker(ctx context.Context, w *fanout.Pool, log *slog.Logger) (stop func(timeout time.Duration)) {
+// sweepEvery is how often a worker process runs Store.SweepPending.
+const sweepEvery = time.Minute
+
+// StartWorker runs w in the background until ctx ends, and with it a
+// periodic sweep of the store's abandoned multi-slot writes
+// (Store.SweepPending). The returned stop cancels both and waits, at most
+// timeout, for the jobs the worker is running to finish; a job cut off is
+// claimed again later by a worker.
+func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.Store, log *slog.Logger) (stop func(timeout time.Duration)) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -154,12 +159,32 @@ func StartWorker(ctx context.Context, w *fanout.Pool, log *slog.Logger) (stop fu
 			log.Error("fan-out worker failed", "err", err)
 		}
 	}()
+	go sweep(ctx, store, log)
 	return func(timeout time.Duration) {
 		cancel()
 		select {
 		case <-done:
 		case <-time.After(timeout):
 			log.Warn("fan-out worker still busy at shutdown; its jobs will be claimed again")
+		}
+	}
+}
+
+// sweep runs store.SweepPending every sweepEvery until ctx ends.
+func sweep(ctx context.Context, store *redisstore.Store, log *slog.Logger) {
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := store.SweepPending(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("sweep of abandoned writes failed; the next sweep tries again", "err", err, "finished", n)
+		} else if n > 0 {
+			log.Info("finished abandoned writes", "finished", n)
 		}
 	}
 }

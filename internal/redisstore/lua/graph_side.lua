@@ -23,19 +23,22 @@
 --
 -- Reply: {status, score of the first ZADD member after the edits or '',
 -- abandoned field, value, ...}; status is OK, FORBIDDEN or BUSY. A guard
--- that fails writes nothing. Every edit is idempotent (ZADD NX keeps the
+-- that fails writes nothing but the removal of an abandoned entry of the
+-- pair. Every edit is idempotent (ZADD NX keeps the
 -- first follow time), so a retry changes nothing more.
 
 local mode, now, grace = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[6])
 local function started(v) return tonumber(string.match(v, ':(%d+)$')) end
 
+local held = false
+if mode == 'begin' then held = redis.call('HGET', KEYS[3], ARGV[3]) end
 if ARGV[2] ~= '' and (redis.call('SISMEMBER', KEYS[1], ARGV[2]) == 1 or redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1) then
+  -- An abandoned edit of the pair is settled by the refusal: the block
+  -- that stands removed whatever edges it had written.
+  if held and started(held) + grace <= now then redis.call('HDEL', KEYS[3], ARGV[3]) end
   return {'FORBIDDEN', ''}
 end
-if mode == 'begin' then
-  local held = redis.call('HGET', KEYS[3], ARGV[3])
-  if held and held ~= ARGV[4] and started(held) + grace > now then return {'BUSY', ''} end
-end
+if held and held ~= ARGV[4] and started(held) + grace > now then return {'BUSY', ''} end
 
 local score = ''
 for i = 4, #KEYS do
