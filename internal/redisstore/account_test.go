@@ -52,6 +52,33 @@ func (d *dieAt) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// crashRig is a store on a fresh prefix with a clock the test moves, and
+// the stores of processes that die at a chosen step on the same data.
+type crashRig struct {
+	now     time.Time
+	prefix  string
+	healthy *redisstore.Store
+}
+
+func newCrashRig(t *testing.T) *crashRig {
+	r := &crashRig{now: time.Now(), prefix: redistest.Prefix(t)}
+	r.healthy = redisstore.New(redistest.Client(t), r.prefix)
+	r.healthy.SetClock(r.clock)
+	return r
+}
+
+func (r *crashRig) clock() time.Time { return r.now }
+
+// dying returns a store whose process dies at the nth command mentioning
+// a key that contains mark.
+func (r *crashRig) dying(t *testing.T, mark string, n int) *redisstore.Store {
+	rdb := redistest.Client(t)
+	rdb.AddHook(&dieAt{mark: mark, n: n})
+	s := redisstore.New(rdb, r.prefix)
+	s.SetClock(r.clock)
+	return s
+}
+
 // TestRegistrationCrash kills a registration between its single-slot
 // steps and checks what the others see: nothing half-made, the name taken
 // only while the registration could still be running, then settled by the
@@ -71,20 +98,13 @@ func TestRegistrationCrash(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			prefix := redistest.Prefix(t)
-			now := time.Now()
-			clock := func() time.Time { return now }
-			healthy := redisstore.New(redistest.Client(t), prefix)
-			healthy.SetClock(clock)
+			r := newCrashRig(t)
+			healthy := r.healthy
 			// Loads the scripts, so each step is one command.
 			if _, err := healthy.CreateUser(ctx, account("warm")); err != nil {
 				t.Fatal(err)
 			}
-			rdb := redistest.Client(t)
-			rdb.AddHook(&dieAt{mark: tc.mark, n: tc.n})
-			dying := redisstore.New(rdb, prefix)
-			dying.SetClock(clock)
-			if _, err := dying.CreateUser(ctx, account("ann")); err == nil {
+			if _, err := r.dying(t, tc.mark, tc.n).CreateUser(ctx, account("ann")); err == nil {
 				t.Fatal("registration survived its process")
 			}
 
@@ -100,7 +120,7 @@ func TestRegistrationCrash(t *testing.T) {
 			if _, err := healthy.CreateUser(ctx, account("ann")); social.ErrorCode(err) != social.Conflict {
 				t.Errorf("register the name again at once: %v, want CONFLICT", err)
 			}
-			now = now.Add(time.Minute)
+			r.now = r.now.Add(time.Minute)
 			again := account("ann")
 			again.Email = "other@example.com"
 			u, err := healthy.CreateUser(ctx, again)
@@ -149,11 +169,8 @@ func TestGraphEditCrash(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			now := time.Now()
-			clock := func() time.Time { return now }
-			prefix := redistest.Prefix(t)
-			healthy := redisstore.New(redistest.Client(t), prefix)
-			healthy.SetClock(clock)
+			r := newCrashRig(t)
+			healthy := r.healthy
 			ids := graphUsers(t, healthy, 3)
 			a, b, c := ids[0], ids[1], ids[2]
 			if tc.follows {
@@ -165,18 +182,14 @@ func TestGraphEditCrash(t *testing.T) {
 			} else if err := healthy.Follow(ctx, a, b); err != nil {
 				t.Fatal(err)
 			}
-			rdb := redistest.Client(t)
-			rdb.AddHook(&dieAt{mark: ":pending", n: tc.n})
-			dying := redisstore.New(rdb, prefix)
-			dying.SetClock(clock)
-			if err := tc.edit(dying, ctx, a, b); err == nil {
+			if err := tc.edit(r.dying(t, ":pending", tc.n), ctx, a, b); err == nil {
 				t.Fatal("edit survived its process")
 			}
 			// Another edit of the pair waits for the dead one, then gives up.
 			if err := healthy.Unfollow(ctx, a, b); err == nil {
 				t.Error("an edit of the pair ran while the dead one looked alive")
 			}
-			now = now.Add(time.Minute)
+			r.now = r.now.Add(time.Minute)
 			if err := healthy.Follow(ctx, a, c); err != nil {
 				t.Fatal(err)
 			}
@@ -200,11 +213,8 @@ func TestGraphEditCrash(t *testing.T) {
 // leaves them alone while they may still run, then finishes both.
 func TestSweepPending(t *testing.T) {
 	ctx := context.Background()
-	now := time.Now()
-	clock := func() time.Time { return now }
-	prefix := redistest.Prefix(t)
-	healthy := redisstore.New(redistest.Client(t), prefix)
-	healthy.SetClock(clock)
+	r := newCrashRig(t)
+	healthy := r.healthy
 	ids := graphUsers(t, healthy, 3)
 	a, b := ids[0], ids[1]
 	// Loads the scripts on every master, so each step is one command.
@@ -215,25 +225,18 @@ func TestSweepPending(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rdb := redistest.Client(t)
-	rdb.AddHook(&dieAt{mark: ":pending", n: 2}) // the follow, before b's side
-	dying := redisstore.New(rdb, prefix)
-	dying.SetClock(clock)
-	if err := dying.Follow(ctx, a, b); err == nil {
+	// The follow dies before b's side, the registration after its claims.
+	if err := r.dying(t, ":pending", 2).Follow(ctx, a, b); err == nil {
 		t.Fatal("follow survived its process")
 	}
-	rdb2 := redistest.Client(t)
-	rdb2.AddHook(&dieAt{mark: ":void", n: 1}) // the registration, after its claims
-	dying2 := redisstore.New(rdb2, prefix)
-	dying2.SetClock(clock)
-	if _, err := dying2.CreateUser(ctx, account("gone")); err == nil {
+	if _, err := r.dying(t, ":void", 1).CreateUser(ctx, account("gone")); err == nil {
 		t.Fatal("registration survived its process")
 	}
 
 	if n, err := healthy.SweepPending(ctx); err != nil || n != 0 {
 		t.Errorf("sweep within the grace period: %d finished, %v; want none", n, err)
 	}
-	now = now.Add(time.Minute)
+	r.now = r.now.Add(time.Minute)
 	if n, err := healthy.SweepPending(ctx); err != nil || n != 2 {
 		t.Errorf("sweep after the grace period: %d finished, %v; want 2", n, err)
 	}
@@ -250,7 +253,7 @@ func TestSweepPending(t *testing.T) {
 	}
 	// The index empties once its users have nothing pending; the re-run
 	// follow re-indexed a, so a second sweep clears it.
-	now = now.Add(time.Minute)
+	r.now = r.now.Add(time.Minute)
 	if _, err := healthy.SweepPending(ctx); err != nil {
 		t.Fatal(err)
 	}
