@@ -381,8 +381,10 @@ const (
 // members otherID's list holds (ZMSCORE), so each page costs two round
 // trips when the first chunk fills it (lists.go, commonWalk), and every
 // step works on a single slot, except the total (commonCountScript), which
-// Redis Cluster rejects (CROSSSLOT); there commonCount counts it after the
-// walk instead.
+// Redis Cluster rejects (CROSSSLOT); there the walk reads the user's whole
+// following list in its first round and checks it in its second
+// (clusterCommonTotal), and commonCount counts lists longer than
+// commonChunkMax in further rounds.
 func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
 	return pg.Users, err
@@ -406,15 +408,11 @@ func (s *Store) commonCount(ctx context.Context, a, b string) (int, error) {
 	}
 	n := 0
 	for start := int64(0); ; start += commonChunkMax {
-		members, err := s.rdb.ZRange(ctx, a, start, start+commonChunkMax-1).Result()
-		if err != nil || len(members) == 0 {
+		ms, err := s.rdb.ZRange(ctx, a, start, start+commonChunkMax-1).Result()
+		if err != nil || len(ms) == 0 {
 			return n, err
 		}
-		edges := make([]edge, len(members))
-		for i, m := range members {
-			edges[i].member = m
-		}
-		in, err := s.zsetHas(ctx, b, edges)
+		in, err := s.zsetHas(ctx, b, members(ms))
 		if err != nil {
 			return n, err
 		}
@@ -423,7 +421,7 @@ func (s *Store) commonCount(ctx context.Context, a, b string) (int, error) {
 				n++
 			}
 		}
-		if len(members) < commonChunkMax {
+		if len(ms) < commonChunkMax {
 			return n, nil
 		}
 	}
@@ -433,12 +431,7 @@ func (s *Store) commonCount(ctx context.Context, a, b string) (int, error) {
 // go-redis's typed ZMScore reads a missing member as score 0, so the raw
 // reply is used to tell the two apart.
 func (s *Store) zsetHas(ctx context.Context, key string, edges []edge) ([]bool, error) {
-	args := make([]any, 0, len(edges)+2)
-	args = append(args, "ZMSCORE", key)
-	for _, e := range edges {
-		args = append(args, e.member)
-	}
-	return zmscoreFlags(s.rdb.Do(ctx, args...))
+	return zmscoreFlags(s.rdb.Do(ctx, zmscoreArgs(key, edges)...))
 }
 
 // zmscoreFlags turns a ZMSCORE reply into membership flags.

@@ -153,7 +153,9 @@ type commonWalk struct {
 	exists             *redis.IntCmd
 	blocked            []*redis.BoolCmd // either user blocked the viewer
 	total, edges, has  *redis.Cmd
-	read               []edge // the last chunk read, checked against theirs
+	all                *redis.StringSliceCmd // Cluster: the user's following, for the total
+	allHas             *redis.Cmd            // Cluster: ZMSCORE of all against theirs
+	read               []edge                // the last chunk read, checked against theirs
 	common             []edge
 	done               bool
 	counted            bool // finished, its total still to count (Cluster)
@@ -170,9 +172,10 @@ func (s *Store) newCommonWalk(k social.ListKey) (*commonWalk, error) {
 }
 
 // queueStart queues the first round: whether either user blocked the
-// viewer, whether the other user exists, the total (on one Redis; on
-// Cluster the two lists are in two slots and walkCommon counts it after),
-// and the first chunk.
+// viewer, whether the other user exists, the total, and the first chunk.
+// On Cluster the two lists are in two slots, so instead of the total it
+// reads the user's whole following list (up to commonChunkMax), which the
+// walk's second round checks against the other's with the first chunk.
 func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string, cluster bool) {
 	for _, u := range []string{w.k.Parent, w.k.With} {
 		if viewerID != "" && u != viewerID {
@@ -180,7 +183,9 @@ func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, 
 		}
 	}
 	w.exists = p.Exists(ctx, w.user)
-	if !cluster {
+	if cluster {
+		w.all = p.ZRange(ctx, w.mine, 0, commonChunkMax-1)
+	} else {
 		w.total = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs})
 	}
 	w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
@@ -214,12 +219,10 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 			for _, w := range open {
 				w.has = nil
 				if len(w.read) > 0 {
-					args := make([]any, 0, len(w.read)+2)
-					args = append(args, "ZMSCORE", w.theirs)
-					for _, e := range w.read {
-						args = append(args, e.member)
-					}
-					w.has = p.Do(ctx, args...)
+					w.has = p.Do(ctx, zmscoreArgs(w.theirs, w.read)...)
+				}
+				if w.all != nil && w.allHas == nil && len(w.all.Val()) > 0 {
+					w.allHas = p.Do(ctx, zmscoreArgs(w.theirs, members(w.all.Val()))...)
 				}
 			}
 			return nil
@@ -268,8 +271,8 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 		}
 	}
 	for _, w := range walks {
-		if w != nil && w.total == nil && w.done && w.err == nil && w.counted {
-			n, err := s.commonCount(ctx, w.mine, w.theirs)
+		if w != nil && w.counted && w.err == nil {
+			n, err := s.clusterCommonTotal(ctx, w)
 			if err != nil {
 				w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))
 				continue
@@ -278,6 +281,53 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 		}
 	}
 	return nil
+}
+
+// clusterCommonTotal is a finished walk's total on Cluster: the members of
+// the user's following list (read whole in the first round when it has at
+// most commonChunkMax) that the other's holds (checked in the second
+// round); longer lists are counted by commonCount in further rounds.
+func (s *Store) clusterCommonTotal(ctx context.Context, w *commonWalk) (int, error) {
+	all, err := w.all.Result()
+	if err != nil {
+		return 0, err
+	}
+	if len(all) >= commonChunkMax {
+		return s.commonCount(ctx, w.mine, w.theirs)
+	}
+	if len(all) == 0 {
+		return 0, nil
+	}
+	in, err := zmscoreFlags(w.allHas)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ok := range in {
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// zmscoreArgs is the command ZMSCORE key member... of edges.
+func zmscoreArgs(key string, edges []edge) []any {
+	args := make([]any, 0, len(edges)+2)
+	args = append(args, "ZMSCORE", key)
+	for _, e := range edges {
+		args = append(args, e.member)
+	}
+	return args
+}
+
+// members returns edges of the given members, without scores.
+func members(ms []string) []edge {
+	out := make([]edge, len(ms))
+	for i, m := range ms {
+		out[i].member = m
+	}
+	return out
 }
 
 // seesGraphs reports whether the viewer may see whom both users follow:
