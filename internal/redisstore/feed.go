@@ -42,7 +42,8 @@ type FeedConfig struct {
 	FanoutBatch int
 	// FanoutShards is how many streams the fan-out queue is sharded over
 	// (each in its own hash slot); a post's jobs go to shard id mod
-	// FanoutShards, so its publish and delete jobs stay in order.
+	// FanoutShards, so its publish and delete jobs stay in order. Zero
+	// means DefaultFanoutShards.
 	FanoutShards int
 }
 
@@ -82,7 +83,7 @@ func (c FeedConfig) Validate() error {
 		return fmt.Errorf("follow backfill must not be negative")
 	case c.FanoutBatch < 1:
 		return fmt.Errorf("fan-out batch must be at least 1")
-	case c.FanoutShards < 1 || c.FanoutShards > MaxFanoutShards:
+	case c.FanoutShards < 0 || c.FanoutShards > MaxFanoutShards:
 		return fmt.Errorf("fan-out shards must be between 1 and %d", MaxFanoutShards)
 	}
 	return nil
@@ -108,6 +109,9 @@ func (s *Store) fanoutStream(postID string) string {
 func (s *Store) SetFeed(c FeedConfig) error {
 	if err := c.Validate(); err != nil {
 		return err
+	}
+	if c.FanoutShards == 0 {
+		c.FanoutShards = DefaultFanoutShards
 	}
 	s.feed = c
 	return nil
