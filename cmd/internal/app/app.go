@@ -51,9 +51,10 @@ func (c *Common) Check() error {
 	}
 	if c.RedisCluster {
 		// Every store step works on Cluster and the integration suite
-		// and a failover test run on one, but live subscriptions are not
-		// built and these processes have not run on one: refusing to
-		// start beats advertising a deployment nobody has tested.
+		// and a failover test run on one, but the live hub does not yet
+		// deliver over a cluster client and these processes have not run
+		// on one: refusing to start beats advertising a deployment nobody
+		// has tested.
 		return errors.New("REDIS_CLUSTER=true is not supported yet: cluster deployments are not tested end to end (docs/operations.md, \"Redis Cluster\")")
 	}
 	return nil
