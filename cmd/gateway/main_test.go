@@ -324,7 +324,7 @@ func TestBadConfig(t *testing.T) {
 		{"negative duration", map[string]string{"ACCESS_TOKEN_TTL": "-1m"}, nil, "positive"},
 		{"zero refresh lifetime", map[string]string{"REFRESH_TOKEN_TTL": "0s"}, nil, "positive"},
 		{"boolean", map[string]string{"REDIS_CLUSTER": "maybe"}, nil, "REDIS_CLUSTER"},
-		{"cluster not supported yet", map[string]string{"REDIS_CLUSTER": "true"}, nil, "REDIS_CLUSTER"},
+		{"cluster refused", map[string]string{"REDIS_CLUSTER": "true"}, nil, "REDIS_CLUSTER"},
 		{"production switch", map[string]string{"PRODUCTION": "yes please"}, nil, "PRODUCTION"},
 		{"graphiql switch", map[string]string{"GRAPHIQL": "perhaps"}, nil, "graphiql"},
 		{"introspection switch", map[string]string{"INTROSPECTION": "2"}, nil, "introspection"},

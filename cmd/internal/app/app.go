@@ -55,7 +55,7 @@ func (c *Common) Check() error {
 		// deliver over a cluster client and these processes have not run
 		// on one: refusing to start beats advertising a deployment nobody
 		// has tested.
-		return errors.New("REDIS_CLUSTER=true is not supported yet: cluster deployments are not tested end to end (docs/operations.md, \"Redis Cluster\")")
+		return errors.New("REDIS_CLUSTER=true is refused: live timelines cannot deliver over a cluster client (their one pub/sub connection reaches one master), and the gateway and worker processes have not run on a cluster (docs/operations.md, \"Redis Cluster\")")
 	}
 	return nil
 }
