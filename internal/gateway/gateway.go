@@ -191,8 +191,9 @@ func (g *Gateway) NewQueryHandler(o graph.Options) http.Handler {
 	return graph.NewHandler(g.Resolver, g.Store, g.Auth, o)
 }
 
-// Compile-time checks that the store and the auth service provide every
-// interface the GraphQL layer and the loaders declare.
+// Compile-time checks that the concrete types wired here provide every
+// interface the GraphQL layer, the loaders, auth and live timelines
+// declare.
 var (
 	_ graph.Accounts     = (*auth.Service)(nil)
 	_ graph.Profiles     = (*redisstore.Store)(nil)
@@ -206,4 +207,6 @@ var (
 	_ live.Store         = (*redisstore.Store)(nil)
 	_ live.Sessions      = (*redisstore.Store)(nil)
 	_ graph.Live         = (*live.Timelines)(nil)
+	_ graph.Limiter      = (*ratelimit.Limiter)(nil)
+	_ auth.Limiter       = (*ratelimit.Limiter)(nil)
 )
