@@ -33,12 +33,6 @@ func liveServer(t *testing.T, lc gateway.LiveConfig) *gatewaytest.Server {
 	if !redistest.Real() {
 		t.Skip("live timelines need a real redis-server")
 	}
-	if redistest.ClusterMode() {
-		// The hub holds one pub/sub connection, which on a cluster reaches
-		// one master only: the gateway refuses REDIS_CLUSTER until it
-		// holds one per master.
-		t.Skip("live timelines do not run on Redis Cluster yet")
-	}
 	return gatewaytest.New(t, gatewaytest.Options{Live: &lc})
 }
 

@@ -1,8 +1,9 @@
 // Package live streams home timelines to subscribers: a Hub per process
-// holds the one Redis sharded pub/sub connection and hands its messages to
-// per-subscriber buffers; a Timeline turns one subscriber's messages into
-// posts, checked at delivery time, with a replay from the home timeline
-// when it resumes from a post or when the hub lost messages.
+// holds the Redis sharded pub/sub connections (one per Redis master that
+// serves a wanted channel) and hands their messages to per-subscriber
+// buffers; a Timeline turns one subscriber's messages into posts, checked
+// at delivery time, with a replay from the home timeline when it resumes
+// from a post or when the hub lost messages.
 package live
 
 import (
@@ -25,12 +26,12 @@ type HubConfig struct {
 	// that many posts landing in one timeline within one check overflows
 	// it, and every subscriber's buffer is allocated up front.
 	Buffer int
-	// Ping is how often the hub pings Redis on its pub/sub connection; a
+	// Ping is how often the hub pings Redis on its pub/sub connections; a
 	// connection that answered nothing for three pings is replaced.
 	// Default 5s.
 	Ping time.Duration
 	// MinBackoff and MaxBackoff bound the wait between attempts to get
-	// the connection back. Defaults 100ms and 5s.
+	// a failed connection's channels back. Defaults 100ms and 5s.
 	MinBackoff, MaxBackoff time.Duration
 	// ConfirmTimeout bounds how long Subscribe waits for Redis to confirm
 	// a new channel. Default 10s.
@@ -81,32 +82,37 @@ type Message struct {
 type Stats struct {
 	Subscribers int   // open subscriptions
 	Channels    int   // channels subscribed in Redis
+	Conns       int   // pub/sub connections open (one per master in use)
 	Delivered   int64 // messages handed to subscriber buffers
 	Dropped     int64 // subscribers dropped as too slow
-	Reconnects  int64 // pub/sub connections replaced after a failure
+	Reconnects  int64 // pub/sub connections that failed and were replaced
 }
 
-// Hub multiplexes one sharded pub/sub connection to many subscribers. A
-// channel is subscribed in Redis while at least one subscriber wants it.
-// When the connection fails, the hub gets a new one with backoff,
-// subscribes every wanted channel again, and tells the subscribers of the
-// channels that may have lost messages to catch up (Sub.Resync).
+// Hub multiplexes sharded pub/sub connections to many subscribers. A
+// channel is subscribed in Redis while at least one subscriber wants it,
+// on the connection to the master that serves its slot: a sharded channel
+// lives on one shard of a Redis Cluster (on a single server, every channel
+// shares the one connection). When a connection fails, its channels are
+// routed and subscribed again with backoff, and the subscribers of those
+// that may have lost messages are told to catch up (Sub.Resync); a
+// failover or a resharding moves a channel the same way.
 type Hub struct {
-	rdb redis.UniversalClient
-	cfg HubConfig
-	log *slog.Logger
+	route router
+	cfg   HubConfig
+	log   *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	wake   chan struct{} // the reconciler has work
 
-	mu     sync.Mutex
-	ps     *redis.PubSub
-	chans  map[string]*channel // wanted channels
-	inPS   map[string]bool     // channels asked of the current connection
-	subs   int
-	closed bool
+	mu      sync.Mutex
+	conns   map[string]*conn    // by master address
+	chans   map[string]*channel // wanted channels
+	subs    int
+	closed  bool
+	retryAt time.Time     // no new routing before (after a failure)
+	backoff time.Duration // the next failure's wait
 
 	delivered, dropped, reconnects atomic.Int64
 }
@@ -115,29 +121,31 @@ type Hub struct {
 type channel struct {
 	subs      map[*Sub]struct{}
 	ready     chan struct{} // closed when Redis first confirmed it
-	confirmed bool          // confirmed on the current connection
+	conn      *conn         // where it was asked; nil: to be routed
+	confirmed bool          // confirmed on conn
 	lost      bool          // was confirmed on a connection that failed
 }
 
-// NewHub starts a hub over rdb. Close stops it.
+// NewHub starts a hub over rdb: a single server's client, or a cluster
+// client whose masters each get their own connection. Close stops it.
 func NewHub(rdb redis.UniversalClient, cfg HubConfig, log *slog.Logger) *Hub {
 	if log == nil {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{
-		rdb: rdb, cfg: cfg.withDefaults(), log: log,
+		route: newRouter(rdb), cfg: cfg.withDefaults(), log: log,
 		ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
-		chans: make(map[string]*channel), inPS: make(map[string]bool),
+		conns: make(map[string]*conn), chans: make(map[string]*channel),
 	}
-	h.ps = h.newPubSub()
+	h.backoff = h.cfg.MinBackoff
 	h.wg.Add(2)
-	go h.receive()
 	go h.reconcile()
+	go h.ping()
 	return h
 }
 
-// Close ends every subscription (ErrClosed) and the pub/sub connection.
+// Close ends every subscription (ErrClosed) and the pub/sub connections.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	if h.closed {
@@ -150,10 +158,16 @@ func (h *Hub) Close() {
 			h.dropLocked(s, ErrClosed)
 		}
 	}
-	ps := h.ps
+	conns := make([]*conn, 0, len(h.conns))
+	for _, cn := range h.conns {
+		conns = append(conns, cn)
+	}
+	clear(h.conns)
 	h.mu.Unlock()
 	h.cancel()
-	_ = ps.Close()
+	for _, cn := range conns {
+		_ = cn.ps.Close()
+	}
 	h.wg.Wait()
 }
 
@@ -167,7 +181,7 @@ func (h *Hub) Stats() Stats {
 			n++
 		}
 	}
-	return Stats{Subscribers: h.subs, Channels: n, Delivered: h.delivered.Load(),
+	return Stats{Subscribers: h.subs, Channels: n, Conns: len(h.conns), Delivered: h.delivered.Load(),
 		Dropped: h.dropped.Load(), Reconnects: h.reconnects.Load()}
 }
 
@@ -205,8 +219,8 @@ func (s *Sub) Err() error {
 }
 
 // Resync receives a value when messages of the subscriber's channels may
-// have been lost (the connection failed and is back): the subscriber
-// should catch up from the store.
+// have been lost (a connection failed and the channel is back): the
+// subscriber should catch up from the store.
 func (s *Sub) Resync() <-chan struct{} { return s.resync }
 
 // Close ends the subscription; the hub leaves channels nobody wants.
@@ -301,136 +315,153 @@ func (h *Hub) poke() {
 	}
 }
 
-// reconcile makes the connection's subscriptions match the wanted
-// channels. It runs alone, so SSUBSCRIBE and SUNSUBSCRIBE go out in the
-// order it decides, and their writes never hold the hub's lock.
+// ping pings every connection each Ping, so a connection to a master that
+// went silent (a frozen or unplugged server sends no error) is noticed by
+// its receive loop's timeout.
+func (h *Hub) ping() {
+	defer h.wg.Done()
+	t := time.NewTicker(h.cfg.Ping)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		conns := make([]*conn, 0, len(h.conns))
+		for _, cn := range h.conns {
+			conns = append(conns, cn)
+		}
+		h.mu.Unlock()
+		for _, cn := range conns {
+			_ = cn.ps.Ping(h.ctx)
+		}
+	}
+}
+
+// reconcile makes the connections' subscriptions match the wanted
+// channels: it routes each new channel to its master's connection
+// (opening it if need be), asks Redis for it there, and leaves channels
+// nobody wants. It runs alone, so SSUBSCRIBE and SUNSUBSCRIBE go out in
+// the order it decides, and their writes never hold the hub's lock.
 func (h *Hub) reconcile() {
 	defer h.wg.Done()
+	var retry <-chan time.Time
 	for {
 		select {
 		case <-h.ctx.Done():
 			return
 		case <-h.wake:
+		case <-retry:
 		}
+		retry = nil
 		h.mu.Lock()
-		ps := h.ps
-		var add, remove []string
-		for name := range h.chans {
-			if !h.inPS[name] {
-				add = append(add, name)
-				h.inPS[name] = true
-			}
-		}
-		for name := range h.inPS {
-			if h.chans[name] == nil {
-				remove = append(remove, name)
-				delete(h.inPS, name)
-			}
-		}
-		h.mu.Unlock()
-		// A failed write is the receive loop's business: it replaces the
-		// connection, and the new one is asked for every wanted channel.
-		// Sharded channels go one command each: in a cluster only
-		// channels of one slot may share one.
-		for _, name := range add {
-			if h.cfg.Classic {
-				_ = ps.Subscribe(h.ctx, name)
-			} else {
-				_ = ps.SSubscribe(h.ctx, name)
-			}
-		}
-		for _, name := range remove {
-			if h.cfg.Classic {
-				_ = ps.Unsubscribe(h.ctx, name)
-			} else {
-				_ = ps.SUnsubscribe(h.ctx, name)
-			}
-		}
-	}
-}
-
-// receive reads the connection and hands messages out; it replaces the
-// connection when it fails or stops answering pings.
-func (h *Hub) receive() {
-	defer h.wg.Done()
-	pings := time.NewTicker(h.cfg.Ping)
-	defer pings.Stop()
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		for {
-			select {
-			case <-h.ctx.Done():
-				return
-			case <-pings.C:
-				h.mu.Lock()
-				ps := h.ps
-				h.mu.Unlock()
-				_ = ps.Ping(h.ctx)
-			}
-		}
-	}()
-	backoff := h.cfg.MinBackoff
-	for {
-		h.mu.Lock()
-		ps := h.ps
-		h.mu.Unlock()
-		msg, err := ps.ReceiveTimeout(h.ctx, 3*h.cfg.Ping)
-		if h.ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			h.log.Warn("live: pub/sub connection failed, reconnecting", "err", err, "backoff", backoff)
-			h.replace()
-			select {
-			case <-h.ctx.Done():
-				return
-			case <-time.After(backoff/2 + rand.N(backoff/2+1)):
-			}
-			backoff = min(2*backoff, h.cfg.MaxBackoff)
+		if wait := time.Until(h.retryAt); wait > 0 {
+			h.mu.Unlock()
+			retry = time.After(wait)
 			continue
 		}
-		backoff = h.cfg.MinBackoff
-		switch m := msg.(type) {
-		case *redis.Message:
-			h.dispatch(m)
-		case *redis.Subscription:
-			h.confirm(m)
+		var route []string
+		leave := make(map[*conn][]string)
+		for name, c := range h.chans {
+			if c.conn == nil {
+				route = append(route, name)
+			}
+		}
+		for _, cn := range h.conns {
+			for name := range cn.asked {
+				if c := h.chans[name]; c == nil || c.conn != cn {
+					leave[cn] = append(leave[cn], name)
+					delete(cn.asked, name)
+				}
+			}
+		}
+		h.mu.Unlock()
+
+		// Route outside the lock: on a cluster it may wait for the slot
+		// map. A channel that cannot be routed now is tried again later.
+		asks := make(map[*conn][]string)
+		failed := false
+		for _, name := range route {
+			addr, client, err := h.route.master(h.ctx, name)
+			if err != nil {
+				failed = true
+				continue
+			}
+			h.mu.Lock()
+			c := h.chans[name]
+			if c == nil || c.conn != nil || h.closed {
+				h.mu.Unlock()
+				continue
+			}
+			cn := h.conns[addr]
+			if cn == nil {
+				cn = h.openLocked(addr, client)
+			}
+			c.conn = cn
+			cn.asked[name] = true
+			asks[cn] = append(asks[cn], name)
+			h.mu.Unlock()
+		}
+		if failed {
+			h.log.Warn("live: cannot route pub/sub channels yet, retrying")
+			retry = time.After(h.deferRetry())
+		}
+
+		// A failed write is the receive loop's business: it drops the
+		// connection, and its channels are routed again. Sharded channels
+		// go one command each: in a cluster only channels of one slot may
+		// share one.
+		for cn, names := range asks {
+			for _, name := range names {
+				if h.cfg.Classic {
+					_ = cn.ps.Subscribe(h.ctx, name)
+				} else {
+					_ = cn.ps.SSubscribe(h.ctx, name)
+				}
+			}
+		}
+		for cn, names := range leave {
+			h.mu.Lock()
+			idle := len(cn.asked) == 0 && h.conns[cn.addr] == cn
+			if idle {
+				delete(h.conns, cn.addr)
+			}
+			h.mu.Unlock()
+			if idle {
+				// Closing the connection leaves every channel at once.
+				_ = cn.ps.Close()
+				continue
+			}
+			for _, name := range names {
+				if h.cfg.Classic {
+					_ = cn.ps.Unsubscribe(h.ctx, name)
+				} else {
+					_ = cn.ps.SUnsubscribe(h.ctx, name)
+				}
+			}
 		}
 	}
 }
 
-// newPubSub returns a pub/sub client with no channel yet.
-func (h *Hub) newPubSub() *redis.PubSub {
-	if h.cfg.Classic {
-		return h.rdb.Subscribe(h.ctx)
-	}
-	return h.rdb.SSubscribe(h.ctx)
-}
-
-// replace swaps the connection for a new one that subscribes every wanted
-// channel again; channels confirmed on the old one are marked lost.
-func (h *Hub) replace() {
-	h.reconnects.Add(1)
+// deferRetry pushes the next routing attempt back by the backoff, which
+// doubles (with jitter) up to MaxBackoff until a channel is confirmed, and
+// returns the wait.
+func (h *Hub) deferRetry() time.Duration {
 	h.mu.Lock()
-	old := h.ps
-	h.ps = h.newPubSub()
-	clear(h.inPS)
-	for _, c := range h.chans {
-		if c.confirmed {
-			c.confirmed, c.lost = false, true
-		}
-	}
-	h.mu.Unlock()
-	_ = old.Close()
-	h.poke()
+	defer h.mu.Unlock()
+	wait := h.backoff/2 + rand.N(h.backoff/2+1)
+	h.retryAt = time.Now().Add(wait)
+	h.backoff = min(2*h.backoff, h.cfg.MaxBackoff)
+	return wait
 }
 
-func (h *Hub) confirm(m *redis.Subscription) {
+func (h *Hub) confirm(cn *conn, m *redis.Subscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.chans[m.Channel]
-	if c == nil {
+	if c == nil || c.conn != cn {
 		return
 	}
 	switch m.Kind {
@@ -439,6 +470,7 @@ func (h *Hub) confirm(m *redis.Subscription) {
 			return
 		}
 		c.confirmed = true
+		h.backoff = h.cfg.MinBackoff
 		select {
 		case <-c.ready:
 		default:
@@ -456,21 +488,25 @@ func (h *Hub) confirm(m *redis.Subscription) {
 		}
 	case "sunsubscribe", "unsubscribe":
 		// Still wanted: Redis dropped it on its own (in a cluster, when
-		// its slot moved). Ask again; what came meanwhile is lost.
-		if c.confirmed && h.inPS[m.Channel] {
-			c.confirmed, c.lost = false, true
-			delete(h.inPS, m.Channel)
+		// its slot moved to another master). Route it again; what came
+		// meanwhile is lost.
+		if cn.asked[m.Channel] {
+			delete(cn.asked, m.Channel)
+			c.conn = nil
+			if c.confirmed {
+				c.confirmed, c.lost = false, true
+			}
 			h.poke()
 		}
 	}
 }
 
-func (h *Hub) dispatch(m *redis.Message) {
+func (h *Hub) dispatch(cn *conn, m *redis.Message) {
 	msg := Message{Channel: m.Channel, Payload: m.Payload}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.chans[m.Channel]
-	if c == nil {
+	if c == nil || c.conn != cn {
 		return
 	}
 	for s := range c.subs {

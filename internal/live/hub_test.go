@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/redisproc"
+	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
@@ -60,36 +63,82 @@ func publish(t *testing.T, rdb redis.UniversalClient, channel, msg string) {
 	}
 }
 
-// numSub is how many connections Redis counts on a sharded channel.
+// numSub is how many connections Redis counts on a sharded channel, asked
+// of the master that serves it (a cluster client would ask any node).
 func numSub(t *testing.T, rdb redis.UniversalClient, channel string) int64 {
 	t.Helper()
-	n, err := rdb.PubSubShardNumSub(context.Background(), channel).Result()
+	n, err := masterOf(t, rdb, channel).PubSubShardNumSub(context.Background(), channel).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n[channel]
 }
 
-// pubsubClients counts the server's connections in (sharded) pub/sub mode.
-func pubsubClients(t *testing.T, rdb redis.UniversalClient) int {
+// masterOf is the client of the master serving key (rdb itself on a
+// single server).
+func masterOf(t *testing.T, rdb redis.UniversalClient, key string) redis.UniversalClient {
 	t.Helper()
-	list, err := rdb.ClientList(context.Background()).Result()
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return rdb
+	}
+	m, err := cc.MasterForKey(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, line := range strings.Split(list, "\n") {
-		if strings.Contains(line, "flags=P") {
-			n++
-		}
+	return m
+}
+
+// eachMaster runs f on every master: rdb itself on a single server.
+func eachMaster(t *testing.T, rdb redis.UniversalClient, f func(redis.UniversalClient)) {
+	t.Helper()
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		f(rdb)
+		return
 	}
+	var mu sync.Mutex
+	err := cc.ForEachMaster(context.Background(), func(_ context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		f(m)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pubsubClients counts the connections in (sharded) pub/sub mode, over
+// every master.
+func pubsubClients(t *testing.T, rdb redis.UniversalClient) int {
+	t.Helper()
+	n := 0
+	eachMaster(t, rdb, func(m redis.UniversalClient) {
+		list, err := m.ClientList(context.Background()).Result()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, line := range strings.Split(list, "\n") {
+			if strings.Contains(line, "flags=P") {
+				n++
+			}
+		}
+	})
 	return n
 }
 
+// TestHubMultiplexesOneConnection: a process holds one pub/sub
+// connection per master serving its channels, whatever the subscribers.
 func TestHubMultiplexesOneConnection(t *testing.T) {
 	h, rdb := newHub(t, live.HubConfig{})
 	p := redistest.Prefix(t)
 	a, b := p+"{u1}:live", p+"{u2}:live"
+	masters := map[string]bool{}
+	for _, ch := range []string{a, b} {
+		masters[fmt.Sprintf("%p", masterOf(t, rdb, ch))] = true
+	}
 	before := pubsubClients(t, rdb)
 	s1 := subscribe(t, h, a)
 	s2 := subscribe(t, h, a, b)
@@ -111,6 +160,8 @@ func TestHubMultiplexesOneConnection(t *testing.T) {
 		for range c.want {
 			got = append(got, receive(t, c.sub).Payload)
 		}
+		// Channels served by different masters arrive in any order.
+		slices.Sort(got)
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
@@ -123,8 +174,11 @@ func TestHubMultiplexesOneConnection(t *testing.T) {
 	if n := numSub(t, rdb, a); n != 1 {
 		t.Errorf("connections on %s = %d, want 1 (one per process)", a, n)
 	}
-	if got := pubsubClients(t, rdb) - before; got != 1 {
-		t.Errorf("pub/sub connections of the hub = %d, want 1", got)
+	if got := pubsubClients(t, rdb) - before; got != len(masters) {
+		t.Errorf("pub/sub connections of the hub = %d, want %d (one per master serving its channels)", got, len(masters))
+	}
+	if st := h.Stats(); st.Conns != len(masters) {
+		t.Errorf("hub stats %+v, want %d connections", st, len(masters))
 	}
 	// The last subscriber of a channel leaving unsubscribes it in Redis.
 	s1.Close()
@@ -228,6 +282,9 @@ func TestHubSubscribeWhileRedisDown(t *testing.T) {
 func TestHubCloseReleasesGoroutines(t *testing.T) {
 	requireReal(t)
 	rdb := redistest.Client(t)
+	// A cluster client starts its node clients on first use: warm them
+	// so that the baseline counts them.
+	eachMaster(t, rdb, func(m redis.UniversalClient) { _ = m.Ping(context.Background()).Err() })
 	base := runtime.NumGoroutine()
 	h := live.NewHub(rdb, live.HubConfig{}, nil)
 	p := redistest.Prefix(t)
@@ -268,5 +325,68 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting: %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHubClusterFailover: the master serving a channel is killed; once
+// its replica took over, the hub has subscribed the channel there, told
+// the subscriber to catch up, and delivers again — without a restart.
+func TestHubClusterFailover(t *testing.T) {
+	if !redistest.ClusterMode() {
+		t.Skip("needs REDIS_CLUSTER_TESTS=1 (a local Redis Cluster)")
+	}
+	// A cluster of its own: the package's is shared with other tests.
+	c, err := redisproc.StartCluster(3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	rdb, err := redisstore.Connect(c.URL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	h := live.NewHub(rdb, live.HubConfig{Ping: 200 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond}, nil)
+	t.Cleanup(h.Close)
+	moving, staying := "{u1}:live", ""
+	master, err := c.Master(moving)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A channel served by another master keeps its subscription.
+	for i := 2; staying == ""; i++ {
+		if m, err := c.Master(fmt.Sprintf("{u%d}:live", i)); err == nil && m != master {
+			staying = fmt.Sprintf("{u%d}:live", i)
+		}
+	}
+	sm := subscribe(t, h, moving)
+	ss := subscribe(t, h, staying)
+	publish(t, rdb, moving, "before")
+	if got := receive(t, sm).Payload; got != "before" {
+		t.Fatalf("got %q, want before", got)
+	}
+
+	killed := time.Now()
+	master.Stop()
+	select {
+	case <-sm.Resync():
+	case <-sm.Done():
+		t.Fatalf("subscription ended: %v", sm.Err())
+	case <-time.After(30 * time.Second):
+		t.Fatal("no resync within 30 s of the master's death")
+	}
+	t.Logf("channel subscribed on the promoted replica %s after its master was killed", time.Since(killed).Round(time.Millisecond))
+	publish(t, rdb, moving, "after")
+	if got := receive(t, sm).Payload; got != "after" {
+		t.Fatalf("got %q, want after", got)
+	}
+	publish(t, rdb, staying, "still here")
+	if got := receive(t, ss).Payload; got != "still here" {
+		t.Fatalf("got %q on the other master's channel, want still here", got)
+	}
+	select {
+	case <-ss.Resync():
+		t.Error("the channel on the surviving master was resynced: its connection should not have been touched")
+	default:
 	}
 }

@@ -1,0 +1,113 @@
+package live
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// router finds the master that serves a sharded channel. On a single
+// server every channel is served by it; on a Redis Cluster a channel
+// belongs to its key slot's master, like a key, and a pub/sub connection
+// to another master would be answered MOVED.
+type router struct {
+	// master returns the master's address (the connection's identity
+	// in the hub) and a client of it.
+	master func(ctx context.Context, channel string) (addr string, client redis.UniversalClient, err error)
+	// stale is called when a connection failed: on a cluster the slot
+	// map may be out of date (a failover), so it is reloaded.
+	stale func()
+}
+
+func newRouter(rdb redis.UniversalClient) router {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		return router{
+			master: func(ctx context.Context, channel string) (string, redis.UniversalClient, error) {
+				node, err := cc.MasterForKey(ctx, channel)
+				if err != nil {
+					return "", nil, err
+				}
+				return node.Options().Addr, node, nil
+			},
+			stale: func() { cc.ReloadState(context.Background()) },
+		}
+	}
+	return router{
+		master: func(context.Context, string) (string, redis.UniversalClient, error) { return "", rdb, nil },
+		stale:  func() {},
+	}
+}
+
+// conn is one pub/sub connection, to one master.
+type conn struct {
+	addr  string
+	ps    *redis.PubSub
+	asked map[string]bool // channels asked of it and not left (under hub.mu)
+}
+
+// openLocked opens a connection to the master at addr and starts reading
+// it. The caller holds h.mu and has checked that the hub is not closed.
+func (h *Hub) openLocked(addr string, client redis.UniversalClient) *conn {
+	cn := &conn{addr: addr, asked: make(map[string]bool)}
+	if h.cfg.Classic {
+		cn.ps = client.Subscribe(h.ctx)
+	} else {
+		cn.ps = client.SSubscribe(h.ctx)
+	}
+	h.conns[addr] = cn
+	h.wg.Add(1)
+	go h.receive(cn)
+	return cn
+}
+
+// receive reads one connection and hands its messages out until the hub
+// closes, the connection is retired, or it fails (an error, or nothing,
+// not even a pong, for three pings).
+func (h *Hub) receive(cn *conn) {
+	defer h.wg.Done()
+	for {
+		msg, err := cn.ps.ReceiveTimeout(h.ctx, 3*h.cfg.Ping)
+		if h.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			h.fail(cn, err)
+			return
+		}
+		switch m := msg.(type) {
+		case *redis.Message:
+			h.dispatch(cn, m)
+		case *redis.Subscription:
+			h.confirm(cn, m)
+		}
+	}
+}
+
+// fail drops a failed connection: its channels are routed again after the
+// backoff (on a cluster, to whichever master serves them by then), and
+// those that had been confirmed are marked lost so their subscribers
+// catch up once they are back.
+func (h *Hub) fail(cn *conn, err error) {
+	h.mu.Lock()
+	if h.conns[cn.addr] != cn {
+		// Retired by the reconciler (no channel left) or the hub closed.
+		h.mu.Unlock()
+		return
+	}
+	delete(h.conns, cn.addr)
+	for _, c := range h.chans {
+		if c.conn == cn {
+			c.conn = nil
+			if c.confirmed {
+				c.confirmed, c.lost = false, true
+			}
+		}
+	}
+	h.mu.Unlock()
+	h.reconnects.Add(1)
+	wait := h.deferRetry()
+	h.log.Warn("live: pub/sub connection failed, subscribing its channels again", "addr", cn.addr, "err", err, "backoff", wait)
+	_ = cn.ps.Close()
+	h.route.stale()
+	h.poke()
+}
