@@ -109,7 +109,7 @@ func TestAttackSuite(t *testing.T) {
 	)
 	// A process of its own (built without the race detector): the memory
 	// measured is the gateway's alone.
-	gw := faulttest.StartGateway(t, "attacked", faulttest.Env{"REDIS_URL": redistest.URL(t), "REDIS_PREFIX": redistest.Prefix(t)})
+	gw := faulttest.StartGateway(t, "attacked", redistest.WithEnv(t, faulttest.Env{"REDIS_PREFIX": redistest.Prefix(t)}))
 	url, pid := gw.URL, gw.Pid()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
 

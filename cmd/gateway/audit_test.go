@@ -48,7 +48,7 @@ func TestGraphQLOverHTTPAudit(t *testing.T) {
 	needNode(t)
 	dir := filepath.Join("testdata", "httpaudit")
 	npmCI(t, dir)
-	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret})
+	g := launch(t, redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret}))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -204,7 +204,8 @@ func (b *browser) screenshot(t *testing.T, name string) {
 // Headers lines from the log.
 func startDemo(t *testing.T, db int, env map[string]string) (baseURL string, headers map[string]string) {
 	t.Helper()
-	all := map[string]string{"REDIS_URL": emptyDB(t, db), "JWT_SECRET": testSecret}
+	all := emptyDB(t, db)
+	all["JWT_SECRET"] = testSecret
 	for k, v := range env {
 		all[k] = v
 	}

@@ -19,10 +19,23 @@ import (
 )
 
 // emptyDB empties database n of the package's Redis server and returns
-// its URL. Tests that use a database of their own must not run in
-// parallel with others using the same n.
-func emptyDB(t *testing.T, n int) string {
+// the REDIS_URL and REDIS_CLUSTER of it. On the cluster pass, which has no
+// numbered databases, it empties the whole package cluster: the tests of
+// this package do not run in parallel. Tests that use a database of their
+// own must not run in parallel with others using the same n.
+func emptyDB(t *testing.T, n int) map[string]string {
 	t.Helper()
+	ctx := context.Background()
+	if c := redistest.Cluster(t); c != nil {
+		cc := c.Client()
+		defer cc.Close()
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return m.FlushAll(ctx).Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return redistest.Env(t)
+	}
 	u := fmt.Sprintf("%s/%d", redistest.URL(t), n)
 	opts, err := redis.ParseURL(u)
 	if err != nil {
@@ -30,10 +43,10 @@ func emptyDB(t *testing.T, n int) string {
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+	if err := rdb.FlushDB(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	return u
+	return map[string]string{"REDIS_URL": u, "REDIS_CLUSTER": "false"}
 }
 
 var headersRE = regexp.MustCompile(`(?m)^  (alice|bob) +(\{"Authorization": "Bearer [^"]+"\})$`)
@@ -42,8 +55,9 @@ var headersRE = regexp.MustCompile(`(?m)^  (alice|bob) +(\{"Authorization": "Bea
 // carries a Headers line per demo user that works as it is; a second
 // gateway with --demo on the now non-empty database refuses to start.
 func TestDemo(t *testing.T) {
-	redisURL := emptyDB(t, 10)
-	g := launch(t, map[string]string{"REDIS_URL": redisURL, "JWT_SECRET": testSecret}, "--demo")
+	db := emptyDB(t, 10)
+	db["JWT_SECRET"] = testSecret
+	g := launch(t, db, "--demo")
 	log := g.out.String()
 	lines := headersRE.FindAllStringSubmatch(log, -1)
 	if len(lines) != 2 {
@@ -68,7 +82,7 @@ func TestDemo(t *testing.T) {
 	}
 
 	err := run(context.Background(), []string{"--listen=127.0.0.1:0", "--demo"},
-		mapEnv(map[string]string{"REDIS_URL": redisURL, "JWT_SECRET": testSecret}), &syncBuffer{},
+		mapEnv(db), &syncBuffer{},
 		func(string) { t.Error("the second demo gateway served") })
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("second --demo on the same database: %v, want a refusal", err)
@@ -81,7 +95,7 @@ func TestSPADir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("<!DOCTYPE html><title>app</title>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "REDIS_PREFIX": redistest.Prefix(t), "SPA_DIR": dir})
+	g := launch(t, redistest.WithEnv(t, map[string]string{"REDIS_PREFIX": redistest.Prefix(t), "SPA_DIR": dir}))
 	status, h, body := g.get(t, "/app/")
 	if status != 200 || !strings.Contains(body, "<title>app</title>") || h.Get("Cache-Control") != "no-cache" {
 		t.Errorf("GET /app/ = %d %q, Cache-Control %q", status, body, h.Get("Cache-Control"))

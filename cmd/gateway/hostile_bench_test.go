@@ -33,7 +33,7 @@ func BenchmarkHostile(b *testing.B) {
 		}
 		timeout = d
 	}
-	env := faulttest.Env{"REDIS_URL": redistest.URL(b), "REDIS_PREFIX": redistest.Prefix(b), "REQUEST_TIMEOUT": "10s"}
+	env := redistest.WithEnv(b, faulttest.Env{"REDIS_PREFIX": redistest.Prefix(b), "REQUEST_TIMEOUT": "10s"})
 	var gw *faulttest.Proc
 	if bin := os.Getenv("GATEWAY_BIN"); bin != "" {
 		gw = faulttest.StartGatewayBinary(b, "measured", bin, env)

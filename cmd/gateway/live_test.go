@@ -135,8 +135,8 @@ func errorCode(m map[string]any) string {
 // data, and a wiring over it that
 // registers users straight through the store (no argon2 per user).
 type liveFixture struct {
-	srv    *redisproc.Server
-	rdb    *redis.Client
+	srv    *redisproc.Server // nil on the cluster pass
+	rdb    redis.UniversalClient
 	admin  *gateway.Gateway
 	env    map[string]string
 	keys   redisstore.Keys
@@ -161,15 +161,32 @@ func newRedisFixture(t testing.TB, tokenTTL time.Duration) *liveFixture {
 	if !redistest.Real() {
 		t.Skip("live timelines need a real redis-server")
 	}
-	srv, err := redisproc.Start("--appendonly", "yes", "--appendfsync", "always")
-	if err != nil {
-		t.Fatal(err)
+	// A server of its own, which the restart test kills; on the cluster
+	// pass the package's cluster, under a prefix of the test's own.
+	var srv *redisproc.Server
+	var rdb redis.UniversalClient
+	prefix := livePrefix
+	env := map[string]string{"JWT_SECRET": testSecret,
+		// The tests and benchmarks post and connect faster than people, all
+		// from one address: no budgets.
+		"RATE_LIMIT_MUTATIONS": "off", "RATE_LIMIT_IP": "off"}
+	if redistest.ClusterMode() {
+		rdb, prefix = redistest.Client(t), redistest.Prefix(t)
+		redistest.WithEnv(t, env)
+	} else {
+		var err error
+		srv, err = redisproc.Start("--appendonly", "yes", "--appendfsync", "always")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Stop)
+		rdb = redis.NewClient(&redis.Options{Addr: srv.Addr})
+		t.Cleanup(func() { _ = rdb.Close() })
+		env["REDIS_URL"] = srv.URL()
 	}
-	t.Cleanup(srv.Stop)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { _ = rdb.Close() })
+	env["REDIS_PREFIX"] = prefix
 	admin, err := gateway.New(rdb, gateway.Config{
-		Prefix: livePrefix, Feed: redisstore.DefaultFeed(),
+		Prefix: prefix, Feed: redisstore.DefaultFeed(),
 		Tokens: auth.TokenOptions{Method: "HS256", Secret: []byte(testSecret), Issuer: "socialgw",
 			Audience: "socialgw-api", TTL: tokenTTL},
 		RefreshTTL: time.Hour, PasswordConcurrency: 1, GraphQL: graph.Options{},
@@ -178,11 +195,7 @@ func newRedisFixture(t testing.TB, tokenTTL time.Duration) *liveFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &liveFixture{srv: srv, rdb: rdb, admin: admin, keys: redisstore.NewKeys(livePrefix),
-		// The tests and benchmarks post and connect faster than people, all
-		// from one address: no budgets.
-		env: map[string]string{"REDIS_URL": srv.URL(), "JWT_SECRET": testSecret, "REDIS_PREFIX": livePrefix,
-			"RATE_LIMIT_MUTATIONS": "off", "RATE_LIMIT_IP": "off"}}
+	return &liveFixture{srv: srv, rdb: rdb, admin: admin, keys: redisstore.NewKeys(prefix), env: env}
 }
 
 type liveUser struct{ id, name, token string }
@@ -210,7 +223,7 @@ func (f *liveFixture) waitSubscribed(t testing.TB, u liveUser) {
 	ch := f.keys.LiveUser(u.id)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		n, err := f.rdb.PubSubShardNumSub(context.Background(), ch).Result()
+		n, err := f.master(t, ch).PubSubShardNumSub(context.Background(), ch).Result()
 		if err == nil && n[ch] > 0 {
 			return
 		}
@@ -219,6 +232,21 @@ func (f *liveFixture) waitSubscribed(t testing.TB, u liveUser) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// master is a client of the master serving key: PUBSUB SHARDNUMSUB
+// counts the subscribers of the node it is sent to.
+func (f *liveFixture) master(t testing.TB, key string) redis.UniversalClient {
+	t.Helper()
+	cc, ok := f.rdb.(*redis.ClusterClient)
+	if !ok {
+		return f.rdb
+	}
+	m, err := cc.MasterForKey(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func must(t testing.TB, r *gatewaytest.Response) *gatewaytest.Response {
@@ -416,6 +444,9 @@ func TestLiveTimelineResumeSeam(t *testing.T) {
 // gateway was not listening is caught up.
 func TestLiveTimelineRedisRestart(t *testing.T) {
 	f := newLiveFixture(t, 15*time.Minute)
+	if f.srv == nil {
+		t.Skip("restarts one redis-server; on a cluster, a master's failover is TestHubClusterFailover's and faulttest's")
+	}
 	a := startGatewayProcess(t, f.env)
 	b := startGatewayProcess(t, f.env)
 	bob := f.user(t, "bob")

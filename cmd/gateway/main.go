@@ -28,7 +28,6 @@ import (
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/redisstats"
-	"github.com/socialgw/gateway/internal/redisstore"
 )
 
 func main() {
@@ -198,15 +197,9 @@ func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), er
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
 	}
-	rdb, err := redisstore.Connect(cfg.RedisURL, cfg.RedisCluster)
+	rdb, err := cfg.ConnectRedis(log)
 	if err != nil {
 		return nil, nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		// Not fatal: /readyz reports it and go-redis reconnects.
-		log.Warn("redis does not answer yet", "err", err)
 	}
 	return rdb, func() { _ = rdb.Close() }, nil
 }

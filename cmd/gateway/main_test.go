@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -151,7 +152,7 @@ func closedAddr(t *testing.T) string {
 }
 
 func TestRunServes(t *testing.T) {
-	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret})
+	g := launch(t, redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret}))
 	if !strings.HasPrefix(g.url, "http://127.0.0.1:") {
 		t.Errorf("ready URL %q", g.url)
 	}
@@ -213,7 +214,7 @@ func TestProductionSwitches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret}
+			env := redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret})
 			for k, v := range tt.env {
 				env[k] = v
 			}
@@ -324,7 +325,8 @@ func TestBadConfig(t *testing.T) {
 		{"negative duration", map[string]string{"ACCESS_TOKEN_TTL": "-1m"}, nil, "positive"},
 		{"zero refresh lifetime", map[string]string{"REFRESH_TOKEN_TTL": "0s"}, nil, "positive"},
 		{"boolean", map[string]string{"REDIS_CLUSTER": "maybe"}, nil, "REDIS_CLUSTER"},
-		{"cluster refused", map[string]string{"REDIS_CLUSTER": "true"}, nil, "REDIS_CLUSTER"},
+		{"cluster without its nodes", map[string]string{"REDIS_CLUSTER": "true", "REDIS_URL": ""}, nil, "REDIS_CLUSTER"},
+		{"REDIS_CLUSTER not matching the server", map[string]string{"REDIS_CLUSTER": strconv.FormatBool(!redistest.ClusterMode())}, nil, "REDIS_CLUSTER"},
 		{"production switch", map[string]string{"PRODUCTION": "yes please"}, nil, "PRODUCTION"},
 		{"graphiql switch", map[string]string{"GRAPHIQL": "perhaps"}, nil, "graphiql"},
 		{"introspection switch", map[string]string{"INTROSPECTION": "2"}, nil, "introspection"},
@@ -356,7 +358,7 @@ func TestBadConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// A database of its own: the demo refuses a non-empty one
 			// before it looks at the threshold.
-			env := map[string]string{"REDIS_URL": emptyDB(t, 11)}
+			env := emptyDB(t, 11)
 			for k, v := range tt.env {
 				env[k] = v
 			}
@@ -427,7 +429,7 @@ func waitPortClosed(t *testing.T, g *running) {
 // listener closes at once, the request still gets its answer, and run then
 // returns nil.
 func TestGracefulShutdown(t *testing.T) {
-	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret})
+	g := launch(t, redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret}))
 	conn, br, body := holdRequest(t, g)
 
 	g.cancel()
@@ -465,7 +467,7 @@ func TestGracefulShutdown(t *testing.T) {
 // TestShutdownDeadline: a request that does not finish within
 // SHUTDOWN_TIMEOUT is cut off, and run reports the deadline.
 func TestShutdownDeadline(t *testing.T) {
-	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "JWT_SECRET": testSecret, "SHUTDOWN_TIMEOUT": "300ms"})
+	g := launch(t, redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret, "SHUTDOWN_TIMEOUT": "300ms"}))
 	conn, br, _ := holdRequest(t, g)
 	start := time.Now()
 	err := g.stop(t)
@@ -514,7 +516,7 @@ func TestEdDSAKeyFiles(t *testing.T) {
 	if err := os.WriteFile(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := launch(t, map[string]string{"REDIS_URL": redistest.URL(t), "REDIS_PREFIX": "eddsa:"},
+	g := launch(t, redistest.WithEnv(t, map[string]string{"REDIS_PREFIX": "eddsa:"}),
 		"--jwt-method=EdDSA", "--jwt-private-key-file="+privFile, "--jwt-public-key-file="+pubFile)
 	tok := registerAndMe(t, g)
 	header, _, _ := strings.Cut(tok, ".")

@@ -124,8 +124,7 @@ func startGatewayProcess(t testing.TB, env map[string]string) *gatewayProcess {
 // budget runs out at the same count as on one gateway; the per-address
 // request budget is shared too, answered with 429 by whichever process.
 func TestRateLimitsAcrossProcesses(t *testing.T) {
-	env := map[string]string{
-		"REDIS_URL":                redistest.URL(t),
+	env := redistest.WithEnv(t, map[string]string{
 		"REDIS_PREFIX":             redistest.Prefix(t),
 		"JWT_SECRET":               testSecret,
 		"RATE_LIMIT_LOGIN_ACCOUNT": "4/1h",
@@ -133,7 +132,7 @@ func TestRateLimitsAcrossProcesses(t *testing.T) {
 		"RATE_LIMIT_REGISTER_IP":   "off",
 		"RATE_LIMIT_IP":            "20/1h",
 		"FANOUT_WORKER":            "false",
-	}
+	})
 	urls := []string{startProcess(t, env), startProcess(t, env)}
 	reg := gatewaytest.Post(t, urls[0], "", `mutation { register(input: {name: "shared", email: "shared@example.com", password: "password123"}) { user { id } } }`, nil)
 	if reg.Code() != "" {

@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	rdb, err := redisstore.Connect(cfg.RedisURL, cfg.RedisCluster)
+	rdb, err := cfg.ConnectRedis(log)
 	if err != nil {
 		return err
 	}

@@ -52,9 +52,9 @@ func TestWorkerDeliversAndStops(t *testing.T) {
 	out := &bytes.Buffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(runCtx, nil, env(map[string]string{
-			"REDIS_URL": redistest.URL(t), "REDIS_PREFIX": prefix, "FANOUT_MODE": "push", "STATS_EVERY": "20ms",
-		}), out)
+		done <- run(runCtx, nil, env(redistest.WithEnv(t, map[string]string{
+			"REDIS_PREFIX": prefix, "FANOUT_MODE": "push", "STATS_EVERY": "20ms",
+		})), out)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -84,7 +84,7 @@ var ErrNotEmpty = errors.New("demo: the Redis database is not empty; demo data i
 // what it promises.
 func Load(ctx context.Context, store *redisstore.Store, accounts *auth.Service) (*Result, error) {
 	start := time.Now()
-	n, err := store.Client().DBSize(ctx).Result()
+	n, err := store.DBSize(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("demo: check the database is empty: %w", err)
 	}

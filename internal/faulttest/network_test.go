@@ -45,7 +45,7 @@ func newRedis(t *testing.T, persist bool) *redisproc.Server {
 // follows (indexes).
 type users struct {
 	store  *redisstore.Store
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	ids    []string
 	tokens []string
 }
@@ -56,6 +56,12 @@ func makeUsers(t *testing.T, addr string, n int) *users {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
+	return makeUsersOn(t, rdb, n)
+}
+
+// makeUsersOn is makeUsers over any client (a cluster's).
+func makeUsersOn(t *testing.T, rdb redis.UniversalClient, n int) *users {
+	t.Helper()
 	store := redisstore.New(rdb, prefix)
 	tokens, err := auth.NewTokens(auth.TokenOptions{Method: "HS256", Secret: []byte(faulttest.Secret), Issuer: "socialgw", Audience: "socialgw-api", TTL: 15 * time.Minute})
 	if err != nil {

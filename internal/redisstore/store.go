@@ -14,6 +14,8 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +53,22 @@ func (s *Store) Keys() Keys { return s.keys }
 // Ping reports whether Redis answers; /readyz uses it.
 func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
 
+// DBSize counts the keys of the database: on a cluster, of every master
+// (DBSIZE through a cluster client asks one node only).
+func (s *Store) DBSize(ctx context.Context) (int64, error) {
+	cc, ok := s.rdb.(*redis.ClusterClient)
+	if !ok {
+		return s.rdb.DBSize(ctx).Result()
+	}
+	var n atomic.Int64
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		k, err := m.DBSize(ctx).Result()
+		n.Add(k)
+		return err
+	})
+	return n.Load(), err
+}
+
 // Connect opens a client for a redis:// or rediss:// URL; with cluster set
 // the URL is in go-redis's cluster form (several addr= parameters).
 func Connect(url string, cluster bool) (redis.UniversalClient, error) {
@@ -70,6 +88,9 @@ func Connect(url string, cluster bool) (redis.UniversalClient, error) {
 		return cc, nil
 	}
 	opt, err := redis.ParseURL(url)
+	if err != nil && strings.Contains(url, "addr=") {
+		return nil, fmt.Errorf("%w: REDIS_URL lists several nodes (addr=): set REDIS_CLUSTER=true for a Redis Cluster", ErrTopology)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("parse redis url: %w", err)
 	}
@@ -77,6 +98,30 @@ func Connect(url string, cluster bool) (redis.UniversalClient, error) {
 	// read and write timeouts (3 s) bound each network wait.
 	opt.ContextTimeoutEnabled = true
 	return redis.NewClient(opt), nil
+}
+
+// ErrTopology: the server at the URL is not the kind REDIS_CLUSTER says
+// (a cluster node used as a single server, or the reverse). Retrying
+// cannot help, unlike a server that does not answer yet.
+var ErrTopology = errors.New("redis topology does not match REDIS_CLUSTER")
+
+// CheckTopology asks Redis whether it runs in cluster mode and compares
+// with cluster. A cluster node used as a single server answers MOVED to
+// most keys, and a single server refuses the cluster client's first
+// command: both are configuration mistakes, worth stopping at startup.
+func CheckTopology(ctx context.Context, rdb redis.UniversalClient, cluster bool) error {
+	info, err := rdb.Info(ctx, "cluster").Result()
+	switch {
+	case err != nil && strings.Contains(err.Error(), "cluster support disabled"):
+		return fmt.Errorf("%w: REDIS_CLUSTER=true but the server is not a Redis Cluster node (%v)", ErrTopology, err)
+	case err != nil:
+		return err
+	case strings.Contains(info, "cluster_enabled:1") && !cluster:
+		return fmt.Errorf("%w: REDIS_URL names a Redis Cluster node: set REDIS_CLUSTER=true and list the nodes (redis://host1:port1?addr=host2:port2)", ErrTopology)
+	case !strings.Contains(info, "cluster_enabled:1") && cluster:
+		return fmt.Errorf("%w: REDIS_CLUSTER=true but the server is not a Redis Cluster node", ErrTopology)
+	}
+	return nil
 }
 
 // clusterReloadEvery bounds how stale a cluster client's slot map gets

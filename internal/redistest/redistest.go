@@ -75,6 +75,16 @@ func Env(tb testing.TB) map[string]string {
 	return map[string]string{"REDIS_URL": URL(tb), "REDIS_CLUSTER": strconv.FormatBool(cluster != nil)}
 }
 
+// WithEnv adds the package server's REDIS_URL and REDIS_CLUSTER to the
+// environment env of a gateway or worker process, and returns it.
+func WithEnv[M ~map[string]string](tb testing.TB, env M) M {
+	tb.Helper()
+	for k, v := range Env(tb) {
+		env[k] = v
+	}
+	return env
+}
+
 // Client returns a client of the package's server (a cluster client in
 // cluster mode), closed at test end.
 func Client(tb testing.TB) redis.UniversalClient {

@@ -49,15 +49,32 @@ func (c *Common) Check() error {
 	if c.ShutdownTimeout <= 0 {
 		return errors.New("shutdown timeout must be positive")
 	}
-	if c.RedisCluster {
-		// Every store step works on Cluster and the integration suite
-		// and a failover test run on one, but the live hub does not yet
-		// deliver over a cluster client and these processes have not run
-		// on one: refusing to start beats advertising a deployment nobody
-		// has tested.
-		return errors.New("REDIS_CLUSTER=true is refused: live timelines cannot deliver over a cluster client (their one pub/sub connection reaches one master), and the gateway and worker processes have not run on a cluster (docs/operations.md, \"Redis Cluster\")")
+	if c.RedisCluster && c.RedisURL == "" {
+		// The embedded Redis is one server; a cluster is named by its
+		// nodes' addresses.
+		return errors.New("REDIS_CLUSTER=true needs REDIS_URL naming the cluster's nodes (redis://host1:port1?addr=host2:port2)")
 	}
 	return nil
+}
+
+// ConnectRedis opens the client the settings name and checks it: a
+// server that does not answer yet is only logged (/readyz reports it and
+// go-redis reconnects), but one of the wrong kind (REDIS_CLUSTER does not
+// match the server) stops the command.
+func (c *Common) ConnectRedis(log *slog.Logger) (redis.UniversalClient, error) {
+	rdb, err := redisstore.Connect(c.RedisURL, c.RedisCluster)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := redisstore.CheckTopology(ctx, rdb, c.RedisCluster); errors.Is(err, redisstore.ErrTopology) {
+		_ = rdb.Close()
+		return nil, err
+	} else if err != nil {
+		log.Warn("redis does not answer yet", "err", err)
+	}
+	return rdb, nil
 }
 
 // NewLogger returns the logger the settings ask for, writing to w.

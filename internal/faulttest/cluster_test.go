@@ -1,0 +1,310 @@
+package faulttest_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/faulttest"
+	"github.com/socialgw/gateway/internal/redisproc"
+	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+// TestClusterProcesses: two gateway and two worker processes on a local
+// Redis Cluster (three masters with a replica each), the fan-out queue
+// sharded over six streams. Posts written through both gateways reach
+// every follower exactly once, and a live subscriber of one gateway hears
+// of the posts made through the other. Then the master serving the
+// author's slot is SIGKILLed while clients keep posting through both
+// gateways: its replica takes over and both gateways serve its slots again
+// without a restart (the time is logged); every post acknowledged before
+// the replicas were last seen caught up is there, so is every post
+// acknowledged after the failover, nothing is duplicated, fan-out finishes
+// every post that survived, and the live subscriber hears of new posts.
+// Posts acknowledged in the moment between that check and the kill may be
+// lost: Redis replicates asynchronously (docs/reliability.md).
+func TestClusterProcesses(t *testing.T) {
+	c := newCluster(t)
+	rdb, err := redisstore.Connect(c.URL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	const followers = 40
+	u := makeUsersOn(t, rdb, 1+followers)
+	u.followAll(t)
+	e := faulttest.Env{"REDIS_URL": c.URL(), "REDIS_CLUSTER": "true", "REDIS_PREFIX": prefix,
+		"FANOUT_MODE": "push", "FANOUT_SHARDS": "6", "HOME_CAP": "100000"}
+	gws := []*faulttest.Proc{faulttest.StartGateway(t, "gateway a", e), faulttest.StartGateway(t, "gateway b", e)}
+	for _, name := range []string{"worker 1", "worker 2"} {
+		we := faulttest.Env{"FANOUT_MIN_IDLE": "1s", "FANOUT_CONSUMER": name}
+		for k, v := range e {
+			we[k] = v
+		}
+		faulttest.StartWorker(t, name, we)
+	}
+	live := subscribeSSE(t, gws[0].URL, u.tokens[1])
+
+	// Both gateways, both workers: every post reaches every follower once,
+	// and the subscriber on gateway a hears of those made through b.
+	var posts []string
+	for i := 0; i < 20; i++ {
+		id := u.post(gws[i%2].URL, 0, fmt.Sprint("post ", i))
+		if id == "" {
+			t.Fatalf("createPost %d failed", i)
+		}
+		posts = append(posts, id)
+	}
+	live.expect(t, posts, 20*time.Second)
+	u.waitDelivered(t, posts, 60*time.Second)
+
+	// Failover under load.
+	victim, err := c.Master(u.store.Keys().User(u.ids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	type ack struct {
+		id string
+		at time.Time
+	}
+	var acks []ack
+	firstOK := make([]time.Time, len(gws)) // first post acknowledged after the kill, per gateway
+	var killedAt time.Time
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				g := (w + n) % len(gws)
+				id := u.post(gws[g].URL, 0, fmt.Sprintf("load %d-%d", w, n))
+				now := time.Now()
+				if id == "" {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				mu.Lock()
+				acks = append(acks, ack{id, now})
+				if !killedAt.IsZero() && now.After(killedAt) && firstOK[g].IsZero() {
+					firstOK[g] = now
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	cut := time.Now()
+	waitReplicated(t, victim.Addr)
+	mu.Lock()
+	killedAt = time.Now()
+	mu.Unlock()
+	victim.Stop()
+	faulttest.Eventually(t, 30*time.Second, "both gateways posting again after the failover", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !firstOK[0].IsZero() && !firstOK[1].IsZero()
+	})
+	for i, at := range firstOK {
+		t.Logf("gateway %c: the author's slot served again %s after its master was killed", 'a'+i, at.Sub(killedAt).Round(time.Millisecond))
+	}
+	recovered := firstOK[0]
+	if firstOK[1].After(recovered) {
+		recovered = firstOK[1]
+	}
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+
+	// What was acknowledged is there, apart from the replication window.
+	ctx := context.Background()
+	var kept []string
+	lost := 0
+	for _, a := range acks {
+		n, err := rdb.Exists(ctx, u.store.Keys().Post(a.id)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case n == 1:
+			kept = append(kept, a.id)
+		case a.at.Before(cut) || a.at.After(recovered):
+			t.Errorf("post %s acknowledged at %s is gone (cut %s, kill %s, recovered %s)", a.id,
+				a.at.Format(time.StampMilli), cut.Format(time.StampMilli), killedAt.Format(time.StampMilli), recovered.Format(time.StampMilli))
+		default:
+			lost++
+		}
+	}
+	t.Logf("%d posts acknowledged under load, %d lost in the replication window between the last check and the kill", len(acks), lost)
+	u.waitDelivered(t, kept, 60*time.Second)
+
+	// The live subscriber still hears of new posts, whichever master now
+	// serves its channel.
+	after := u.post(gws[1].URL, 0, "after the failover")
+	if after == "" {
+		t.Fatal("createPost after the failover failed")
+	}
+	live.expect(t, []string{after}, 20*time.Second)
+}
+
+// newCluster starts a three-master cluster with a replica each.
+func newCluster(t *testing.T) *redisproc.Cluster {
+	t.Helper()
+	c, err := redisproc.StartCluster(3, 1)
+	if errors.Is(err, redisproc.ErrNotFound) && os.Getenv("REQUIRE_REDIS") == "" {
+		t.Skip("redis-server or redis-cli is not on PATH")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+var replicaOffsetRE = regexp.MustCompile(`(?m)^slave\d+:.*offset=(\d+)`)
+
+// waitReplicated waits until every replica of the master at addr has
+// what the master had written when it was called. (WAIT would only count
+// the writes of its own connection.)
+func waitReplicated(t *testing.T, addr string) {
+	t.Helper()
+	m := redis.NewClient(&redis.Options{Addr: addr})
+	defer m.Close()
+	ctx := context.Background()
+	info, err := m.Info(ctx, "replication").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := infoInt(info, "master_repl_offset")
+	faulttest.Eventually(t, 10*time.Second, "the replica caught up", func() bool {
+		info, err := m.Info(ctx, "replication").Result()
+		if err != nil {
+			return false
+		}
+		subs := replicaOffsetRE.FindAllStringSubmatch(info, -1)
+		for _, s := range subs {
+			if n, _ := strconv.ParseInt(s[1], 10, 64); n < want {
+				return false
+			}
+		}
+		return len(subs) > 0
+	})
+}
+
+func infoInt(info, field string) int64 {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return -1
+}
+
+// waitDelivered waits until every follower's home list holds every post,
+// then checks that none holds one twice.
+func (u *users) waitDelivered(t *testing.T, posts []string, within time.Duration) {
+	t.Helper()
+	faulttest.Eventually(t, within, fmt.Sprintf("%d posts in %d home timelines", len(posts), len(u.ids)-1), func() bool {
+		for i := 1; i < len(u.ids); i++ {
+			c := count(u.home(t, i))
+			for _, p := range posts {
+				if c[p] == 0 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	for i := 1; i < len(u.ids); i++ {
+		for p, n := range count(u.home(t, i)) {
+			if n > 1 {
+				t.Fatalf("follower %d has post %s %d times", i, p, n)
+			}
+		}
+	}
+}
+
+// sseSub is a timelineUpdated subscription over SSE (graphql-sse's
+// distinct connections mode): the ids of the posts it announced arrive on
+// ids.
+type sseSub struct{ ids chan string }
+
+func subscribeSSE(t *testing.T, baseURL, token string) *sseSub {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	body, _ := json.Marshal(map[string]string{"query": `subscription { timelineUpdated { id } }`})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/query", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("SSE subscription: status %d", resp.StatusCode)
+	}
+	s := &sseSub{ids: make(chan string, 1024)}
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data:")
+			if !ok {
+				continue
+			}
+			var ev struct {
+				Data struct {
+					TimelineUpdated struct{ ID string } `json:"timelineUpdated"`
+				} `json:"data"`
+			}
+			if json.Unmarshal([]byte(strings.TrimSpace(data)), &ev) == nil && ev.Data.TimelineUpdated.ID != "" {
+				s.ids <- ev.Data.TimelineUpdated.ID
+			}
+		}
+	}()
+	return s
+}
+
+// expect waits until every one of ids was announced.
+func (s *sseSub) expect(t *testing.T, ids []string, within time.Duration) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	deadline := time.After(within)
+	for len(want) > 0 {
+		select {
+		case id := <-s.ids:
+			delete(want, id)
+		case <-deadline:
+			t.Fatalf("%d of %d posts not announced to the live subscriber within %s", len(want), len(ids), within)
+		}
+	}
+}

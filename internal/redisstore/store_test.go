@@ -1,0 +1,42 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
+)
+
+// TestCheckTopology: REDIS_CLUSTER must match the server — a cluster
+// client of a single server and a single-server client of a cluster node
+// are stopped at startup with ErrTopology; the right pairing passes.
+func TestCheckTopology(t *testing.T) {
+	redistest.Addr(t)
+	if !redistest.Real() {
+		t.Skip("needs a real redis-server (the embedded one has no INFO cluster)")
+	}
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	cluster := redistest.ClusterMode()
+	if err := redisstore.CheckTopology(ctx, rdb, cluster); err != nil {
+		t.Fatalf("the right pairing: %v", err)
+	}
+	// The wrong pairing: a plain client of the same (first) node with the
+	// flag flipped.
+	node := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer node.Close()
+	if err := redisstore.CheckTopology(ctx, node, !cluster); !errors.Is(err, redisstore.ErrTopology) {
+		t.Errorf("single-server client, REDIS_CLUSTER=%v: %v, want ErrTopology", !cluster, err)
+	}
+	if !cluster {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{redistest.Addr(t)}})
+		defer cc.Close()
+		if err := redisstore.CheckTopology(ctx, cc, true); !errors.Is(err, redisstore.ErrTopology) {
+			t.Errorf("cluster client of a single server: %v, want ErrTopology", err)
+		}
+	}
+}
