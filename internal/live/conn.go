@@ -2,6 +2,8 @@ package live
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -70,6 +72,13 @@ func (h *Hub) receive(cn *conn) {
 		if h.ctx.Err() != nil {
 			return
 		}
+		if slot, ok := movedSlot(err); ok {
+			// Asked a channel of a slot this master no longer serves (the
+			// slot map was stale, or moved meanwhile): the connection is
+			// fine, only that slot's channels go elsewhere.
+			h.moved(cn, slot)
+			continue
+		}
 		if err != nil {
 			h.fail(cn, err)
 			return
@@ -110,4 +119,67 @@ func (h *Hub) fail(cn *conn, err error) {
 	_ = cn.ps.Close()
 	h.route.stale()
 	h.poke()
+}
+
+// moved unroutes the channels of slot asked on cn: they are routed again
+// after a short wait, once the slot map was reloaded.
+func (h *Hub) moved(cn *conn, slot int) {
+	h.mu.Lock()
+	n := 0
+	for name := range cn.asked {
+		if hashSlot(name) != slot {
+			continue
+		}
+		delete(cn.asked, name)
+		n++
+		if c := h.chans[name]; c != nil && c.conn == cn {
+			c.conn = nil
+			if c.confirmed {
+				c.confirmed, c.lost = false, true
+			}
+		}
+	}
+	h.mu.Unlock()
+	h.log.Info("live: channels moved to another master", "addr", cn.addr, "slot", slot, "channels", n)
+	h.route.stale()
+	h.deferRetry()
+	h.poke()
+}
+
+// movedSlot recognizes Redis's MOVED redirection (an error reply to
+// SSUBSCRIBE on a connection to a master that does not serve the slot).
+func movedSlot(err error) (int, bool) {
+	if err == nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(err.Error(), "MOVED ")
+	if !ok {
+		return 0, false
+	}
+	n, _, _ := strings.Cut(rest, " ")
+	slot, err := strconv.Atoi(n)
+	return slot, err == nil
+}
+
+// hashSlot is the Redis Cluster hash slot of a key or sharded channel: CRC16
+// (XMODEM) of its hash tag — the part between the first { and the next },
+// when not empty — or of the whole name, modulo 16384.
+func hashSlot(name string) int {
+	if i := strings.IndexByte(name, '{'); i >= 0 {
+		if j := strings.IndexByte(name[i+1:], '}'); j > 0 {
+			name = name[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for k := 0; k < len(name); k++ {
+		crc ^= uint16(name[k]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc % 16384)
 }

@@ -496,6 +496,10 @@ func (h *Hub) confirm(cn *conn, m *redis.Subscription) {
 			if c.confirmed {
 				c.confirmed, c.lost = false, true
 			}
+			// Routed at once, the stale slot map would send it back here
+			// (answered MOVED): give the reload a moment.
+			h.route.stale()
+			h.retryAt = time.Now().Add(h.cfg.MinBackoff)
 			h.poke()
 		}
 	}

@@ -390,3 +390,125 @@ func TestHubClusterFailover(t *testing.T) {
 	default:
 	}
 }
+
+// TestHubClusterReshard: the slot of a subscribed channel moves to
+// another master (as redis-cli --cluster reshard does it: IMPORTING,
+// MIGRATING, then NODE everywhere). The old master drops the channel
+// (SUNSUBSCRIBE); the hub subscribes it on the new one, tells the
+// subscriber to catch up, and delivers again.
+func TestHubClusterReshard(t *testing.T) {
+	if !redistest.ClusterMode() {
+		t.Skip("needs REDIS_CLUSTER_TESTS=1 (a local Redis Cluster)")
+	}
+	ctx := context.Background()
+	rdb := redistest.Client(t)
+	cc := rdb.(*redis.ClusterClient)
+	h := live.NewHub(rdb, live.HubConfig{MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}, nil)
+	t.Cleanup(h.Close)
+	// A tag of its own: its slot holds no key of another test, so moving
+	// it migrates nothing.
+	ch := redistest.Prefix(t) + "{reshard}:live"
+	s := subscribe(t, h, ch)
+
+	slot, err := cc.ClusterKeySlot(ctx, ch).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, err := cc.MasterForKey(ctx, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to *redis.Client
+	var masters []*redis.Client
+	eachMaster(t, rdb, func(m redis.UniversalClient) {
+		c := m.(*redis.Client)
+		masters = append(masters, c)
+		if c.Options().Addr != from.Options().Addr && to == nil {
+			to = c
+		}
+	})
+	id := func(c *redis.Client) string {
+		id, err := c.ClusterMyID(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	fromID, toID := id(from), id(to)
+	for _, step := range []struct {
+		node *redis.Client
+		args []any
+	}{
+		{to, []any{"cluster", "setslot", slot, "importing", fromID}},
+		{from, []any{"cluster", "setslot", slot, "migrating", toID}},
+		{to, []any{"cluster", "setslot", slot, "node", toID}},
+		{from, []any{"cluster", "setslot", slot, "node", toID}},
+	} {
+		if err := step.node.Do(ctx, step.args...).Err(); err != nil {
+			t.Fatalf("%v: %v", step.args, err)
+		}
+	}
+	for _, m := range masters {
+		if m != from && m != to {
+			_ = m.Do(ctx, "cluster", "setslot", slot, "node", toID).Err()
+		}
+	}
+	select {
+	case <-s.Resync():
+	case <-s.Done():
+		t.Fatalf("subscription ended: %v", s.Err())
+	case <-time.After(15 * time.Second):
+		t.Fatal("no resync within 15 s of the slot's move")
+	}
+	publishMoved := func() error { return rdb.SPublish(ctx, ch, "moved").Err() }
+	waitFor(t, "a publish on the new master", func() bool { return publishMoved() == nil })
+	if got := receive(t, s).Payload; got != "moved" {
+		t.Fatalf("got %q, want moved", got)
+	}
+	if n := numSub(t, rdb, ch); n != 1 {
+		t.Errorf("subscribers of %s on its new master = %d, want 1", ch, n)
+	}
+}
+
+// TestSlot checks the hash slot against Redis's own CLUSTER KEYSLOT
+// examples (and hash tag rules).
+func TestSlot(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want int
+	}{
+		{"123456789", 12739}, // CRC16/XMODEM check value 0x31C3
+		{"foo", 12182},
+		{"{user1000}.following", 3443},
+		{"{user1000}.followers", 3443},
+		{"foo{}{bar}", 8363}, // an empty tag: the whole name
+		{"foo{{bar}}zap", 4015},
+		{"foo{bar}{zap}", 5061},
+		{"bar", 5061},
+	} {
+		if got := live.Slot(tt.name); got != tt.want {
+			t.Errorf("Slot(%q) = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestMovedSlot: only Redis's MOVED redirection is taken for a slot that
+// moved; every other error fails the connection.
+func TestMovedSlot(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		slot int
+		ok   bool
+	}{
+		{redis.ErrClosed, 0, false},
+		{errors.New("MOVED 14748 127.0.0.1:44441"), 14748, true},
+		{errors.New("MOVED x 127.0.0.1:44441"), 0, false},
+		{errors.New("ASK 12 127.0.0.1:1"), 0, false},
+		{nil, 0, false},
+	} {
+		slot, ok := live.MovedSlot(tt.err)
+		if slot != tt.slot || ok != tt.ok {
+			t.Errorf("MovedSlot(%v) = %d, %v; want %d, %v", tt.err, slot, ok, tt.slot, tt.ok)
+		}
+	}
+}
