@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ func TestRunTiny(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"bench",
-		"--redis-url", url, "--prefix", prefix,
+		"--redis-url", url, "--cluster=" + strconv.FormatBool(redistest.ClusterMode()), "--prefix", prefix,
 		"--users", "80", "--posts", "600", "--duration", "150ms", "--concurrency", "4", "--readers", "10",
 		"--fanout-followers", "300", "--fanout-runs", "2", "--create-posts", "5",
 		"--modes-users", "60", "--modes-posts", "300", "--modes-writes", "10", "--modes-reads", "10",
@@ -60,7 +61,7 @@ func TestRunTiny(t *testing.T) {
 	// Again on the same data set.
 	stdout.Reset()
 	err = run(context.Background(), []string{"bench",
-		"--redis-url", url, "--prefix", prefix,
+		"--redis-url", url, "--cluster=" + strconv.FormatBool(redistest.ClusterMode()), "--prefix", prefix,
 		"--users", "80", "--posts", "600", "--reuse", "--parts", "cap",
 	}, &stdout, &stderr)
 	if err != nil {
