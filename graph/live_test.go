@@ -190,3 +190,41 @@ func TestLiveSlowClientDropped(t *testing.T) {
 		t.Fatalf("other subscriber: %+v (%s), %v; want post %s", m, m.Payload, err, id)
 	}
 }
+
+// TestLiveSubscriptionBounds: a user holds at most LiveConfig.MaxPerUser
+// subscriptions on a process, and the process at most MaxSubscriptions in
+// all; one more is refused with RATE_LIMITED (and a retryAfter), and a
+// closed subscription frees its place.
+func TestLiveSubscriptionBounds(t *testing.T) {
+	s := liveServer(t, gateway.LiveConfig{MaxPerUser: 2, MaxSubscriptions: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a, b := s.Register(t, "bounded"), s.Register(t, "other")
+	refused := func(who string, c *websocket.Conn) {
+		t.Helper()
+		m, err := wsNext(ctx, c)
+		// A resolver's error at the start: a "next" carrying errors, then
+		// "complete".
+		if err != nil || (m.Type != "error" && m.Type != "next") || !strings.Contains(string(m.Payload), `"code":"RATE_LIMITED"`) ||
+			!strings.Contains(string(m.Payload), "retryAfter") {
+			t.Fatalf("%s over the bound: %+v (%s), %v; want a RATE_LIMITED error with retryAfter", who, m, m.Payload, err)
+		}
+	}
+	a1 := wsSubscribe(ctx, t, s, a.Token)
+	wsSubscribe(ctx, t, s, a.Token)
+	waitSubscribers(t, s.Hub, 2)
+	refused("a third subscription of one user", wsSubscribe(ctx, t, s, a.Token))
+	wsSubscribe(ctx, t, s, b.Token)
+	waitSubscribers(t, s.Hub, 3)
+	refused("a subscription past the process's bound", wsSubscribe(ctx, t, s, b.Token))
+
+	a1.CloseNow()
+	waitSubscribers(t, s.Hub, 2)
+	again := wsSubscribe(ctx, t, s, a.Token)
+	waitSubscribers(t, s.Hub, 3)
+	id := s.MustDo(t, a.Token, `mutation { createPost(input: {content: "bounded"}) { id } }`, nil).Str("createPost.id")
+	m, err := wsNext(ctx, again)
+	if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), `"id":"`+id+`"`) {
+		t.Fatalf("the subscription that took the freed place: %+v (%s), %v; want post %s", m, m.Payload, err, id)
+	}
+}

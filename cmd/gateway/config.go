@@ -14,6 +14,7 @@ import (
 	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/ratelimit"
 )
 
@@ -50,6 +51,10 @@ type Config struct {
 	Limits        gqlguard.Limits
 	MaxConcurrent int
 	QueueWait     time.Duration
+	// LiveMaxPerUser and LiveMaxSubscriptions bound the live
+	// subscriptions open in the process, per user and in all.
+	LiveMaxPerUser       int
+	LiveMaxSubscriptions int
 
 	// Feed is the timeline and fan-out configuration, shared with
 	// cmd/worker; FanoutWorker runs a fan-out worker inside the gateway.
@@ -95,6 +100,8 @@ func (c *Config) settings() []app.Setting {
 		app.Int(&c.Limits.ResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", itoa(def.ResponseBytes), "largest response: documents whose response could exceed it are refused, responses that do are stopped; 0 disables"),
 		app.Int(&c.MaxConcurrent, "max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", "32", "queries and mutations executing at once; more wait up to QUEUE_WAIT, then get 503; 0 disables"),
 		app.Duration(&c.QueueWait, "queue-wait", "QUEUE_WAIT", "500ms", "how long a request waits for an execution slot before 503"),
+		app.Int(&c.LiveMaxPerUser, "live-max-per-user", "LIVE_MAX_PER_USER", itoa(live.DefaultMaxPerViewer), "live subscriptions one user may hold open on this process; one more is refused (RATE_LIMITED)"),
+		app.Int(&c.LiveMaxSubscriptions, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", itoa(live.DefaultMaxStreams), "live subscriptions this process holds open in all (about 61 KB each when idle); one more is refused (RATE_LIMITED)"),
 		app.Int(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
 		app.Bool(&c.Demo, "demo", "DEMO", "false", fmt.Sprintf("fill an empty database with a demo network and log two ready sessions (CELEBRITY_THRESHOLD defaults to %d)", demo.DefaultCelebrityThreshold)),
 		app.String(&c.SPADir, "spa-dir", "SPA_DIR", "", "directory served at /app/, for developing a single-page app on the gateway's origin (examples/spa/dist)"),
@@ -185,6 +192,8 @@ func (c *Config) finish(explicit map[string]bool) error {
 		return errors.New("document limits must be positive, or 0 to disable")
 	case c.MaxConcurrent < 0 || c.QueueWait < 0:
 		return errors.New("max concurrent requests and queue wait must not be negative")
+	case c.LiveMaxPerUser < 1 || c.LiveMaxSubscriptions < 1:
+		return errors.New("live subscription bounds must be at least 1")
 	}
 	if err := c.Common.Check(); err != nil {
 		return err

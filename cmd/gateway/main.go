@@ -79,7 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Abuse:       cfg.Abuse,
 		SPADir:      cfg.SPADir,
 		// The embedded Redis has only classic pub/sub.
-		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log},
+		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
+			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
 	})
 	if err != nil {
 		return err

@@ -92,6 +92,10 @@ type LiveConfig struct {
 	// RecheckAuth is how often an open subscription checks that its token
 	// was not revoked (0: the default, 30s).
 	RecheckAuth time.Duration
+	// MaxPerUser and MaxSubscriptions bound the subscriptions open in the
+	// process, per user and in all (0: live.DefaultMaxPerViewer,
+	// live.DefaultMaxStreams).
+	MaxPerUser, MaxSubscriptions int
 	// Log receives the hub's warnings (nil: slog's default).
 	Log *slog.Logger
 }
@@ -156,7 +160,8 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		// A live reader counts as reading its timeline as often as a page
 		// read would mark it active (redisstore.Store.ActiveEvery).
 		g.Resolver.Live = &live.Timelines{Hub: g.Hub, Store: store, Sessions: store,
-			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log}
+			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log,
+			MaxPerViewer: cfg.Live.MaxPerUser, MaxStreams: cfg.Live.MaxSubscriptions}
 	}
 	g.Fast = graph.NewFastStats()
 	opts := cfg.GraphQL

@@ -137,6 +137,7 @@ func registerLive(reg prometheus.Registerer, h *live.Hub) {
 	metric("gateway_live_messages_total", "Pub/sub messages handed to subscribers.", true, func(s live.Stats) int64 { return s.Delivered })
 	metric("gateway_live_dropped_total", "Subscribers dropped for not keeping up.", true, func(s live.Stats) int64 { return s.Dropped })
 	metric("gateway_live_reconnects_total", "Pub/sub connections replaced after a failure.", true, func(s live.Stats) int64 { return s.Reconnects })
+	metric("gateway_live_connections", "Pub/sub connections open to Redis (one per master serving a wanted channel).", false, func(s live.Stats) int64 { return int64(s.Conns) })
 }
 
 // registerBacklog exports the fan-out queue's length and dead letters, read

@@ -47,7 +47,56 @@ type Timelines struct {
 	// ReplayLimit is the most posts a resume replays; a client further
 	// behind reads the timeline instead. Default 1000.
 	ReplayLimit int
-	Log         *slog.Logger
+	// MaxPerViewer bounds one user's open streams in this process (tabs,
+	// devices, reconnects not yet noticed): one more is refused with
+	// RATE_LIMITED. Default 16.
+	MaxPerViewer int
+	// MaxStreams bounds the streams open in this process, whoever holds
+	// them: an idle one costs about 61 KB (docs/performance.md), so
+	// without a bound connections alone could exhaust memory. Default
+	// 20 000.
+	MaxStreams int
+	Log        *slog.Logger
+
+	mu    sync.Mutex
+	open  map[string]int // open streams by viewer
+	total int
+}
+
+// Defaults of the stream bounds.
+const (
+	DefaultMaxPerViewer = 16
+	DefaultMaxStreams   = 20000
+)
+
+// acquire counts a new stream of viewer, or refuses it over a bound.
+func (t *Timelines) acquire(viewer string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := orDefault(t.MaxStreams, DefaultMaxStreams); t.total >= n {
+		return &social.Error{Code: social.RateLimited, RetryAfter: 30 * time.Second,
+			Message: "this server holds as many live subscriptions as it can: retry shortly"}
+	}
+	if n := orDefault(t.MaxPerViewer, DefaultMaxPerViewer); t.open[viewer] >= n {
+		return &social.Error{Code: social.RateLimited, RetryAfter: 30 * time.Second,
+			Message: fmt.Sprintf("at most %d live subscriptions per user at once: close one first", n)}
+	}
+	if t.open == nil {
+		t.open = make(map[string]int)
+	}
+	t.open[viewer]++
+	t.total++
+	return nil
+}
+
+// release uncounts a stream of viewer.
+func (t *Timelines) release(viewer string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open[viewer]--; t.open[viewer] <= 0 {
+		delete(t.open, viewer)
+	}
+	t.total--
 }
 
 // batch is the most announced posts checked in one round trip.
@@ -76,10 +125,14 @@ func (t *Timelines) Stream(ctx context.Context, v social.Viewer, since string) (
 			return nil, nil, social.Errorf(social.BadUserInput, "since must be a post id")
 		}
 	}
+	if err := t.acquire(v.UserID); err != nil {
+		return nil, nil, err
+	}
 	s := &stream{t: t, v: v, ctx: ctx, out: make(chan *social.Post), seen: newRecent(seenSize), last: after,
 		resume: since != ""}
 	sub, err := t.Hub.Subscribe(ctx, s.kick, t.Store.LiveChannels(v.UserID)...)
 	if err != nil {
+		t.release(v.UserID)
 		return nil, nil, fmt.Errorf("subscribe to the live timeline of %s: %w", v.UserID, err)
 	}
 	s.mu.Lock()
@@ -266,6 +319,7 @@ func (s *stream) untilNext(now time.Time) time.Duration {
 // end closes the stream with err (nil: nothing to tell the client).
 func (s *stream) end(err error) {
 	s.ended = true
+	s.t.release(s.v.UserID)
 	s.err = err
 	s.timer.Stop()
 	s.stopCtx()
