@@ -148,7 +148,7 @@ func TestBadInput(t *testing.T) {
 		{"GET variables that are not JSON", badRequest{"GET", "/query?query=" + url.QueryEscape("{ me { id } }") + "&variables=%7Bnope", nil, ""}, 400, "BAD_USER_INPUT"},
 		{"GET extensions that are not JSON", badRequest{"GET", "/query?query=" + url.QueryEscape("{ me { id } }") + "&extensions=[1", nil, ""}, 400, "BAD_USER_INPUT"},
 		{"mutation over GET", badRequest{"GET", "/query?query=" + url.QueryEscape(logout), nil, ""}, 405, "BAD_USER_INPUT"},
-		{"persisted-query mutation over GET", badRequest{"GET", "/query?extensions=" + url.QueryEscape(apq), nil, ""}, 200, "BAD_USER_INPUT"},
+		{"persisted-query mutation over GET", badRequest{"GET", "/query?extensions=" + url.QueryEscape(apq), nil, ""}, 405, "BAD_USER_INPUT"},
 		{"stray Upgrade header", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType, "Upgrade": "h2c", "Connection": "Upgrade"},
 			`{"query":"{ __typename }"}`}, 400, "BAD_USER_INPUT"},
 		{"websocket upgrade by POST", badRequest{"POST", "/query", ws, ""}, 400, "BAD_USER_INPUT"},

@@ -133,7 +133,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	if apq == nil {
 		apq = smallOnly[string]{lru.New[string](1000), func(_, q string) int { return len(q) }}
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: memoAPQ{apq}})
 	// After the persisted-query extension (it fills the query in), before
 	// parsing and validation. gqlgen's own complexity limit is not used:
 	// its walk expands every fragment spread; the guard's cost is the same
@@ -169,7 +169,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		srv.AroundFields(mutationBudget(o.Limiter))
 	}
 	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed,
-		limitBody(o.MaxBodyBytes, guard, authenticate(authn, newLimiter(o, srv)))))
+		limitBody(o.MaxBodyBytes, guard, apq, authenticate(authn, newLimiter(o, srv)))))
 }
 
 // refuseSocket ends a websocket whose connection_init carried a bad token:
@@ -209,8 +209,11 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 // browser send a mutation cross-site without a CORS preflight). It decodes
 // the request's parameters once and measures the document with the guard;
 // the verdict travels in the context to the limiter and to the guard's
-// gqlgen extension, which reports it.
-func limitBody(max int64, guard *gqlguard.Guard, next http.Handler) http.Handler {
+// gqlgen extension, which reports it. A persisted query sent by its hash
+// alone is looked up here (apq), so that it is measured and classified
+// (a mutation over GET, a subscription) like any other document; gqlgen's
+// persisted-query extension then gets it from the context, not Redis.
+func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p requestParams
 		switch r.Method {
@@ -232,7 +235,7 @@ func limitBody(max int64, guard *gqlguard.Guard, next http.Handler) http.Handler
 				objs[name] = obj
 			}
 			p = requestParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Variables: objs["variables"],
-				persisted: objs["extensions"]["persistedQuery"] != nil}
+				persisted: objs["extensions"]["persistedQuery"] != nil, hash: persistedHash(objs["extensions"])}
 		case http.MethodPost:
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" {
@@ -277,7 +280,7 @@ func limitBody(max int64, guard *gqlguard.Guard, next http.Handler) http.Handler
 				return
 			}
 			p = requestParams{Query: params.Query, OperationName: params.OperationName, Variables: params.Variables,
-				persisted: params.Extensions["persistedQuery"] != nil}
+				persisted: params.Extensions["persistedQuery"] != nil, hash: persistedHash(params.Extensions)}
 			r.Body = io.NopCloser(bytes.NewReader(raw))
 		default:
 			w.Header().Set("Allow", "GET, POST")
@@ -292,6 +295,13 @@ func limitBody(max int64, guard *gqlguard.Guard, next http.Handler) http.Handler
 			writeError(w, http.StatusBadRequest, social.BadUserInput, "the request has no query")
 			return
 		}
+		ctx := r.Context()
+		if p.Query == "" && p.hash != "" {
+			if doc, ok := apq.Get(ctx, p.hash); ok {
+				p.Query = doc
+				ctx = context.WithValue(ctx, apqMemoKey{}, apqMemo{p.hash, doc})
+			}
+		}
 		c := &checked{query: p.Query, operationName: p.OperationName}
 		c.report, c.err = guard.Check(p.Query, p.OperationName, p.Variables)
 		if r.Method == http.MethodGet && c.err == nil && c.report.Operation == ast.Mutation {
@@ -299,8 +309,32 @@ func limitBody(max int64, guard *gqlguard.Guard, next http.Handler) http.Handler
 			writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "mutations must be sent with POST")
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, c)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, checkedKey{}, c)))
 	})
+}
+
+// persistedHash is the sha256Hash of a request's persistedQuery
+// extension, or "".
+func persistedHash(ext map[string]any) string {
+	pq, _ := ext["persistedQuery"].(map[string]any)
+	h, _ := pq["sha256Hash"].(string)
+	return h
+}
+
+type apqMemoKey struct{}
+
+// apqMemo is a persisted query limitBody already looked up.
+type apqMemo struct{ hash, doc string }
+
+// memoAPQ answers gqlgen's lookup of a persisted query from the request's
+// context when limitBody looked it up already: one Redis read a request.
+type memoAPQ struct{ graphql.Cache[string] }
+
+func (c memoAPQ) Get(ctx context.Context, hash string) (string, bool) {
+	if m, ok := ctx.Value(apqMemoKey{}).(apqMemo); ok && m.hash == hash {
+		return m.doc, true
+	}
+	return c.Cache.Get(ctx, hash)
 }
 
 // requestParams are the GraphQL parameters of an HTTP request.
@@ -308,8 +342,9 @@ type requestParams struct {
 	Query, OperationName string
 	Variables            map[string]any
 	// persisted: the request names a persisted query (its document may
-	// be absent).
+	// be absent); hash is its sha256Hash.
 	persisted bool
+	hash      string
 }
 
 // writeError writes a GraphQL-shaped error response outside execution.

@@ -162,8 +162,19 @@ func TestLiveSlowClientDropped(t *testing.T) {
 	u := s.Register(t, "slow")
 	c := wsSubscribe(ctx, t, s, u.Token)
 	waitSubscribers(t, s.Hub, 1)
-	// A burst of announcements faster than one subscriber's checks.
+	// A burst of announcements faster than one subscriber's checks, once
+	// Redis has the channel (the hub counts a subscriber before Redis
+	// confirms: a burst before that would be lost, not overflow).
 	ch := s.Store.Keys().LiveUser(u.ID)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		n, err := s.Redis.PubSubShardNumSub(ctx, ch).Result()
+		if err == nil && n[ch] == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not subscribed in Redis within 10 s (%v)", ch, err)
+		}
+	}
 	_, err := s.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range 500 {
 			p.SPublish(ctx, ch, fmt.Sprintf("%d:%s", 1000000+i, u.ID))
