@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"syscall"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -61,8 +62,10 @@ const unavailableMessage = "service temporarily unavailable; retry shortly"
 // connection, a network timeout, the request's deadline passing while it
 // waited) rather than of the request: the request may succeed when retried.
 func unavailable(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+	// net.Error: a *net.OpError, and also a read timeout that go-redis
+	// hands back unwrapped ("i/o timeout", os.ErrDeadlineExceeded).
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded)
 }
 

@@ -180,18 +180,21 @@ func TestFollowConcurrentlyThroughGraphQL(t *testing.T) {
 		fans[i] = s.Register(t, "fan")
 	}
 	var wg sync.WaitGroup
-	follow := func(u gatewaytest.User) {
+	follow := func(u gatewaytest.User, busyOK bool) {
 		wg.Go(func() {
-			if r := socialMutation(t, s, u.Token, "follow", star.ID); len(r.Errors) > 0 {
+			r := socialMutation(t, s, u.Token, "follow", star.ID)
+			// Edits of one pair run one at a time: a click that waited
+			// too long behind the others may be told to retry.
+			if len(r.Errors) > 0 && !(busyOK && r.Code() == "RATE_LIMITED" && r.Errors[0].Extensions["retryAfter"] != nil) {
 				t.Errorf("follow: %+v", r.Errors)
 			}
 		})
 	}
 	for _, f := range fans {
-		follow(f)
+		follow(f, false)
 	}
 	for range 50 {
-		follow(fans[0])
+		follow(fans[0], true)
 	}
 	wg.Wait()
 	if got := stateOf(socialView(t, s, "", star.ID)).followers; got != 100 {

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -239,8 +238,9 @@ func (s *Store) editByName(op, actor, other string) (graphEdit, bool) {
 }
 
 // busyWait bounds how long an edit waits for another edit of the same pair
-// by the same actor (a double click) to finish.
-const busyWait = 2 * time.Second
+// by the same actor (a double click) to finish; then it is refused with
+// RATE_LIMITED, which a client may retry.
+const busyWait = 5 * time.Second
 
 // runSteps runs steps 0 to 3 of e and returns the actor's abandoned edits
 // (other user id → op) that step 1 reported.
@@ -266,7 +266,8 @@ func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, e
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, wrap("actor's side", errors.New("another edit of this pair is still running"))
+			return nil, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
+				Message: fmt.Sprintf("another change between you and user %s is still running: retry shortly", e.other)}
 		}
 		select {
 		case <-ctx.Done():

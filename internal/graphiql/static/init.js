@@ -39,20 +39,29 @@
   ReactDOM.render(React.createElement(GraphiQL, props), document.getElementById('graphiql'));
 
   // PrefixedStorage keeps this page's state (tabs, queries) apart from other
-  // pages of the same origin, and never stores headers: GraphiQL keeps each
-  // tab's headers in its saved tab state even with shouldPersistHeaders
-  // off (seen in a browser test, depending on timing), so they are
-  // stripped here, where every write passes.
+  // pages of the same origin, and never stores headers: GraphiQL may keep
+  // them in its saved tabs and query history even with shouldPersistHeaders
+  // off (a browser test saw the token in storage now and then), so every
+  // value written is stripped of them here, where all writes pass.
   function PrefixedStorage(prefix) {
+    var strip = function (v) {
+      if (Array.isArray(v)) {
+        v.forEach(strip);
+      } else if (v && typeof v === 'object') {
+        Object.keys(v).forEach(function (k) {
+          if (k === 'headers') v[k] = null;
+          else strip(v[k]);
+        });
+      }
+      return v;
+    };
     var scrub = function (k, v) {
-      if (k === 'headers') return null;
-      if (k !== 'tabState') return v;
+      // GraphiQL names its keys "graphiql:<name>".
+      if (k.slice(k.lastIndexOf(':') + 1) === 'headers') return null;
       try {
-        var state = JSON.parse(v);
-        (state.tabs || []).forEach(function (tab) { tab.headers = null; });
-        return JSON.stringify(state);
+        return JSON.stringify(strip(JSON.parse(v)));
       } catch (e) {
-        return null;
+        return v; // not JSON: a query or a flag
       }
     };
     var keys = function () {
