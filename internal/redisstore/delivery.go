@@ -137,54 +137,153 @@ type delivery struct {
 	mustFollow     string // "1": deliver only to followers of the author
 }
 
-// send delivers to recipients, FanoutBatch timelines per pipeline.
+// send delivers to recipients with deliver_batch.lua: one call per
+// FanoutBatch recipients on one server, all calls of one send in one
+// pipeline (on Redis Cluster go-redis sends each server its own, at once).
+//
+// On Redis Cluster the recipients are grouped by the master that holds
+// their slot in go-redis's slot map. A call that fails there (a slot moved
+// or is moving: MOVED, ASK, TRYAGAIN, or the script stopped at a key of
+// another server) is run again a recipient at a time, each call then in
+// one slot, whose redirections go-redis follows; what the failed call
+// delivered before it stopped is skipped by the second (the insert is
+// idempotent). An error left after that leaves the job pending, to be
+// retried.
 func (d delivery) send(ctx context.Context, recipients []string) error {
 	s := d.s
-	entry := homeEntry(d.post, d.author)
-	for start := 0; start < len(recipients); start += s.feed.FanoutBatch {
-		part := recipients[start:min(start+s.feed.FanoutBatch, len(recipients))]
-		_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, r := range part {
-				k := s.keys
-				deliverScript.EvalSha(ctx, p, []string{k.Home(r), k.HomeMark(r), k.Following(r), k.Mutes(r)},
-					d.post, entry, d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow, k.LiveUser(r), s.publishCommand())
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("deliver post %s: %w", d.post, err)
+	groups, err := s.byServer(ctx, recipients)
+	if err != nil {
+		return fmt.Errorf("deliver post %s: %w", d.post, err)
+	}
+	var batches [][]string
+	for _, g := range groups {
+		for start := 0; start < len(g); start += s.feed.FanoutBatch {
+			batches = append(batches, g[start:min(start+s.feed.FanoutBatch, len(g))])
 		}
+	}
+	return d.sendBatches(ctx, batches)
+}
+
+// sendBatches runs one deliver_batch.lua call per batch, each batch on one
+// server (as far as the caller's slot map knows), and on Redis Cluster the
+// batches that fail again a recipient at a time.
+func (d delivery) sendBatches(ctx context.Context, batches [][]string) error {
+	s := d.s
+	calls := make([]*redis.Cmd, len(batches))
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, b := range batches {
+			calls[i] = d.queue(ctx, p, b)
+		}
+		return nil
+	})
+	if err == nil || !s.cluster() {
+		return d.sendErr(err)
+	}
+	var again []string
+	for i, c := range calls {
+		if c.Err() != nil {
+			again = append(again, batches[i]...)
+		}
+	}
+	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, r := range again {
+			d.queue(ctx, p, []string{r})
+		}
+		return nil
+	})
+	return d.sendErr(err)
+}
+
+func (d delivery) sendErr(err error) error {
+	if err != nil {
+		return fmt.Errorf("deliver post %s: %w", d.post, err)
 	}
 	return nil
 }
 
-// eachFollowers calls fn with the followers of author, FanoutBatch at a
-// time. ZSCAN returns every follower present for the whole scan at least
-// once, whatever follows and unfollows happen meanwhile (a repeat is
-// harmless: delivery is idempotent); someone who follows during the scan
-// gets the post from the follow's backfill instead.
-func (s *Store) eachFollowers(ctx context.Context, author string, fn func([]string) error) error {
-	key := s.keys.Followers(author)
-	var cursor uint64
-	batch := make([]string, 0, s.feed.FanoutBatch)
-	for {
-		kv, next, err := s.rdb.ZScan(ctx, key, cursor, "", int64(s.feed.FanoutBatch)).Result()
+// queue queues one deliver_batch.lua call for recipients, all on one
+// server: KEYS[1], the first one's Home, routes it there.
+func (d delivery) queue(ctx context.Context, p redis.Pipeliner, recipients []string) *redis.Cmd {
+	s := d.s
+	script, count := deliverBatchScript, "SHARDNUMSUB"
+	if s.cluster() {
+		script = deliverBatchClusterScript
+	}
+	if s.publishCommand() == "PUBLISH" {
+		count = "NUMSUB"
+	}
+	args := make([]any, 0, 14+len(recipients))
+	args = append(args, d.post, homeEntry(d.post, d.author), d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow,
+		s.publishCommand(), count)
+	args = append(args, s.keys.recipientKeyParts()...)
+	for _, r := range recipients {
+		args = append(args, r)
+	}
+	return script.EvalSha(ctx, p, []string{s.keys.Home(recipients[0])}, args...)
+}
+
+// byServer groups recipients by the server that holds their keys: all of
+// them on one Redis; on Redis Cluster, by master, from go-redis's slot map
+// (the hash of each one's tag, a map lookup: no round trip).
+func (s *Store) byServer(ctx context.Context, recipients []string) ([][]string, error) {
+	cc, ok := s.rdb.(*redis.ClusterClient)
+	if !ok || len(recipients) == 0 {
+		return [][]string{recipients}, nil
+	}
+	at := map[string]int{}
+	var out [][]string
+	for _, r := range recipients {
+		node, err := cc.MasterForKey(ctx, s.keys.Home(r))
 		if err != nil {
-			return fmt.Errorf("scan followers of %s: %w", author, err)
+			return nil, err
 		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			batch = append(batch, kv[i])
+		addr := node.Options().Addr
+		i, ok := at[addr]
+		if !ok {
+			i = len(out)
+			at[addr] = i
+			out = append(out, nil)
 		}
-		if len(batch) >= s.feed.FanoutBatch || (next == 0 && len(batch) > 0) {
+		out[i] = append(out[i], r)
+	}
+	return out, nil
+}
+
+// eachFollowers calls fn with the followers of author, FanoutBatch at a
+// time, in the order of the set (follow time). follower_page.lua reads
+// each page from the last member of the previous one, so every follower
+// present for the whole walk is passed at least once, whatever follows and
+// unfollows happen meanwhile (a repeat is harmless: delivery is
+// idempotent); someone who follows during the walk gets the post from the
+// follow's backfill, or from a page after the follow. It replaces ZSCAN,
+// which cost Redis about as much as the delivery itself (the scores it
+// formats).
+func (s *Store) eachFollowers(ctx context.Context, author string, fn func([]string) error) error {
+	key := []string{s.keys.Followers(author)}
+	n := s.feed.FanoutBatch
+	last, score := "", ""
+	for {
+		res, err := followerPageScript.Run(ctx, s.rdb, key, n, last, score).Slice()
+		if err == nil && len(res) != 2 {
+			err = fmt.Errorf("reply %v", res)
+		}
+		if err != nil {
+			return fmt.Errorf("read followers of %s: %w", author, err)
+		}
+		page, _ := res[0].([]any)
+		batch := make([]string, len(page))
+		for i, m := range page {
+			batch[i], _ = m.(string)
+		}
+		if len(batch) > 0 {
 			if err := fn(batch); err != nil {
 				return err
 			}
-			batch = batch[:0]
 		}
-		if next == 0 {
+		if len(batch) < n {
 			return nil
 		}
-		cursor = next
+		last, score = batch[len(batch)-1], fmt.Sprint(res[1])
 	}
 }
 

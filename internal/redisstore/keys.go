@@ -1,6 +1,9 @@
 package redisstore
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Keys builds every Redis key of the gateway; nothing else in the module
 // spells a key. docs/data-model.md lists each one with its type, writer and
@@ -104,6 +107,32 @@ func (k Keys) Home(u string) string { return k.User(u) + ":home" }
 // HomeMark is u's home-timeline bookkeeping hash (last pull mark, last
 // activity, rebuild state).
 func (k Keys) HomeMark(u string) string { return k.User(u) + ":homemark" }
+
+// recipientKeyParts are the parts of a fan-out recipient's keys around
+// their id, for deliver_batch.lua, which builds the keys of a whole batch
+// of recipients from their ids: what every user key starts with, then what
+// Home, HomeMark, Following, Mutes and LiveUser add after the id. They are
+// read off the builders above, so the layout is still written only here.
+func (k Keys) recipientKeyParts() []any {
+	head, _ := aroundID(k.User)
+	parts := []any{head}
+	for _, key := range []func(string) string{k.Home, k.HomeMark, k.Following, k.Mutes, k.LiveUser} {
+		h, tail := aroundID(key)
+		if h != head {
+			panic("redisstore: a recipient key does not start as User does: " + key("<id>"))
+		}
+		parts = append(parts, tail)
+	}
+	return parts
+}
+
+// aroundID splits key(id) around id.
+func aroundID(key func(string) string) (head, tail string) {
+	const id = "\x00"
+	s := key(id)
+	i := strings.Index(s, id)
+	return s[:i], s[i+len(id):]
+}
 
 // Fan-out queue.
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -36,7 +37,14 @@ var (
 	postScript       = newScript("post.lua")
 	repostLinkScript = newScript("repost_link.lua")
 	authorPostScript = newScript("author_post.lua", "home")
-	deliverScript    = newScript("deliver.lua", "home")
+	// deliverBatchScript delivers to recipients of any slots of one server:
+	// as is on one Redis; on Redis Cluster, deliverBatchClusterScript, the
+	// same with the shebang line Redis 7 requires of a script touching
+	// several slots (deliver_batch.lua). Two scripts, because the embedded
+	// development Redis knows no shebang.
+	deliverBatchScript        = newScript("deliver_batch.lua", "home")
+	deliverBatchClusterScript = newScriptFlags("deliver_batch.lua", "allow-cross-slot-keys", "home")
+	followerPageScript        = newScript("follower_page.lua")
 
 	// Home timelines (home.go).
 	homePageScript  = newScript("home_page.lua", "cursor", "home", "allow")
@@ -55,7 +63,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS
@@ -70,15 +78,34 @@ func newScript(name string, libs ...string) *redis.Script {
 	return sc
 }
 
-// allScripts are every script of the store, for LoadScripts.
-var allScripts []*redis.Script
+// newScriptFlags is newScript with a Redis 7 shebang line declaring flags,
+// for the scripts that run only on Redis Cluster (clusterScripts).
+func newScriptFlags(name, flags string, libs ...string) *redis.Script {
+	src := "#!lua flags=" + flags + "\n" + luaSource(name, libs...)
+	scriptSources[name+"#"+flags] = src
+	sc := redis.NewScript(src)
+	clusterScripts = append(clusterScripts, sc)
+	return sc
+}
+
+// allScripts are every script of the store, for LoadScripts;
+// clusterScripts those loaded only on Redis Cluster.
+var allScripts, clusterScripts []*redis.Script
+
+// scriptsToLoad are the scripts that run on the store's Redis.
+func (s *Store) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
+	if s.cluster() {
+		return append(slices.Clip(scripts), clusterScripts...)
+	}
+	return scripts
+}
 
 // LoadScripts loads every script into Redis's script cache (on Redis
 // Cluster, into every master's), so no call pays a NOSCRIPT round trip
 // first: a start-up warm-up, and what round-trip tests run before they
 // count.
 func (s *Store) LoadScripts(ctx context.Context) error {
-	for _, sc := range allScripts {
+	for _, sc := range s.scriptsToLoad(allScripts) {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return fmt.Errorf("load script: %w", err)
 		}
@@ -117,7 +144,7 @@ func (s *Store) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (
 	if err == nil || !noScript(cmds) {
 		return cmds, err
 	}
-	for _, sc := range pipelinedScripts {
+	for _, sc := range s.scriptsToLoad(pipelinedScripts) {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return nil, fmt.Errorf("load script: %w", err)
 		}

@@ -74,6 +74,8 @@ return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[1] .. ':' .. ARGV[2
 		{"oldest at the tail", []string{"6:1", "4:1"}, "", 1, 10, []string{"6:1", "4:1", "1:1"}, "", 1},
 		{"already there", []string{"6:1", "5:1"}, "", 5, 10, []string{"6:1", "5:1"}, "", 0},
 		{"below the floor", []string{"6:1"}, "4", 3, 10, []string{"6:1"}, "4", 0},
+		{"empty, below the floor", nil, "4", 3, 10, nil, "4", 0},
+		{"empty, above the floor", nil, "4", 5, 10, []string{"5:1"}, "4", 1},
 		{"trimmed to cap raises the floor", []string{"6:1", "4:1"}, "", 7, 2, []string{"7:1", "6:1"}, "6", 1},
 	}
 	for _, tt := range tests {

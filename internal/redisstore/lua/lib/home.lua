@@ -11,13 +11,19 @@ local function home_trim(home, mark, cap, len)
 end
 -- home_insert puts entry (post pid) in its place in the list, newest
 -- first, unless it is there already or below the floor, and trims the list
--- to cap. Nearly always the post is the newest: one LINDEX and one LPUSH.
--- floor, when the caller already read it, saves reading it again.
+-- to cap. Nearly always the post is the newest: one LINDEX and one LPUSH,
+-- and no read of the floor, which is at or below the head (every entry is
+-- at or above it). floor, when the caller already read it, saves reading
+-- it on the other paths.
 local function home_insert(home, mark, pid, entry, cap, floor)
+  local head = redis.call('LINDEX', home, 0)
+  if head and entry_id(head) < pid then
+    home_trim(home, mark, cap, redis.call('LPUSH', home, entry))
+    return 1
+  end
   if floor == nil then floor = redis.call('HGET', mark, 'floor') end
   if pid < tonumber(floor or '0') then return 0 end
-  local head = redis.call('LINDEX', home, 0)
-  if not head or entry_id(head) < pid then
+  if not head then
     home_trim(home, mark, cap, redis.call('LPUSH', home, entry))
     return 1
   else
