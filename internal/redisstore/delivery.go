@@ -179,9 +179,11 @@ func (d delivery) sendBatches(ctx context.Context, batches [][]string) error {
 	if err == nil || !s.cluster() {
 		return d.sendErr(err)
 	}
+	// A call that failed, or was never sent (the pipeline as a whole
+	// failed), goes again.
 	var again []string
 	for i, c := range calls {
-		if c.Err() != nil {
+		if c.Err() != nil || c.Val() == nil {
 			again = append(again, batches[i]...)
 		}
 	}

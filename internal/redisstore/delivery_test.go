@@ -29,6 +29,8 @@ func TestDeliverBatch(t *testing.T) {
 		cap      int
 		batch    int           // FanoutBatch (default 1 000)
 		muted    []int         // followers who muted the author
+		rawMuted []int         // followers whose Mutes holds the author, written as before the HomeMark flag existed
+		unmuted  []int         // followers who muted the author, then unmuted
 		inactive []int         // followers who never read their home (hybrid skips them)
 		posts    []audience    // by the author
 		order    []int         // the jobs run, by post index
@@ -45,6 +47,9 @@ func TestDeliverBatch(t *testing.T) {
 		{name: "capped, an old post below the floor", cap: 2, posts: make([]audience, 4), order: []int{1, 2, 3, 0}},
 		{name: "muted", muted: []int{1, 4}, posts: make([]audience, 2), order: []int{0, 1},
 			want: map[int][]int{1: nil, 4: nil}, listen: 1},
+		{name: "muted before the mutes flag existed", rawMuted: []int{2}, posts: make([]audience, 2), order: []int{0, 1},
+			want: map[int][]int{2: nil}},
+		{name: "unmuted, muting someone else", unmuted: []int{3}, posts: make([]audience, 2), order: []int{0, 1}},
 		{name: "only to", posts: []audience{{only: []int{2, 5, outsider}}, {}}, order: []int{0, 1},
 			want: map[int][]int{outsider: nil}, listen: 2, heard: []int{0, 1}},
 		{name: "only to a follower who muted", muted: []int{2}, posts: []audience{{only: []int{2, 3}}}, order: []int{0},
@@ -73,6 +78,14 @@ func TestDeliverBatch(t *testing.T) {
 			}
 			for _, i := range tt.muted {
 				feedOK(t, s.Mute(ctx, u[i], author))
+			}
+			for _, i := range tt.rawMuted {
+				feedOK(t, rdb.SAdd(ctx, s.Keys().Mutes(u[i]), author).Err())
+			}
+			for _, i := range tt.unmuted {
+				feedOK(t, s.Mute(ctx, u[i], u[outsider]))
+				feedOK(t, s.Mute(ctx, u[i], author))
+				feedOK(t, s.Unmute(ctx, u[i], author))
 			}
 			var live *redis.PubSub
 			if tt.listen > 0 {

@@ -45,7 +45,9 @@ import (
 // returns it and the edit is run again), and the next edit of the same
 // pair takes it over.
 //
-// Mute and unmute touch only the actor's Mutes: step 0, then one write.
+// Mute and unmute touch only the actor's keys: step 0, then one
+// transaction on Mutes and the flag in HomeMark that spares fan-out the
+// Mutes check of users who mute no one.
 
 // graphGrace is how long a pending edit is considered running: far longer
 // than its steps take.
@@ -152,20 +154,32 @@ func (s *Store) unblockEdit(viewerID, userID string) graphEdit {
 // Mute makes viewerID mute userID. Only the viewer's own key changes, so
 // userID is not told. Idempotent.
 func (s *Store) Mute(ctx context.Context, viewerID, userID string) error {
-	return s.editMutes(ctx, "mute", viewerID, userID, s.afterMute, s.rdb.SAdd)
+	return s.editMutes(ctx, "mute", viewerID, userID, s.afterMute, redis.Pipeliner.SAdd)
 }
 
 // Unmute lifts viewerID's mute of userID. Idempotent.
 func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
-	return s.editMutes(ctx, "unmute", viewerID, userID, s.afterUnmute, s.rdb.SRem)
+	return s.editMutes(ctx, "unmute", viewerID, userID, s.afterUnmute, redis.Pipeliner.SRem)
 }
 
 func (s *Store) editMutes(ctx context.Context, op, viewerID, userID string, hook func(ctx context.Context, viewerID, userID string) error,
-	write func(ctx context.Context, key string, members ...any) *redis.IntCmd) error {
+	write func(p redis.Pipeliner, ctx context.Context, key string, members ...any) *redis.IntCmd) error {
 	if err := s.checkTarget(ctx, op, viewerID, userID, false); err != nil {
 		return err
 	}
-	if err := write(ctx, s.keys.Mutes(viewerID), userID).Err(); err != nil {
+	// The HomeMark flag that tells fan-out whether the viewer mutes anyone
+	// changes in the same transaction (one slot): set by a mute, dropped by
+	// an unmute (unknown again: the next delivery counts the set).
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		write(p, ctx, s.keys.Mutes(viewerID), userID)
+		if op == "mute" {
+			p.HSet(ctx, s.keys.HomeMark(viewerID), markMutes, "1")
+		} else {
+			p.HDel(ctx, s.keys.HomeMark(viewerID), markMutes)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("%s %s: %w", op, userID, err)
 	}
 	if err := hook(ctx, viewerID, userID); err != nil {

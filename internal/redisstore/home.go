@@ -34,7 +34,15 @@ import (
 //   - active: the last home read (ms), written at most every activeEvery;
 //   - stale: set when a fan-out skipped u as inactive; the next read
 //     rebuilds the list before serving it;
-//   - pull, pullprev, pullat: pull mode's marks (see fillHome).
+//   - pull, pullprev, pullat: pull mode's marks (see fillHome);
+//   - mutes: "1" when u mutes someone, "0" when no one, absent when not
+//     known: set by Mute, dropped by Unmute, and recorded by fan-out's
+//     first delivery to u after that, which counts Mutes. Delivery reads
+//     it with the activity, so a reader who mutes no one costs it no
+//     Mutes lookup.
+
+// markMutes is HomeMark's field saying whether u mutes anyone.
+const markMutes = "mutes"
 
 // homeEntry is the home-list entry of a post.
 func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
