@@ -71,10 +71,12 @@ local function announce(u)
       end
     end
   end
-  local ch = uk .. u .. t_live
-  -- pcall: a server without sharded pub/sub (the embedded development
-  -- Redis) still delivers.
-  if listening == false or listening[ch] then redis.pcall(ARGV[7], ch, entry) end
+  if listening == false or next(listening) then
+    local ch = uk .. u .. t_live
+    -- pcall: a server without sharded pub/sub (the embedded development
+    -- Redis) still delivers.
+    if listening == false or listening[ch] then redis.pcall(ARGV[7], ch, entry) end
+  end
 end
 
 -- muted tells whether u muted the author. The mark's mutes flag (set by
@@ -82,6 +84,7 @@ end
 -- many who mute no one; when it is unknown, the set is counted and the
 -- flag recorded, once.
 local function muted(u, mark, flag)
+  if flag == '0' then return false end
   local mutes = uk .. u .. t_mutes
   if not flag then
     flag = redis.call('SCARD', mutes) > 0 and '1' or '0'
