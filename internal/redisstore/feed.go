@@ -38,7 +38,9 @@ type FeedConfig struct {
 	HomeCap int
 	// Backfill is how many of a followee's recent posts a follow copies.
 	Backfill int
-	// FanoutBatch is how many timelines one fan-out pipeline writes.
+	// FanoutBatch is how many followers fan-out reads at a time, and how
+	// many timelines one delivery script call writes (a call holds Redis
+	// for a few ms at the default).
 	FanoutBatch int
 	// FanoutShards is how many streams the fan-out queue is sharded over
 	// (each in its own hash slot); a post's jobs go to shard id mod

@@ -109,7 +109,7 @@ func (f *Feed) Settings() []Setting {
 		Int(&f.inactiveDays, "inactive-days", "INACTIVE_DAYS", "7", "hybrid: followers who have not read their home timeline for this many days are skipped by fan-out, and rebuilt when they come back"),
 		Int(&f.Store.HomeCap, "home-cap", "HOME_CAP", fmt.Sprint(redisstore.DefaultHomeCap), "entries kept per home timeline; older pages are read from the followees' own timelines"),
 		Int(&f.Store.Backfill, "follow-backfill", "FOLLOW_BACKFILL", fmt.Sprint(redisstore.DefaultBackfill), "recent posts a follow copies into the follower's home timeline"),
-		Int(&f.Store.FanoutBatch, "fanout-batch", "FANOUT_BATCH", fmt.Sprint(redisstore.DefaultFanoutBatch), "home timelines written per fan-out pipeline"),
+		Int(&f.Store.FanoutBatch, "fanout-batch", "FANOUT_BATCH", fmt.Sprint(redisstore.DefaultFanoutBatch), "followers read per page, and home timelines written per delivery script call, by fan-out"),
 		Int(&f.Store.FanoutShards, "fanout-shards", "FANOUT_SHARDS", fmt.Sprint(redisstore.DefaultFanoutShards), "streams the fan-out queue is sharded over (each in its own Redis Cluster slot; every worker reads them all)"),
 		Int(&f.Worker.Read, "fanout-read", "FANOUT_READ", fmt.Sprint(fanout.DefaultRead), "fan-out jobs a worker reads at once"),
 		Int(&f.Worker.Concurrency, "fanout-concurrency", "FANOUT_CONCURRENCY", fmt.Sprint(fanout.DefaultConcurrency), "fan-out jobs a worker runs at once"),
