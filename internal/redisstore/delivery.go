@@ -157,7 +157,7 @@ func (d delivery) send(ctx context.Context, recipients []string) error {
 	}
 	var batches [][]string
 	for _, g := range groups {
-		for start := 0; start < len(g); start += s.feed.FanoutBatch {
+		for start := 0; start < len(g); start += s.feed.FanoutBatch { // none for an empty group
 			batches = append(batches, g[start:min(start+s.feed.FanoutBatch, len(g))])
 		}
 	}
@@ -169,6 +169,9 @@ func (d delivery) send(ctx context.Context, recipients []string) error {
 // batches that fail again a recipient at a time.
 func (d delivery) sendBatches(ctx context.Context, batches [][]string) error {
 	s := d.s
+	if len(batches) == 0 {
+		return nil
+	}
 	calls := make([]*redis.Cmd, len(batches))
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, b := range batches {
@@ -186,6 +189,9 @@ func (d delivery) sendBatches(ctx context.Context, batches [][]string) error {
 		if c.Err() != nil || c.Val() == nil {
 			again = append(again, batches[i]...)
 		}
+	}
+	if len(again) == 0 {
+		return d.sendErr(err)
 	}
 	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, r := range again {

@@ -54,6 +54,7 @@ func TestDeliverBatch(t *testing.T) {
 			want: map[int][]int{outsider: nil}, listen: 2, heard: []int{0, 1}},
 		{name: "only to a follower who muted", muted: []int{2}, posts: []audience{{only: []int{2, 3}}}, order: []int{0},
 			want: map[int][]int{2: nil}},
+		{name: "not to every follower of a batch", batch: 3, posts: []audience{{not: []int{4, 5, 6}}, {}}, order: []int{0, 1}},
 		{name: "not to", posts: []audience{{not: []int{3, 7}}, {}}, order: []int{0, 1},
 			listen: 3, heard: []int{1}},
 		{name: "hybrid skips inactive readers", mode: redisstore.Hybrid, inactive: []int{2, 9}, posts: make([]audience, 2),
