@@ -75,6 +75,7 @@ func newBench(ctx context.Context, cfg *Config, logf func(string, ...any)) (*Ben
 	}
 	b.rdb = rdb
 	b.hook.Install(rdb)
+	rdb.AddHook(flightRecorder{})
 	b.gw, err = newGateway(rdb, cfg.Prefix, cfg.Shards)
 	if err != nil {
 		b.Close()

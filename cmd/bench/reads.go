@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
@@ -30,6 +32,9 @@ type target struct {
 	name string
 	note string
 	page func(ctx context.Context, r reader) (int, error)
+	// recorded, when set, gives the round trips and commands per page of
+	// a target whose traffic the hook does not see (the raw replay).
+	recorded *Recorded
 }
 
 // httpTarget posts the reference query to url as the reader.
@@ -105,6 +110,11 @@ type Reads struct {
 	Readers   int
 	StoreNote string
 	Results   []ReadResult
+	// Recorded are the gateway's flights replayed by the replay targets
+	// (nil on a cluster, where they are not measured); ReplayNote says how
+	// the raw replay connects.
+	Recorded   *Recorded
+	ReplayNote string
 }
 
 // Get returns the result of a target at a concurrency.
@@ -121,7 +131,9 @@ func (r *Reads) Get(target string, concurrency int) (ReadResult, bool) {
 }
 
 // readTargets opens the readers' sessions, starts the gateway and returns
-// the three ways of fetching a reference page.
+// the ways of fetching a reference page: the three paths, then (on a
+// single Redis) the gateway's recorded flights replayed raw and through
+// go-redis.
 func (b *Bench) readTargets(ctx context.Context) ([]reader, []target, error) {
 	rs, err := b.readers(ctx, b.cfg.Readers)
 	if err != nil {
@@ -135,7 +147,26 @@ func (b *Bench) readTargets(ctx context.Context) ([]reader, []target, error) {
 		MaxIdleConns: 2 * b.cfg.Concurrency, MaxIdleConnsPerHost: 2 * b.cfg.Concurrency, DisableCompression: true,
 	}, Timeout: time.Minute}
 	b.closers = append(b.closers, client.CloseIdleConnections)
-	return rs, []target{httpTarget("gateway", base+"/query", client), storeTarget(b.store), httpTarget("naive", base+"/naive", client)}, nil
+	ts := []target{httpTarget("gateway", base+"/query", client), storeTarget(b.store), httpTarget("naive", base+"/naive", client)}
+	single, ok := b.rdb.(*redis.Client)
+	if !ok {
+		// A cluster page's flights go to several nodes; the replay would
+		// need the slot map. Not measured there.
+		return rs, ts, nil
+	}
+	rec, err := b.recordPages(ctx, rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.logf("bench: recorded the reference pages of %d readers in %s: %.1f flights, %.1f commands per page, %d overlapping flights",
+		rec.Pages, rec.Took.Round(time.Millisecond), rec.Flights, rec.Commands, rec.Overlaps)
+	raw, closeRaw, err := rawReplayTarget(ctx, single, rec, b.cfg.Concurrency)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.closers = append(b.closers, closeRaw)
+	raw.recorded = rec
+	return rs, append(ts, raw, goRedisReplayTarget(b.rdb, rec)), nil
 }
 
 // measureReads runs the three targets at concurrency 1 and at saturation.
@@ -148,6 +179,11 @@ func (b *Bench) measureReads(ctx context.Context) (*Reads, error) {
 		return nil, err
 	}
 	out := &Reads{Readers: len(rs), StoreNote: targets[1].note}
+	for _, t := range targets {
+		if t.recorded != nil {
+			out.Recorded, out.ReplayNote = t.recorded, t.note
+		}
+	}
 	rounds := b.cfg.Rounds
 	slice := b.cfg.Duration / time.Duration(rounds)
 	for _, conc := range []int{1, b.cfg.Concurrency} {
@@ -166,6 +202,9 @@ func (b *Bench) measureReads(ctx context.Context) (*Reads, error) {
 		}
 		for i, t := range targets {
 			r := accs[i].result(t.name, conc)
+			if rc := t.recorded; rc != nil {
+				r.RoundTrips, r.Commands = rc.Flights, rc.Commands
+			}
 			b.logf("bench: %-7s c=%-3d %8.0f pages/s  p50 %7s  p99 %7s  %5.1f round trips  %6.1f commands  %7.0f allocs  %6.1f KB per page",
 				t.name, conc, r.PagesPerSec(), ms(r.P50), ms(r.P99), r.RoundTrips, r.Commands, r.Allocs, r.Bytes/1024)
 			out.Results = append(out.Results, r)
