@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -53,6 +54,9 @@ func TestRunTiny(t *testing.T) {
 		"bytes per home-timeline entry", "| fan-out (worker) |", "| raw LPUSH |", "300 of 300 followers",
 		"| push |", "| pull |", "| hybrid |", "--users 80",
 		"## Read-path costs (issue 15)", "following 10 pulled authors", "| 100 |",
+		"## Targets of issue 15", "Redis alone serving the same pages' flights (raw replay)",
+		"| (d) replay | 4 |", "| (e) replay (go-redis) | 4 |", "0 flights overlapped",
+		"round trips per page constant for first", "≤ 2× the raw pipelined LPUSH",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
@@ -162,6 +166,89 @@ func BenchmarkReferencePage(b *testing.B) {
 			b.ReportMetric(float64(c.roundTrips)/n, "roundtrips/page")
 			b.ReportMetric(float64(c.commands)/n, "commands/page")
 			b.ReportMetric(float64(posts)/n, "posts/page")
+		})
+	}
+}
+
+// TestReplay replays recorded reference pages, raw and through go-redis,
+// and checks that they bring the gateway's posts and write nothing
+// (Redis's count of changes since the last save stays put), which is what
+// makes them safe to repeat at saturation.
+func TestReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds the small data set")
+	}
+	redisURL = redistest.URL(t)
+	if !redistest.Real() {
+		t.Skip("needs a real redis-server")
+	}
+	env, err := smallEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	byName := map[string]target{}
+	for _, x := range env.targets {
+		byName[x.name] = x
+	}
+	raw, viaGoRedis := byName["replay"], byName["replay-go-redis"]
+	if raw.recorded == nil || viaGoRedis.page == nil {
+		t.Fatalf("no replay targets among %d", len(env.targets))
+	}
+	if rc := raw.recorded; rc.Flights < 2 || rc.Commands < 20 || rc.Overlaps != 0 {
+		t.Errorf("recorded %.1f flights and %.1f commands per page, %d overlaps", rc.Flights, rc.Commands, rc.Overlaps)
+	}
+	dirty := func() string {
+		for _, line := range strings.Split(env.b.rdb.Info(ctx, "persistence").Val(), "\n") {
+			if v, ok := strings.CutPrefix(line, "rdb_changes_since_last_save:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		t.Fatal("no rdb_changes_since_last_save")
+		return ""
+	}
+	for _, r := range env.readers[:5] {
+		want, err := byName["gateway"].page(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := dirty()
+		for _, x := range []target{raw, viaGoRedis, raw} {
+			n, err := x.page(ctx, r)
+			if err != nil || n != want {
+				t.Errorf("%s of %s: %d posts, %v; the gateway's page has %d", x.name, r.id, n, err, want)
+			}
+		}
+		if after := dirty(); after != before {
+			t.Errorf("replaying %s's page wrote: %s changes since the last save, then %s", r.id, before, after)
+		}
+	}
+}
+
+func TestSkipReply(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		err      bool
+	}{
+		{"status", "+OK\r\n", false},
+		{"integer", ":42\r\n", false},
+		{"bulk", "$5\r\nhello\r\n", false},
+		{"null bulk", "$-1\r\n", false},
+		{"nested array", "*2\r\n*2\r\n:1\r\n$1\r\nx\r\n_\r\n", false},
+		{"map", "%1\r\n+k\r\n*1\r\n,1.5\r\n", false},
+		{"attribute", "|1\r\n+a\r\n#t\r\n:7\r\n", false},
+		{"error", "-NOSCRIPT no script\r\n", true},
+		{"bulk error", "!3\r\nERR\r\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := bufio.NewReader(strings.NewReader(tc.in + ":9\r\n"))
+			err := skipReply(r)
+			if (err != nil) != tc.err {
+				t.Fatalf("error %v, want one: %v", err, tc.err)
+			}
+			if rest, _ := r.ReadString('\n'); !tc.err && rest != ":9\r\n" {
+				t.Errorf("left %q, want the next reply", rest)
+			}
 		})
 	}
 }

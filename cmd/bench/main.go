@@ -8,10 +8,13 @@
 //
 //   - the reference query of issue 6 (graph/reference.graphql:
 //     a 20-post home page with authors, counters, viewerHasLiked, three
-//     comments with their authors and reposted originals) three ways:
+//     comments with their authors and reposted originals) five ways:
 //     (a) the gateway over HTTP on a loopback listener, (b) the same page
 //     fetched by the store directly, without GraphQL, (c) the gateway in
-//     naive mode (no batching or caching: one Redis call per field); each
+//     naive mode (no batching or caching: one Redis call per field), and
+//     two baselines of issue 15: (d) the gateway's own Redis flights for
+//     each page, recorded once, replayed by a raw RESP client (Redis
+//     alone), and (e) the same replayed through go-redis; each
 //     at concurrency 1 and at saturation (--concurrency), rotating among
 //     many readers with non-empty home timelines: pages/s, p50 and p99
 //     latency, Redis round trips and commands per page (a go-redis hook),
@@ -107,7 +110,7 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the data sets")
 	fs.BoolVar(&c.Reuse, "reuse", false, "reuse the main data set seeded by an earlier run with the same --users, --posts and --seed (needs --redis-url)")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "duration of each read measurement (after a warm-up of a fifth of it, at most 2s)")
-	fs.IntVar(&c.Rounds, "rounds", 5, "slices each read measurement is cut into, the three paths taking turns")
+	fs.IntVar(&c.Rounds, "rounds", 5, "slices each read measurement is cut into, the paths taking turns")
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "requests in flight at saturation")
 	fs.IntVar(&c.Readers, "readers", 1000, "readers the read measurements rotate among")
 	fs.StringVar(&c.Out, "out", "", "also write the markdown report to this file")
