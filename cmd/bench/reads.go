@@ -100,6 +100,9 @@ type ReadResult struct {
 	Allocs      float64 // per page
 	Bytes       float64 // per page
 	PostsPerPg  float64
+	// ProcessCPU and RedisCPU are CPU time per page of the bench process
+	// (the path's side and the load generator) and of Redis (0: unknown).
+	ProcessCPU, RedisCPU time.Duration
 }
 
 // PagesPerSec is the throughput.
@@ -205,8 +208,8 @@ func (b *Bench) measureReads(ctx context.Context) (*Reads, error) {
 			if rc := t.recorded; rc != nil {
 				r.RoundTrips, r.Commands = rc.Flights, rc.Commands
 			}
-			b.logf("bench: %-7s c=%-3d %8.0f pages/s  p50 %7s  p99 %7s  %5.1f round trips  %6.1f commands  %7.0f allocs  %6.1f KB per page",
-				t.name, conc, r.PagesPerSec(), ms(r.P50), ms(r.P99), r.RoundTrips, r.Commands, r.Allocs, r.Bytes/1024)
+			b.logf("bench: %-15s c=%-3d %8.0f pages/s  p50 %7s  p99 %7s  %5.1f round trips  %6.1f commands  %7.0f allocs  %6.1f KB  CPU %4.0f µs + Redis %4.0f µs per page",
+				t.name, conc, r.PagesPerSec(), ms(r.P50), ms(r.P99), r.RoundTrips, r.Commands, r.Allocs, r.Bytes/1024, us(r.ProcessCPU), us(r.RedisCPU))
 			out.Results = append(out.Results, r)
 		}
 	}
@@ -220,6 +223,7 @@ type readAcc struct {
 	c              counts
 	mallocs, bytes uint64
 	elapsed        time.Duration
+	cpu, redisCPU  time.Duration
 }
 
 func (a *readAcc) result(target string, conc int) ReadResult {
@@ -230,6 +234,7 @@ func (a *readAcc) result(target string, conc int) ReadResult {
 		P50: quantile(a.lat, 0.50), P99: quantile(a.lat, 0.99),
 		RoundTrips: float64(a.c.roundTrips) / n, Commands: float64(a.c.commands) / n,
 		Allocs: float64(a.mallocs) / n, Bytes: float64(a.bytes) / n, PostsPerPg: float64(a.posts) / n,
+		ProcessCPU: a.cpu / time.Duration(len(a.lat)), RedisCPU: a.redisCPU / time.Duration(len(a.lat)),
 	}
 }
 
@@ -240,10 +245,14 @@ func (b *Bench) measure(ctx context.Context, t target, rs []reader, conc int, d 
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	c0 := b.counts()
+	redis0 := redisCPU(ctx, b.rdb)
+	cpu0 := processCPU()
 	start := time.Now()
 	lat, posts, err := b.load(ctx, t, rs, conc, d)
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 	c := b.counts().since(c0)
+	redis := redisCPU(ctx, b.rdb) - redis0
 	runtime.ReadMemStats(&m1)
 	if err != nil {
 		return err
@@ -254,6 +263,8 @@ func (b *Bench) measure(ctx context.Context, t target, rs []reader, conc int, d 
 	acc.mallocs += m1.Mallocs - m0.Mallocs
 	acc.bytes += m1.TotalAlloc - m0.TotalAlloc
 	acc.elapsed += elapsed
+	acc.cpu += cpu
+	acc.redisCPU += redis
 	return nil
 }
 

@@ -164,6 +164,9 @@ func yes(ok bool) string {
 	return "**no**"
 }
 
+// us is a duration in microseconds.
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
 // ms formats a duration in milliseconds.
 func ms(d time.Duration) string {
 	v := float64(d) / 1e6
@@ -236,12 +239,14 @@ func (r *Report) Markdown() string {
 		p("")
 		p("Rotating among %d readers with non-empty home timelines; %s per measurement after a warm-up, in %d slices during which the paths take turns. Concurrency %d is saturation. Allocations count the whole process, the load generator included.", rd.Readers, c.Duration, c.Rounds, c.Concurrency)
 		p("")
-		p("| path | concurrency | pages/s | p50 | p99 | round trips/page | commands/page | allocs/page | KB allocated/page | posts/page |")
-		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		p("| path | concurrency | pages/s | p50 | p99 | round trips/page | commands/page | allocs/page | KB allocated/page | posts/page | bench CPU µs/page | Redis CPU µs/page |")
+		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, x := range rd.Results {
-			p("| %s | %d | %.0f | %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f |", label(x.Target), x.Concurrency, x.PagesPerSec(),
-				ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg)
+			p("| %s | %d | %.0f | %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f | %.0f |", label(x.Target), x.Concurrency, x.PagesPerSec(),
+				ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg, us(x.ProcessCPU), us(x.RedisCPU))
 		}
+		p("")
+		p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) and (c) the in-process HTTP client) and of Redis (`INFO cpu`) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s.")
 		p("")
 		p("(a) gateway: the reference query over HTTP (loopback, in-process server, wired by internal/gateway as cmd/gateway wires it); (b) store: `%s` called directly; (c) naive: the same gateway with `graph.Options{Naive: true}`. Round trips include the gateway's token revocation check.", rd.StoreNote)
 		p("")
