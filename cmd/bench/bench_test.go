@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -57,6 +58,7 @@ func TestRunTiny(t *testing.T) {
 		"## Targets of issue 15", "Redis alone serving the same pages' flights (raw replay)",
 		"| (d) replay | 4 |", "| (e) replay (go-redis) | 4 |", "0 flights overlapped",
 		"round trips per page constant for first", "≤ 2× the raw pipelined LPUSH", "| Redis CPU µs/page |",
+		"otherwise idle cores would allow",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
@@ -255,5 +257,23 @@ func TestSkipReply(t *testing.T) {
 				t.Errorf("left %q, want the next reply", rest)
 			}
 		})
+	}
+}
+
+func TestCPUBound(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		proc, rds time.Duration
+		cores     int
+		want      float64
+	}{
+		{"Redis bound", 100 * time.Microsecond, 500 * time.Microsecond, 2, 2000},
+		{"cores bound", 1500 * time.Microsecond, 500 * time.Microsecond, 2, 1000},
+		{"not measured", time.Millisecond, 0, 2, 0},
+	} {
+		got := ReadResult{ProcessCPU: tc.proc, RedisCPU: tc.rds}.CPUBound(tc.cores)
+		if math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

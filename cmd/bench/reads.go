@@ -108,6 +108,16 @@ type ReadResult struct {
 // PagesPerSec is the throughput.
 func (r ReadResult) PagesPerSec() float64 { return float64(r.Pages) / r.Elapsed.Seconds() }
 
+// CPUBound is the most pages/s the path's CPU per page allows on cores
+// cores that nothing else uses: Redis runs commands on one thread, and
+// the bench process and Redis share the cores (0: CPU not measured).
+func (r ReadResult) CPUBound(cores int) float64 {
+	if r.RedisCPU <= 0 || r.ProcessCPU <= 0 {
+		return 0
+	}
+	return min(1/r.RedisCPU.Seconds(), float64(cores)/(r.ProcessCPU+r.RedisCPU).Seconds())
+}
+
 // Reads are the read measurements.
 type Reads struct {
 	Readers   int
