@@ -6,9 +6,11 @@ import (
 	"context"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,7 +141,17 @@ type benchEnv struct {
 // flights replayed raw and (e) through go-redis.
 //
 //	go test -run '^$' -bench ReferencePage ./cmd/bench
-func BenchmarkReferencePage(b *testing.B) {
+func BenchmarkReferencePage(b *testing.B) { benchmarkPages(b, 1) }
+
+// BenchmarkReferencePageSaturation is the same with 32 pages in flight
+// (bench's default saturation): the way to profile a path at saturation,
+//
+//	go test -run '^$' -bench 'ReferencePageSaturation/gateway' -benchtime 15s -cpuprofile cpu.out ./cmd/bench
+func BenchmarkReferencePageSaturation(b *testing.B) { benchmarkPages(b, 32) }
+
+// benchmarkPages fetches pages with conc in flight (1: from the benchmark's
+// own goroutine).
+func benchmarkPages(b *testing.B, conc int) {
 	redisURL = redistest.URL(b)
 	start := time.Now()
 	env, err := smallEnv()
@@ -154,14 +166,25 @@ func BenchmarkReferencePage(b *testing.B) {
 		b.Run(t.name, func(b *testing.B) {
 			b.ReportAllocs()
 			c0 := env.b.counts()
-			posts, i := 0, 0
-			for b.Loop() {
-				n, err := t.page(ctx, env.readers[i%len(env.readers)])
+			var posts, next atomic.Int64
+			page := func() bool {
+				n, err := t.page(ctx, env.readers[int(next.Add(1)-1)%len(env.readers)])
 				if err != nil {
-					b.Fatal(err)
+					b.Error(err)
+					return false
 				}
-				posts += n
-				i++
+				posts.Add(int64(n))
+				return true
+			}
+			if conc == 1 {
+				for b.Loop() && page() {
+				}
+			} else {
+				b.SetParallelism((conc + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() && page() {
+					}
+				})
 			}
 			c := env.b.counts().since(c0)
 			n := float64(b.N)
@@ -172,7 +195,7 @@ func BenchmarkReferencePage(b *testing.B) {
 			b.ReportMetric(n/b.Elapsed().Seconds(), "pages/s")
 			b.ReportMetric(rt, "roundtrips/page")
 			b.ReportMetric(cmds, "commands/page")
-			b.ReportMetric(float64(posts)/n, "posts/page")
+			b.ReportMetric(float64(posts.Load())/n, "posts/page")
 		})
 	}
 }
