@@ -246,8 +246,12 @@ func (r *Report) Markdown() string {
 		p("| path | concurrency | pages/s | p50 | p99 | round trips/page | commands/page | allocs/page | KB allocated/page | posts/page | bench CPU µs/page | Redis CPU µs/page |")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, x := range rd.Results {
-			p("| %s | %d | %.0f | %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f | %.0f |", label(x.Target), x.Concurrency, x.PagesPerSec(),
-				ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg, us(x.ProcessCPU), us(x.RedisCPU))
+			redisCPU := "–" // a cluster: several servers
+			if x.RedisCPU > 0 {
+				redisCPU = fmt.Sprintf("%.0f", us(x.RedisCPU))
+			}
+			p("| %s | %d | %.0f | %s | %s | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f | %s |", label(x.Target), x.Concurrency, x.PagesPerSec(),
+				ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg, us(x.ProcessCPU), redisCPU)
 		}
 		p("")
 		p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) and (c) the in-process HTTP client) and of Redis (`INFO cpu`) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s.")
