@@ -57,11 +57,25 @@ func TestRunTiny(t *testing.T) {
 		"bytes per home-timeline entry", "| fan-out (worker) |", "| raw LPUSH |", "300 of 300 followers",
 		"| push |", "| pull |", "| hybrid |", "--users 80",
 		"## Read-path costs (issue 15)", "following 10 pulled authors", "| 100 |",
-		"## Targets of issue 15", "Redis alone serving the same pages' flights (raw replay)",
-		"| (d) replay | 4 |", "| (e) replay (go-redis) | 4 |", "0 flights overlapped",
-		"round trips per page constant for first", "≤ 2× the raw pipelined LPUSH", "| Redis CPU µs/page |",
-		"otherwise idle cores would allow",
+		"## Targets of issue 15", "round trips per page constant for first",
+		"| Redis CPU µs/page |",
 	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	// The replay of the gateway's flights (issue 15), on a single Redis:
+	// a cluster page's flights would need the slot map.
+	for _, want := range []string{
+		"Redis alone serving the same pages' flights (raw replay)", "otherwise idle cores would allow",
+		"| (d) replay | 4 |", "| (e) replay (go-redis) | 4 |", "0 flights overlapped",
+	} {
+		if redistest.ClusterMode() {
+			if strings.Contains(report, want) {
+				t.Errorf("report on a cluster has %q", want)
+			}
+			continue
+		}
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
@@ -211,6 +225,9 @@ func TestReplay(t *testing.T) {
 	redisURL = redistest.URL(t)
 	if !redistest.Real() {
 		t.Skip("needs a real redis-server")
+	}
+	if redistest.ClusterMode() {
+		t.Skip("no replay on a cluster: a page's flights would need the slot map")
 	}
 	env, err := smallEnv()
 	if err != nil {
