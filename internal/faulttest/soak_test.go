@@ -179,8 +179,16 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d internal errors and %d answers without a GraphQL body; first: %v", internal.Load(), bad.Load(), firstBad.Load())
 	}
 	for i := range gws {
-		// Flat: the last reading is not far above the reading a third in.
-		if late[i].goroutines > early[i].goroutines*1.5+50 {
+		// Flat: the last reading is not far above the reading a third in,
+		// or at least within what the gateway's 100 clients can hold in
+		// flight (a connection's goroutine and a request's few): the
+		// readings a third in swing with how many requests happen to be
+		// executing rather than queued (seen: 134 a third in, 270 at the
+		// end, on an otherwise idle machine). A leak of even one goroutine
+		// in a thousand requests passes both bounds within the run, and
+		// the return to the baseline below catches any that stays.
+		inFlight := baseline[i] + 3*100
+		if late[i].goroutines > early[i].goroutines*1.5+50 && late[i].goroutines > inFlight {
 			t.Errorf("gateway %d: goroutines grew from %v to %v under steady load", i, early[i].goroutines, late[i].goroutines)
 		}
 		if late[i].heap > early[i].heap*2+32<<20 {
