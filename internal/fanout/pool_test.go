@@ -85,7 +85,14 @@ func TestShardedQueueTwoWorkers(t *testing.T) {
 		defer mu.Unlock()
 		return len(runs) == posts
 	})
-	queued, dead, err := fanout.BacklogAll(ctx, s.Client(), s.FanoutQueue())
+	// A job is counted when its handler returns, just before the worker
+	// acknowledges it: wait for the acknowledgements too.
+	var queued, dead int64
+	var err error
+	eventually(t, "every job acknowledged", func() bool {
+		queued, dead, err = fanout.BacklogAll(ctx, s.Client(), s.FanoutQueue())
+		return err != nil || queued == 0
+	})
 	stop()
 	wg.Wait()
 	if err != nil || queued != 0 || dead != 0 {
