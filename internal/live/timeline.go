@@ -129,7 +129,7 @@ func (t *Timelines) Stream(ctx context.Context, v social.Viewer, since string) (
 		return nil, nil, err
 	}
 	s := &stream{t: t, v: v, ctx: ctx, out: make(chan *social.Post), seen: newRecent(seenSize), last: after,
-		resume: since != ""}
+		known: since != "", resume: since != ""}
 	sub, err := t.Hub.Subscribe(ctx, s.kick, t.Store.LiveChannels(v.UserID)...)
 	if err != nil {
 		t.release(v.UserID)
@@ -146,8 +146,16 @@ func (t *Timelines) Stream(ctx context.Context, v social.Viewer, since string) (
 	if !s.resume {
 		// Here rather than in a worker: the stack this read grows stays
 		// with the caller's goroutine.
-		if err := s.touch(ctx); err != nil && ctx.Err() == nil {
+		// Its newest post is where a catch-up starts (after a lost
+		// connection) until a post is sent: not the whole timeline.
+		newest, err := s.touch(ctx)
+		if err != nil && ctx.Err() == nil {
 			t.log().Warn("live: first home read failed", "viewer", v.UserID, "err", err)
+		}
+		if err == nil {
+			s.mu.Lock()
+			s.last, s.known = max(s.last, newest), true
+			s.mu.Unlock()
 		}
 	}
 	// Subscribed first, then the store: whatever lands from now on is
@@ -169,6 +177,7 @@ type stream struct {
 	mu                     sync.Mutex // held by the worker
 	sub                    *Sub
 	resume                 bool // catch up from last before anything else
+	known                  bool // last is where the client is: since, the home's newest post, or a post sent
 	ended                  bool // out is closed
 	err                    error
 	seen                   *recent
@@ -298,7 +307,7 @@ func (s *stream) periodic() bool {
 	}
 	if !now.Before(s.nextTouch) {
 		s.nextTouch = now.Add(orDefault(s.t.TouchEvery, time.Hour))
-		_ = s.touch(s.ctx)
+		_, _ = s.touch(s.ctx)
 	}
 	s.timer.Reset(s.untilNext(time.Now()))
 	return true
@@ -351,7 +360,7 @@ func (s *stream) send(ctx context.Context, p *social.Post) bool {
 	}
 	select {
 	case s.out <- p:
-		s.last = max(s.last, id)
+		s.last, s.known = max(s.last, id), true
 		return true
 	case <-ctx.Done():
 		return false
@@ -383,21 +392,50 @@ func (s *stream) catchUp(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-s.sub.Done():
-			return true // run reports why
-		case <-time.After(wait):
+		if !s.wait(ctx, wait) {
+			// Ended, or dropped: then run reports why.
+			return ctx.Err() == nil
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
 }
 
+// wait waits d before the store is read again; false when ctx ended or the
+// subscription was dropped. Announcements that arrive meanwhile are
+// discarded: their posts are in the home timeline (announced in the step
+// that put them there) or a pulled author's, which the next read brings.
+// Kept, they would fill the subscriber's buffer while Redis is failing
+// (a failover) and have it dropped as too slow.
+func (s *stream) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.sub.Done():
+			return false
+		case <-s.sub.C():
+		case <-t.C:
+			return true
+		}
+	}
+}
+
 // missed reads the home timeline down to the newest post sent, through the
 // read path every page takes (visibility included), and returns what is
-// newer, oldest first.
+// newer, oldest first. A stream that does not know where its client is yet
+// (its first read of the home timeline failed and it has sent nothing)
+// takes the newest post as that place and replays nothing.
 func (s *stream) missed(ctx context.Context) ([]*social.Post, error) {
+	if !s.known {
+		newest, err := s.touch(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.last, s.known = max(s.last, newest), true
+		return nil, nil
+	}
 	limit := orDefault(s.t.ReplayLimit, 1000)
 	var got []*social.Post
 	p := social.PageRequest{First: social.MaxFirst}
@@ -427,11 +465,16 @@ func (s *stream) missed(ctx context.Context) ([]*social.Post, error) {
 	}
 }
 
-// touch reads the newest post of the home timeline: it counts as activity
-// for hybrid fan-out, and rebuilds a list fan-out skipped meanwhile.
-func (s *stream) touch(ctx context.Context) error {
-	_, err := s.t.Store.HomePage(ctx, s.v.UserID, social.PageRequest{First: 1}, social.PageWants{})
-	return err
+// touch reads the newest post of the home timeline and returns its id (0
+// for an empty timeline): the read counts as activity for hybrid fan-out,
+// and rebuilds a list fan-out skipped meanwhile.
+func (s *stream) touch(ctx context.Context) (int64, error) {
+	page, err := s.t.Store.HomePage(ctx, s.v.UserID, social.PageRequest{First: 1}, social.PageWants{})
+	if err != nil || len(page.Posts.Items) == 0 {
+		return 0, err
+	}
+	id, _ := strconv.ParseInt(page.Posts.Items[0].ID, 10, 64)
+	return id, nil
 }
 
 func (t *Timelines) log() *slog.Logger {
