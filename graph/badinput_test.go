@@ -116,6 +116,12 @@ func TestBadInput(t *testing.T) {
 	post1 := func(content string) badRequest {
 		return gql(author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": content}})
 	}
+	// A post whose content is written as JSON escapes, as sent.
+	postEscaped := func(escaped string) badRequest {
+		r := gql(author.Token, engCreatePostDoc, nil)
+		r.body = `{"query":` + quote(engCreatePostDoc) + `,"variables":{"i":{"content":"` + escaped + `"}}}`
+		return r
+	}
 	ws := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
 		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "graphql-transport-ws"}
 	withOrigin := maps.Clone(ws)
@@ -144,6 +150,13 @@ func TestBadInput(t *testing.T) {
 		{"invalid UTF-8 in a body", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},
 			`{"query":"mutation { createPost(input: {content: \"caf` + "\xe9" + `\"}) { id } }"}`}, 400, "BAD_USER_INPUT"},
 		{"invalid UTF-8 in a GET query", badRequest{"GET", "/query?query=" + url.QueryEscape("{ user(name: \"\xff\") { id } }"), nil, ""}, 400, "BAD_USER_INPUT"},
+		// Halves of UTF-16 surrogate pairs, which JSON decoding would
+		// silently turn into U+FFFD.
+		{"post with a lone high surrogate escape", postEscaped(`a\ud800b`), 400, "BAD_USER_INPUT"},
+		{"post with a lone low surrogate escape", postEscaped(`\udc00`), 400, "BAD_USER_INPUT"},
+		{"post with a high surrogate before another escape", postEscaped(`\ud83d\u0041`), 400, "BAD_USER_INPUT"},
+		{"GET variables with a lone surrogate", badRequest{"GET", "/query?query=" + url.QueryEscape("query($n: String!) { user(name: $n) { id } }") +
+			"&variables=" + url.QueryEscape(`{"n":"\ud800"}`), nil, ""}, 400, "BAD_USER_INPUT"},
 		// Transport misuse.
 		{"GET variables that are not JSON", badRequest{"GET", "/query?query=" + url.QueryEscape("{ me { id } }") + "&variables=%7Bnope", nil, ""}, 400, "BAD_USER_INPUT"},
 		{"GET extensions that are not JSON", badRequest{"GET", "/query?query=" + url.QueryEscape("{ me { id } }") + "&extensions=[1", nil, ""}, 400, "BAD_USER_INPUT"},

@@ -223,6 +223,10 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 				writeError(w, http.StatusBadRequest, social.BadUserInput, "the request is not valid UTF-8")
 				return
 			}
+			if loneSurrogate([]byte(q.Get("variables"))) || loneSurrogate([]byte(q.Get("extensions"))) {
+				writeError(w, http.StatusBadRequest, social.BadUserInput, loneSurrogateMessage)
+				return
+			}
 			// gqlgen answers undecodable variables or extensions with a
 			// bare message: check them here and answer with a code.
 			objs := map[string]map[string]any{}
@@ -264,6 +268,10 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 			// U+FFFD: a client sending Latin-1 gets told instead.
 			if !utf8.Valid(raw) {
 				writeError(w, http.StatusBadRequest, social.BadUserInput, "the request body is not valid UTF-8")
+				return
+			}
+			if loneSurrogate(raw) {
+				writeError(w, http.StatusBadRequest, social.BadUserInput, loneSurrogateMessage)
 				return
 			}
 			// gqlgen's own decoding errors name Go types and echo the
@@ -311,6 +319,45 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, checkedKey{}, c)))
 	})
+}
+
+const loneSurrogateMessage = "the request escapes half of a UTF-16 surrogate pair (\\uD800–\\uDFFF without its other half): not a character"
+
+// loneSurrogate reports whether JSON text escapes half of a UTF-16
+// surrogate pair: a high half (\uD800–\uDBFF) not followed by an escaped
+// low half, or a low half (\uDC00–\uDFFF) alone. encoding/json turns one
+// into U+FFFD without a word, so a post would be stored other than sent.
+// Malformed escapes are left to the JSON decoder, which refuses them.
+func loneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := escapedUnit(b, i)
+		switch {
+		case !ok:
+			i++ // an escaped character (\\, \", \n, …): skip it
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := escapedUnit(b, i+6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+// escapedUnit reads the UTF-16 unit of a \uXXXX escape at b[i:].
+func escapedUnit(b []byte, i int) (rune, bool) {
+	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+	return rune(n), err == nil
 }
 
 // persistedHash is the sha256Hash of a request's persistedQuery

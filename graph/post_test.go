@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -244,5 +245,30 @@ func TestDeletePost(t *testing.T) {
 	}
 	if n := s.MustDo(t, author.Token, feedUserPostsDoc, map[string]any{"u": author.ID}).Int("user.postsCount"); n != 1 {
 		t.Errorf("postsCount = %d, want 1", n)
+	}
+}
+
+// TestEscapedTextKept: text written as JSON escapes — a surrogate pair, an
+// escaped backslash before "ud800" — is stored as the characters it
+// escapes (only a lone half of a pair is refused: TestBadInput).
+func TestEscapedTextKept(t *testing.T) {
+	s := gatewaytest.New(t)
+	u := s.Register(t, "escaper")
+	for _, tt := range []struct{ escaped, want string }{
+		{`\ud83d\ude00 smile`, "😀 smile"},
+		{`a\\ud800b`, `a\ud800b`},
+		{`caf\u00e9`, "café"},
+	} {
+		body := `{"query":"mutation($i: CreatePostInput!) { createPost(input: $i) { content } }","variables":{"i":{"content":"` + tt.escaped + `"}}}`
+		st, _, b := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType, "Authorization": "Bearer " + u.Token},
+			strings.NewReader(body))
+		var r struct {
+			Data struct {
+				CreatePost struct{ Content string } `json:"createPost"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || st != 200 || r.Data.CreatePost.Content != tt.want {
+			t.Errorf("%s: %d %s; want content %q", tt.escaped, st, b, tt.want)
+		}
 	}
 }
