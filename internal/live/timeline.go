@@ -130,6 +130,11 @@ func (t *Timelines) Stream(ctx context.Context, v social.Viewer, since string) (
 	}
 	s := &stream{t: t, v: v, ctx: ctx, out: make(chan *social.Post), seen: newRecent(seenSize), last: after,
 		known: since != "", resume: since != ""}
+	// No worker until the stream is set up (kick starts one only when
+	// none is busy): one started by an early message would hold s.mu
+	// while its send waits for a reader, and nobody reads before Stream
+	// returns.
+	s.busy.Store(true)
 	sub, err := t.Hub.Subscribe(ctx, s.kick, t.Store.LiveChannels(v.UserID)...)
 	if err != nil {
 		t.release(v.UserID)
@@ -160,6 +165,7 @@ func (t *Timelines) Stream(ctx context.Context, v social.Viewer, since string) (
 	}
 	// Subscribed first, then the store: whatever lands from now on is
 	// announced, whatever landed before is in the home timeline.
+	s.busy.Store(false)
 	s.kick()
 	return s.out, func() error { return s.err }, nil
 }
