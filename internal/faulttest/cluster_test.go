@@ -85,36 +85,24 @@ func TestClusterProcesses(t *testing.T) {
 	firstOK := make([]time.Time, len(gws)) // first post acknowledged after the kill, per gateway
 	var killedAt time.Time
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := 0; w < 6; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				g := (w + n) % len(gws)
-				sent := time.Now()
-				id := u.post(gws[g].URL, 0, fmt.Sprintf("load %d-%d", w, n))
-				now := time.Now()
-				if id == "" {
-					time.Sleep(20 * time.Millisecond)
-					continue
-				}
-				mu.Lock()
-				acks = append(acks, ack{id, now})
-				// Served again: a request sent after the kill succeeded
-				// (one in flight at the kill may have been served before).
-				if !killedAt.IsZero() && sent.After(killedAt) && firstOK[g].IsZero() {
-					firstOK[g] = now
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	wait := clients(6, stop, func(w, n int) {
+		g := (w + n) % len(gws)
+		sent := time.Now()
+		id := u.post(gws[g].URL, 0, fmt.Sprintf("load %d-%d", w, n))
+		now := time.Now()
+		if id == "" {
+			time.Sleep(20 * time.Millisecond)
+			return
+		}
+		mu.Lock()
+		acks = append(acks, ack{id, now})
+		// Served again: a request sent after the kill succeeded (one in
+		// flight at the kill may have been served before).
+		if !killedAt.IsZero() && sent.After(killedAt) && firstOK[g].IsZero() {
+			firstOK[g] = now
+		}
+		mu.Unlock()
+	})
 	time.Sleep(time.Second)
 	cut := time.Now()
 	waitReplicated(t, victim.Addr)
@@ -136,7 +124,7 @@ func TestClusterProcesses(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second)
 	close(stop)
-	wg.Wait()
+	wait()
 
 	// What was acknowledged is there, apart from the replication window.
 	ctx := context.Background()

@@ -82,49 +82,37 @@ func TestGatewayKilledMidWrites(t *testing.T) {
 	acked := map[string]string{} // post id → content
 	var likes, comments []string // user index:post, comment ids
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := 0; c < 8; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				switch n % 3 {
-				case 0:
-					content := fmt.Sprintf("c%d-%d", c, n)
-					if id := u.post(victim.URL, 0, content); id != "" {
-						mu.Lock()
-						acked[id] = content
-						mu.Unlock()
-					}
-				case 1:
-					r := faulttest.Query(victim.URL, u.tokens[c], `mutation($p: ID!) { likePost(postId: $p) { id } }`, map[string]any{"p": target})
-					if r.OK() {
-						mu.Lock()
-						likes = append(likes, u.ids[c])
-						mu.Unlock()
-					}
-				case 2:
-					r := faulttest.Query(victim.URL, u.tokens[c], `mutation($p: ID!, $c: String!) { addComment(postId: $p, content: $c) { id } }`,
-						map[string]any{"p": target, "c": fmt.Sprint("comment ", c, n)})
-					if r.OK() {
-						id, _ := r.Data["addComment"].(map[string]any)["id"].(string)
-						mu.Lock()
-						comments = append(comments, id)
-						mu.Unlock()
-					}
-				}
+	wait := clients(8, stop, func(c, n int) {
+		switch n % 3 {
+		case 0:
+			content := fmt.Sprintf("c%d-%d", c, n)
+			if id := u.post(victim.URL, 0, content); id != "" {
+				mu.Lock()
+				acked[id] = content
+				mu.Unlock()
 			}
-		}()
-	}
+		case 1:
+			r := faulttest.Query(victim.URL, u.tokens[c], `mutation($p: ID!) { likePost(postId: $p) { id } }`, map[string]any{"p": target})
+			if r.OK() {
+				mu.Lock()
+				likes = append(likes, u.ids[c])
+				mu.Unlock()
+			}
+		case 2:
+			r := faulttest.Query(victim.URL, u.tokens[c], `mutation($p: ID!, $c: String!) { addComment(postId: $p, content: $c) { id } }`,
+				map[string]any{"p": target, "c": fmt.Sprint("comment ", c, n)})
+			if r.OK() {
+				id, _ := r.Data["addComment"].(map[string]any)["id"].(string)
+				mu.Lock()
+				comments = append(comments, id)
+				mu.Unlock()
+			}
+		}
+	})
 	time.Sleep(1500 * time.Millisecond)
 	victim.Kill()
 	close(stop)
-	wg.Wait()
+	wait()
 	if len(acked) == 0 {
 		t.Fatal("no write was acknowledged before the kill")
 	}

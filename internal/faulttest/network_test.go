@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -141,6 +142,25 @@ func (u *users) post(baseURL string, i int, content string) string {
 	p, _ := r.Data["createPost"].(map[string]any)
 	id, _ := p["id"].(string)
 	return id
+}
+
+// clients runs n concurrent clients until stop is closed: client c calls
+// f(c, i) for i = 0, 1, 2, … The returned wait waits for them to return.
+func clients(n int, stop <-chan struct{}, f func(c, i int)) (wait func()) {
+	var wg sync.WaitGroup
+	for c := range n {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f(c, i)
+			}
+		})
+	}
+	return wg.Wait
 }
 
 // env is the environment of processes on srv.

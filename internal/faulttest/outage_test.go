@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,51 +18,40 @@ type load struct {
 	ok, coded, malformed, slow, internal atomic.Int64
 	masked                               atomic.Int64 // internal errors that say neither that the store is unavailable nor that the deadline passed
 	firstBad                             atomic.Value
-	wg                                   sync.WaitGroup
+	wait                                 func() // for the clients to return
 }
 
 const readDoc = `{ me { id followersCount } timeline(first: 5) { edges { node { id author { name } } } } }`
 
 func startLoad(baseURL string, tokens []string, n int, slowAfter time.Duration, stop <-chan struct{}) *load {
 	l := &load{}
-	for i := 0; i < n; i++ {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+	l.wait = clients(n, stop, func(c, _ int) {
+		r := faulttest.Query(baseURL, tokens[c%len(tokens)], readDoc, nil)
+		switch {
+		case r.Took > slowAfter:
+			l.slow.Add(1)
+		case r.Err != nil:
+			l.firstBad.CompareAndSwap(nil, r.Err.Error())
+			l.malformed.Add(1)
+		case r.OK():
+			l.ok.Add(1)
+		case r.Code() != "":
+			l.coded.Add(1)
+			if r.Code() == "INTERNAL_SERVER_ERROR" {
+				l.internal.Add(1)
+				// A request caught waiting on the dead Redis ends at
+				// its deadline instead: as clear, and as coded.
+				if m := r.Errors[0].Message; m != "service temporarily unavailable; retry shortly" && !strings.HasPrefix(m, "the request took longer than") {
+					l.masked.Add(1)
+					l.firstBad.CompareAndSwap(nil, r.Errors[0].Message)
 				}
-				r := faulttest.Query(baseURL, tokens[i%len(tokens)], readDoc, nil)
-				switch {
-				case r.Took > slowAfter:
-					l.slow.Add(1)
-				case r.Err != nil:
-					l.firstBad.CompareAndSwap(nil, r.Err.Error())
-					l.malformed.Add(1)
-				case r.OK():
-					l.ok.Add(1)
-				case r.Code() != "":
-					l.coded.Add(1)
-					if r.Code() == "INTERNAL_SERVER_ERROR" {
-						l.internal.Add(1)
-						// A request caught waiting on the dead Redis ends at
-						// its deadline instead: as clear, and as coded.
-						if m := r.Errors[0].Message; m != "service temporarily unavailable; retry shortly" && !strings.HasPrefix(m, "the request took longer than") {
-							l.masked.Add(1)
-							l.firstBad.CompareAndSwap(nil, r.Errors[0].Message)
-						}
-					}
-				default:
-					l.firstBad.CompareAndSwap(nil, fmt.Sprintf("status %d, errors %+v", r.Status, r.Errors))
-					l.malformed.Add(1)
-				}
-				time.Sleep(5 * time.Millisecond)
 			}
-		}()
-	}
+		default:
+			l.firstBad.CompareAndSwap(nil, fmt.Sprintf("status %d, errors %+v", r.Status, r.Errors))
+			l.malformed.Add(1)
+		}
+		time.Sleep(5 * time.Millisecond)
+	})
 	return l
 }
 
@@ -124,7 +112,7 @@ func TestRedisOutage(t *testing.T) {
 		t.Errorf("the gateway served again only %v after Redis came back; want within 2s", recovered)
 	}
 	close(stop)
-	l.wg.Wait()
+	l.wait()
 	t.Logf("load: %s (ok before the kill and after the restart: %d)", l, okDuringOutage)
 	if !sawNotReady {
 		t.Error("/readyz never reported 503 during the outage")

@@ -27,30 +27,18 @@ func TestGracefulShutdown(t *testing.T) {
 	var mu sync.Mutex
 	var acked []string
 	var malformed []string
-	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	for c := 0; c < 16; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := faulttest.Query(gw.URL, u.tokens[0], createPost, map[string]any{"c": fmt.Sprintf("s%d-%d", c, n)})
-				mu.Lock()
-				switch {
-				case r.OK():
-					acked = append(acked, r.Data["createPost"].(map[string]any)["id"].(string))
-				case r.Status != 0 && r.Err != nil:
-					malformed = append(malformed, r.Err.Error())
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	wait := clients(16, stop, func(c, n int) {
+		r := faulttest.Query(gw.URL, u.tokens[0], createPost, map[string]any{"c": fmt.Sprintf("s%d-%d", c, n)})
+		mu.Lock()
+		switch {
+		case r.OK():
+			acked = append(acked, r.Data["createPost"].(map[string]any)["id"].(string))
+		case r.Status != 0 && r.Err != nil:
+			malformed = append(malformed, r.Err.Error())
+		}
+		mu.Unlock()
+	})
 	time.Sleep(time.Second)
 	start := time.Now()
 	if err := gw.Terminate(t, 15*time.Second); err != nil {
@@ -58,7 +46,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	t.Logf("stopped %v after SIGTERM", time.Since(start).Round(time.Millisecond))
 	close(stop)
-	wg.Wait()
+	wait()
 	if len(malformed) > 0 {
 		t.Errorf("%d answers without a GraphQL body, first: %s", len(malformed), malformed[0])
 	}
@@ -112,45 +100,37 @@ func TestSoak(t *testing.T) {
 	var ok, coded, internal, bad atomic.Int64
 	var firstBad atomic.Value
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := 0; c < 200; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), 7))
-			url := gws[c%2].URL
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var r faulttest.Result
-				switch k := rng.IntN(10); {
-				case k < 7:
-					r = faulttest.Query(url, u.tokens[c], readDoc, nil)
-				case k < 8:
-					r = faulttest.Query(url, u.tokens[c], createPost, map[string]any{"c": fmt.Sprintf("soak %d-%d", c, n)})
-				case k < 9:
-					r = faulttest.Query(url, u.tokens[c], `mutation($p: ID!) { likePost(postId: $p) { likesCount } }`, map[string]any{"p": post})
-				default:
-					r = faulttest.Query(url, u.tokens[c], `mutation($p: ID!) { addComment(postId: $p, content: "soak") { id } }`, map[string]any{"p": post})
-				}
-				switch {
-				case r.OK():
-					ok.Add(1)
-				case r.Err != nil:
-					bad.Add(1)
-					firstBad.CompareAndSwap(nil, r.Err.Error())
-				case r.Code() == "INTERNAL_SERVER_ERROR":
-					internal.Add(1)
-					firstBad.CompareAndSwap(nil, r.Errors[0].Message)
-				default:
-					coded.Add(1)
-				}
-			}
-		}()
+	// Each client its own random sequence, used by it alone.
+	rngs := make([]*rand.Rand, 200)
+	for c := range rngs {
+		rngs[c] = rand.New(rand.NewPCG(uint64(c), 7))
 	}
+	wait := clients(len(rngs), stop, func(c, n int) {
+		url := gws[c%2].URL
+		var r faulttest.Result
+		switch k := rngs[c].IntN(10); {
+		case k < 7:
+			r = faulttest.Query(url, u.tokens[c], readDoc, nil)
+		case k < 8:
+			r = faulttest.Query(url, u.tokens[c], createPost, map[string]any{"c": fmt.Sprintf("soak %d-%d", c, n)})
+		case k < 9:
+			r = faulttest.Query(url, u.tokens[c], `mutation($p: ID!) { likePost(postId: $p) { likesCount } }`, map[string]any{"p": post})
+		default:
+			r = faulttest.Query(url, u.tokens[c], `mutation($p: ID!) { addComment(postId: $p, content: "soak") { id } }`, map[string]any{"p": post})
+		}
+		switch {
+		case r.OK():
+			ok.Add(1)
+		case r.Err != nil:
+			bad.Add(1)
+			firstBad.CompareAndSwap(nil, r.Err.Error())
+		case r.Code() == "INTERNAL_SERVER_ERROR":
+			internal.Add(1)
+			firstBad.CompareAndSwap(nil, r.Errors[0].Message)
+		default:
+			coded.Add(1)
+		}
+	})
 	// One reading is the most seen over 2 s (8 samples): a single sample
 	// catches the number of requests in flight at that instant, which
 	// swings with the scheduler on a busy machine.
@@ -172,7 +152,7 @@ func TestSoak(t *testing.T) {
 	time.Sleep(run - run/3 - 3*time.Second)
 	late := read()
 	close(stop)
-	wg.Wait()
+	wait()
 	t.Logf("%d clients for %ds: %d ok, %d coded errors, %d internal, %d without a GraphQL body", 200, seconds, ok.Load(), coded.Load(), internal.Load(), bad.Load())
 	t.Logf("goroutines and heap in use (A, B): at a third %v, at the end %v", early, late)
 	if internal.Load() > 0 || bad.Load() > 0 {
