@@ -122,7 +122,7 @@ func TestLiveClientsDisappearing(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		n := runtime.NumGoroutine()
-		subs, _ := s.Redis.PubSubShardNumSub(ctx, ch).Result()
+		subs, _ := redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
 		if n <= base && subs[ch] == 0 {
 			break
 		}
@@ -167,7 +167,7 @@ func TestLiveSlowClientDropped(t *testing.T) {
 	// confirms: a burst before that would be lost, not overflow).
 	ch := s.Store.Keys().LiveUser(u.ID)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		n, err := s.Redis.PubSubShardNumSub(ctx, ch).Result()
+		n, err := redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
 		if err == nil && n[ch] == 1 {
 			break
 		}

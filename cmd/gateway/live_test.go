@@ -223,7 +223,7 @@ func (f *liveFixture) waitSubscribed(t testing.TB, u liveUser) {
 	ch := f.keys.LiveUser(u.id)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		n, err := f.master(t, ch).PubSubShardNumSub(context.Background(), ch).Result()
+		n, err := redistest.Master(t, f.rdb, ch).PubSubShardNumSub(context.Background(), ch).Result()
 		if err == nil && n[ch] > 0 {
 			return
 		}
@@ -232,21 +232,6 @@ func (f *liveFixture) waitSubscribed(t testing.TB, u liveUser) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// master is a client of the master serving key: PUBSUB SHARDNUMSUB
-// counts the subscribers of the node it is sent to.
-func (f *liveFixture) master(t testing.TB, key string) redis.UniversalClient {
-	t.Helper()
-	cc, ok := f.rdb.(*redis.ClusterClient)
-	if !ok {
-		return f.rdb
-	}
-	m, err := cc.MasterForKey(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 func must(t testing.TB, r *gatewaytest.Response) *gatewaytest.Response {

@@ -67,38 +67,19 @@ func publish(t *testing.T, rdb redis.UniversalClient, channel, msg string) {
 // of the master that serves it (a cluster client would ask any node).
 func numSub(t *testing.T, rdb redis.UniversalClient, channel string) int64 {
 	t.Helper()
-	n, err := masterOf(t, rdb, channel).PubSubShardNumSub(context.Background(), channel).Result()
+	n, err := redistest.Master(t, rdb, channel).PubSubShardNumSub(context.Background(), channel).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n[channel]
 }
 
-// masterOf is the client of the master serving key (rdb itself on a
-// single server).
-func masterOf(t *testing.T, rdb redis.UniversalClient, key string) redis.UniversalClient {
-	t.Helper()
-	cc, ok := rdb.(*redis.ClusterClient)
-	if !ok {
-		return rdb
-	}
-	m, err := cc.MasterForKey(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// eachMaster runs f on every master: rdb itself on a single server.
+// eachMaster runs f on every master, one at a time: rdb itself on a
+// single server.
 func eachMaster(t *testing.T, rdb redis.UniversalClient, f func(redis.UniversalClient)) {
 	t.Helper()
-	cc, ok := rdb.(*redis.ClusterClient)
-	if !ok {
-		f(rdb)
-		return
-	}
 	var mu sync.Mutex
-	err := cc.ForEachMaster(context.Background(), func(_ context.Context, m *redis.Client) error {
+	err := redisstore.EachServer(context.Background(), rdb, func(_ context.Context, m redis.UniversalClient) error {
 		mu.Lock()
 		defer mu.Unlock()
 		f(m)
@@ -137,7 +118,7 @@ func TestHubMultiplexesOneConnection(t *testing.T) {
 	a, b := p+"{u1}:live", p+"{u2}:live"
 	masters := map[string]bool{}
 	for _, ch := range []string{a, b} {
-		masters[fmt.Sprintf("%p", masterOf(t, rdb, ch))] = true
+		masters[fmt.Sprintf("%p", redistest.Master(t, rdb, ch))] = true
 	}
 	before := pubsubClients(t, rdb)
 	s1 := subscribe(t, h, a)

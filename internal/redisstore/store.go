@@ -53,16 +53,22 @@ func (s *Store) Keys() Keys { return s.keys }
 // Ping reports whether Redis answers; /readyz uses it.
 func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
 
-// DBSize counts the keys of the database: on a cluster, of every master
-// (DBSIZE through a cluster client asks one node only).
-func (s *Store) DBSize(ctx context.Context) (int64, error) {
-	cc, ok := s.rdb.(*redis.ClusterClient)
-	if !ok {
-		return s.rdb.DBSize(ctx).Result()
+// EachServer runs f on every server that holds data: each master of a
+// cluster (concurrently, as ForEachMaster does), or the one server.
+// Commands about a whole server (DBSIZE, SCAN, FLUSHALL, CLIENT LIST) sent
+// through a cluster client reach one node only.
+func EachServer(ctx context.Context, rdb redis.UniversalClient, f func(context.Context, redis.UniversalClient) error) error {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return f(ctx, m) })
 	}
+	return f(ctx, rdb)
+}
+
+// DBSize counts the keys of the database, on every master of a cluster.
+func (s *Store) DBSize(ctx context.Context) (int64, error) {
 	var n atomic.Int64
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		k, err := m.DBSize(ctx).Result()
+	err := EachServer(ctx, s.rdb, func(ctx context.Context, c redis.UniversalClient) error {
+		k, err := c.DBSize(ctx).Result()
 		n.Add(k)
 		return err
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/redisproc"
+	"github.com/socialgw/gateway/internal/redisstore"
 )
 
 var (
@@ -161,7 +162,7 @@ func Keys(tb testing.TB, rdb redis.UniversalClient, pattern string) []string {
 		mu   sync.Mutex
 		keys []string
 	)
-	scan := func(ctx context.Context, c *redis.Client) error {
+	err := redisstore.EachServer(ctx, rdb, func(ctx context.Context, c redis.UniversalClient) error {
 		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
 		for it.Next(ctx) {
 			mu.Lock()
@@ -169,19 +170,26 @@ func Keys(tb testing.TB, rdb redis.UniversalClient, pattern string) []string {
 			mu.Unlock()
 		}
 		return it.Err()
-	}
-	var err error
-	switch c := rdb.(type) {
-	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, scan)
-	case *redis.Client:
-		err = scan(ctx, c)
-	default:
-		tb.Fatalf("redistest: keys of a %T", rdb)
-	}
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Master returns a client of the master serving key (rdb itself on a
+// single server): commands about a node's state, such as PUBSUB
+// SHARDNUMSUB, must go to the node that holds the key or channel.
+func Master(tb testing.TB, rdb redis.UniversalClient, key string) redis.UniversalClient {
+	tb.Helper()
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return rdb
+	}
+	m, err := cc.MasterForKey(context.Background(), key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
 }

@@ -469,12 +469,9 @@ func Clear(ctx context.Context, rdb redis.UniversalClient, prefix string) error 
 		return errors.New("seed: refusing to clear an empty prefix")
 	}
 	pattern := escapeGlob(prefix) + "*"
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			return clearNode(ctx, m, pattern)
-		})
-	}
-	return clearNode(ctx, rdb, pattern)
+	return redisstore.EachServer(ctx, rdb, func(ctx context.Context, c redis.UniversalClient) error {
+		return clearNode(ctx, c, pattern)
+	})
 }
 
 // clearNode unlinks the keys matching pattern on one server.
