@@ -15,6 +15,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 
+	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
@@ -26,10 +27,8 @@ import (
 func emptyDB(t *testing.T, n int) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	if c := redistest.Cluster(t); c != nil {
-		cc := c.Client()
-		defer cc.Close()
-		if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+	if redistest.Cluster(t) != nil {
+		if err := redisstore.EachServer(ctx, redistest.Client(t), func(ctx context.Context, m redis.UniversalClient) error {
 			return m.FlushAll(ctx).Err()
 		}); err != nil {
 			t.Fatal(err)
