@@ -195,14 +195,38 @@ func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), er
 			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 		}
 		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis; data will not survive a restart, and live timelines (subscriptions) are off: it has no sharded pub/sub", "addr", m.Addr())
+		stopClock := runClock(m, time.Second)
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
+		return rdb, func() { stopClock(); _ = rdb.Close(); m.Close() }, nil
 	}
 	rdb, err := cfg.ConnectRedis(log)
 	if err != nil {
 		return nil, nil, err
 	}
 	return rdb, func() { _ = rdb.Close() }, nil
+}
+
+// runClock makes the embedded Redis count its TTLs down with the wall
+// clock, every tick: miniredis does so only when told (FastForward). Keys
+// then expire as on a real server: sessions, denied tokens, and in hybrid
+// mode the home lists of inactive readers (which fan-out then skips).
+func runClock(m *miniredis.Miniredis, tick time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case now := <-t.C:
+				m.FastForward(now.Sub(last))
+				last = now
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // tokenOptions reads the token settings and key files.

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
@@ -497,6 +499,25 @@ func TestEmbeddedRedis(t *testing.T) {
 	registerAndMe(t, g)
 	if status, _, _ := g.get(t, "/readyz"); status != 200 {
 		t.Errorf("/readyz = %d", status)
+	}
+}
+
+// TestEmbeddedRedisClock: keys of the embedded Redis expire with the wall
+// clock, as on a real server (miniredis counts TTLs down only when told).
+func TestEmbeddedRedisClock(t *testing.T) {
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	stop := runClock(m, 10*time.Millisecond)
+	defer stop()
+	m.Set("k", "v")
+	m.SetTTL("k", 200*time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); m.Exists("k"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the key with a 200 ms TTL still exists after 5 s")
+		}
 	}
 }
 

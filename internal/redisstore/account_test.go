@@ -208,6 +208,76 @@ func TestGraphEditCrash(t *testing.T) {
 	}
 }
 
+// TestMuteCrash kills mutes and unmutes between their sides (the actor's
+// Mutes, then the target's MutedBy, which fan-out reads) and checks what
+// is left meanwhile and that the actor's next edit finishes them: an
+// unmute's hook then copies the author's posts back, which fan-out skipped
+// while MutedBy still held the reader.
+func TestMuteCrash(t *testing.T) {
+	cases := []struct {
+		name       string
+		muted      bool // a muted b before the edit
+		edit       func(s *redisstore.Store, ctx context.Context, a, b string) error
+		halfMutes  bool // Mutes(a) holds b while the edit is half done
+		halfMuted  bool // MutedBy(b) holds a while the edit is half done
+		finalMuted bool
+	}{
+		{"mute, before the other side", false, (*redisstore.Store).Mute, true, false, true},
+		{"unmute, before the other side", true, (*redisstore.Store).Unmute, false, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newCrashRig(t)
+			healthy := r.healthy
+			ids := graphUsers(t, healthy, 3)
+			a, b, c := ids[0], ids[1], ids[2]
+			k, rdb := healthy.Keys(), healthy.Client()
+			if err := healthy.Follow(ctx, a, b); err != nil {
+				t.Fatal(err)
+			}
+			if tc.muted {
+				if err := healthy.Mute(ctx, a, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			post, err := healthy.CreatePost(ctx, b, social.NewPost{Content: "while half done"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.edit(r.dying(t, ":pending", 2), ctx, a, b); err == nil {
+				t.Fatal("edit survived its process")
+			}
+			half := func(key string, want bool) {
+				t.Helper()
+				member := a
+				if key == k.Mutes(a) {
+					member = b
+				}
+				if got := rdb.SIsMember(ctx, key, member).Val(); got != want {
+					t.Errorf("%s holds %s: %v, want %v", key, member, got, want)
+				}
+			}
+			half(k.Mutes(a), tc.halfMutes)
+			half(k.MutedBy(b), tc.halfMuted)
+			// The post's fan-out runs while the edit is half done.
+			if err := healthy.HandleFanoutJob(ctx, map[string]string{"op": "post", "post": post.ID, "author": b}); err != nil {
+				t.Fatal(err)
+			}
+			r.now = r.now.Add(time.Minute)
+			if err := healthy.Follow(ctx, a, c); err != nil {
+				t.Fatal(err)
+			}
+			half(k.Mutes(a), tc.finalMuted)
+			half(k.MutedBy(b), tc.finalMuted)
+			inList := slices.Contains(rdb.LRange(ctx, k.Home(a), 0, -1).Val(), post.ID+":"+b)
+			if inList == tc.finalMuted {
+				t.Errorf("a's home list holds b's post: %v, want %v", inList, !tc.finalMuted)
+			}
+		})
+	}
+}
+
 // TestSweepPending leaves a registration and a follow abandoned between
 // their steps by actors who never come back, and checks that the sweep
 // leaves them alone while they may still run, then finishes both.

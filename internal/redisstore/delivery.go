@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -89,16 +90,19 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 			return nil
 		}
 	}
-	var inactiveBefore int64
+	d := delivery{s: s, post: post, author: author, hybrid: "0", mustFollow: "0"}
 	if s.feed.Mode == Hybrid {
-		inactiveBefore = s.now().Add(-s.feed.InactiveAfter).UnixMilli()
+		d.hybrid = "1"
 	}
-	d := delivery{s: s, post: post, author: author, inactiveBefore: inactiveBefore, mustFollow: "0"}
 	vis, _ := vals[1].(string)
 	if social.Visibility(vis) == social.OnlyTo {
-		// At most social.MaxAudienceSize users; the script keeps those who follow.
+		// At most social.MaxAudienceSize users; the script keeps those who
+		// follow, and those who mute the author are left out here.
 		d.mustFollow = "1"
 		only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(post)).Result()
+		if err == nil && len(only) > 0 {
+			only, err = s.notMuting(ctx, author, only)
+		}
 		if err != nil {
 			return fmt.Errorf("load audience of post %s: %w", post, err)
 		}
@@ -115,7 +119,31 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 			excluded[u] = true
 		}
 	}
-	return s.eachFollowers(ctx, author, func(batch []string) error {
+	return d.toFollowers(ctx, excluded)
+}
+
+// deliveriesInFlight is how many delivery calls a fan-out keeps in flight:
+// with two, Redis runs one page's script while the worker reads the next
+// page of followers and prepares its call, and never waits for the worker
+// in between (docs/performance.md, "Fan-out"). Pages of one post touch
+// different lists, and each insert is atomic and idempotent, so their
+// order does not matter.
+const deliveriesInFlight = 2
+
+// toFollowers delivers to the author's followers, less those who mute the
+// author and those in excluded, a page at a time, deliveriesInFlight pages
+// at once. The first error stops the walk and is returned once the calls
+// in flight are done.
+func (d delivery) toFollowers(ctx context.Context, excluded map[string]bool) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	slots := make(chan struct{}, deliveriesInFlight)
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	walkErr := d.s.eachFollowers(ctx, d.author, true, func(batch []string) error {
 		if excluded != nil {
 			kept := batch[:0]
 			for _, u := range batch {
@@ -125,16 +153,58 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 			}
 			batch = kept
 		}
-		return d.send(ctx, batch)
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := d.send(ctx, batch); err != nil {
+				once.Do(func() { firstErr = err; cancel() })
+			}
+		}()
+		return nil
 	})
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return walkErr
 }
 
 // delivery is one post on its way to home lists.
 type delivery struct {
-	s              *Store
-	post, author   string
-	inactiveBefore int64
-	mustFollow     string // "1": deliver only to followers of the author
+	s            *Store
+	post, author string
+	hybrid       string // "1": skip readers whose list and mark expired
+	mustFollow   string // "1": deliver only to followers of the author
+}
+
+// notMuting returns the users who do not mute author (by author's
+// MutedBy), in order.
+func (s *Store) notMuting(ctx context.Context, author string, users []string) ([]string, error) {
+	muted, err := s.rdb.SMIsMember(ctx, s.keys.MutedBy(author), toAny(users)...).Result()
+	if err != nil {
+		return nil, err
+	}
+	kept := users[:0]
+	for i, u := range users {
+		if !muted[i] {
+			kept = append(kept, u)
+		}
+	}
+	return kept, nil
+}
+
+// toAny returns ss as command arguments.
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, v := range ss {
+		out[i] = v
+	}
+	return out
 }
 
 // send delivers to recipients with deliver_batch.lua: one call per
@@ -220,8 +290,8 @@ func (d delivery) queue(ctx context.Context, p redis.Pipeliner, recipients []str
 	if s.publishCommand() == "PUBLISH" {
 		count = "NUMSUB"
 	}
-	args := make([]any, 0, 14+len(recipients))
-	args = append(args, d.post, homeEntry(d.post, d.author), d.author, s.feed.HomeCap, d.inactiveBefore, d.mustFollow,
+	args := make([]any, 0, 13+len(recipients))
+	args = append(args, d.post, homeEntry(d.post, d.author), d.author, s.feed.HomeCap, d.hybrid, d.mustFollow,
 		s.publishCommand(), count)
 	args = append(args, s.keys.recipientKeyParts()...)
 	for _, r := range recipients {
@@ -258,40 +328,53 @@ func (s *Store) byServer(ctx context.Context, recipients []string) ([][]string, 
 }
 
 // eachFollowers calls fn with the followers of author, FanoutBatch at a
-// time, in the order of the set (follow time). follower_page.lua reads
-// each page from the last member of the previous one, so every follower
-// present for the whole walk is passed at least once, whatever follows and
-// unfollows happen meanwhile (a repeat is harmless: delivery is
-// idempotent); someone who follows during the walk gets the post from the
-// follow's backfill, or from a page after the follow. It replaces ZSCAN,
-// which cost Redis about as much as the delivery itself (the scores it
-// formats).
-func (s *Store) eachFollowers(ctx context.Context, author string, fn func([]string) error) error {
-	key := []string{s.keys.Followers(author)}
+// time, in the order of the set (follow time); with unmuted set, without
+// those who mute author (MutedBy, checked with each page in author's
+// slot). follower_page.lua reads each page from the last member of the
+// previous one, so every follower present for the whole walk is passed at
+// least once, whatever follows and unfollows happen meanwhile (a repeat is
+// harmless: delivery is idempotent); someone who follows during the walk
+// gets the post from the follow's backfill, or from a page after the
+// follow. It replaces ZSCAN, which cost Redis about as much as the
+// delivery itself (the scores it formats).
+func (s *Store) eachFollowers(ctx context.Context, author string, unmuted bool, fn func([]string) error) error {
+	keys := []string{s.keys.Followers(author)}
+	if unmuted {
+		keys = append(keys, s.keys.MutedBy(author))
+	}
 	n := s.feed.FanoutBatch
 	last, score := "", ""
 	for {
-		res, err := followerPageScript.Run(ctx, s.rdb, key, n, last, score).Slice()
-		if err == nil && len(res) != 2 {
+		res, err := followerPageScript.Run(ctx, s.rdb, keys, n, last, score).Slice()
+		if err == nil && len(res) != 3 {
 			err = fmt.Errorf("reply %v", res)
 		}
 		if err != nil {
 			return fmt.Errorf("read followers of %s: %w", author, err)
 		}
 		page, _ := res[0].([]any)
-		batch := make([]string, len(page))
-		for i, m := range page {
-			batch[i], _ = m.(string)
+		muted, _ := res[2].([]any)
+		skip := make(map[string]bool, len(muted))
+		for _, m := range muted {
+			u, _ := m.(string)
+			skip[u] = true
+		}
+		batch := make([]string, 0, len(page))
+		for _, m := range page {
+			if u, _ := m.(string); !skip[u] {
+				batch = append(batch, u)
+			}
 		}
 		if len(batch) > 0 {
 			if err := fn(batch); err != nil {
 				return err
 			}
 		}
-		if len(batch) < n {
+		if len(page) < n {
 			return nil
 		}
-		last, score = batch[len(batch)-1], fmt.Sprint(res[1])
+		last, _ = page[len(page)-1].(string)
+		score = fmt.Sprint(res[1])
 	}
 }
 
@@ -312,7 +395,7 @@ func (s *Store) registerCelebrity(ctx context.Context, author, status string) er
 			return fmt.Errorf("register celebrity %s: %w", author, err)
 		}
 	}
-	err := s.eachFollowers(ctx, author, func(batch []string) error {
+	err := s.eachFollowers(ctx, author, false, func(batch []string) error {
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, f := range batch {
 				p.SAdd(ctx, s.keys.CelebFollowing(f), author)
@@ -398,7 +481,7 @@ func (s *Store) fanOutDelete(ctx context.Context, post, author, repost string) e
 	if err := s.deletePostEngagement(ctx, post); err != nil {
 		return err
 	}
-	return s.eachFollowers(ctx, author, func(batch []string) error {
+	return s.eachFollowers(ctx, author, false, func(batch []string) error {
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, f := range batch {
 				p.LRem(ctx, k.Home(f), 0, entry)

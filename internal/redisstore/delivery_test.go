@@ -24,19 +24,19 @@ func TestDeliverBatch(t *testing.T) {
 	const followers = 12
 	outsider := followers + 1
 	tests := []struct {
-		name     string
-		mode     redisstore.FeedMode
-		cap      int
-		batch    int           // FanoutBatch (default 1 000)
-		muted    []int         // followers who muted the author
-		rawMuted []int         // followers whose Mutes holds the author, written as before the HomeMark flag existed
-		unmuted  []int         // followers who muted the author, then unmuted
-		inactive []int         // followers who never read their home (hybrid skips them)
-		posts    []audience    // by the author
-		order    []int         // the jobs run, by post index
-		want     map[int][]int // a user's home list, as post indexes newest first (followers not named: the newest posts of their audience, unless muted or inactive)
-		listen   int           // a user whose live channel is listened to (0: none)
-		heard    []int         // what it hears, by post index, in order
+		name      string
+		mode      redisstore.FeedMode
+		cap       int
+		batch     int           // FanoutBatch (default 1 000)
+		muted     []int         // followers who muted the author
+		halfMuted []int         // followers whose Mutes holds the author but not the author's MutedBy (a mute stopped halfway)
+		unmuted   []int         // followers who muted the author, then unmuted
+		inactive  []int         // followers whose home list and mark expired (hybrid skips them)
+		posts     []audience    // by the author
+		order     []int         // the jobs run, by post index
+		want      map[int][]int // a user's home list, as post indexes newest first (followers not named: the newest posts of their audience, unless muted or inactive)
+		listen    int           // a user whose live channel is listened to (0: none)
+		heard     []int         // what it hears, by post index, in order
 	}{
 		{name: "newest first", posts: make([]audience, 3), order: []int{0, 1, 2}, listen: 1, heard: []int{0, 1, 2}},
 		{name: "out of order", posts: make([]audience, 3), order: []int{2, 0, 1}, listen: 2, heard: []int{2, 0, 1}},
@@ -47,8 +47,10 @@ func TestDeliverBatch(t *testing.T) {
 		{name: "capped, an old post below the floor", cap: 2, posts: make([]audience, 4), order: []int{1, 2, 3, 0}},
 		{name: "muted", muted: []int{1, 4}, posts: make([]audience, 2), order: []int{0, 1},
 			want: map[int][]int{1: nil, 4: nil}, listen: 1},
-		{name: "muted before the mutes flag existed", rawMuted: []int{2}, posts: make([]audience, 2), order: []int{0, 1},
-			want: map[int][]int{2: nil}},
+		{name: "muted halfway: delivered, hidden by the page", halfMuted: []int{2}, posts: make([]audience, 2), order: []int{0, 1},
+			want: map[int][]int{2: {1, 0}}},
+		{name: "muted, in small batches", batch: 3, muted: []int{1, 3, 4, 12}, posts: make([]audience, 1), order: []int{0},
+			want: map[int][]int{1: nil, 3: nil, 4: nil, 12: nil}},
 		{name: "unmuted, muting someone else", unmuted: []int{3}, posts: make([]audience, 2), order: []int{0, 1}},
 		{name: "only to", posts: []audience{{only: []int{2, 5, outsider}}, {}}, order: []int{0, 1},
 			want: map[int][]int{outsider: nil}, listen: 2, heard: []int{0, 1}},
@@ -59,6 +61,10 @@ func TestDeliverBatch(t *testing.T) {
 			listen: 3, heard: []int{1}},
 		{name: "hybrid skips inactive readers", mode: redisstore.Hybrid, inactive: []int{2, 9}, posts: make([]audience, 2),
 			order: []int{0, 1}, want: map[int][]int{2: nil, 9: nil}, listen: 9},
+		{name: "hybrid, out of order and redelivered", mode: redisstore.Hybrid, inactive: []int{5}, posts: make([]audience, 3),
+			order: []int{1, 0, 2, 1}, want: map[int][]int{5: nil}, listen: 4, heard: []int{1, 0, 2}},
+		{name: "hybrid, only to an inactive follower", mode: redisstore.Hybrid, inactive: []int{3}, posts: []audience{{only: []int{2, 3}}},
+			order: []int{0}, want: map[int][]int{3: nil}},
 		{name: "push delivers to inactive readers", mode: redisstore.Push, inactive: []int{2}, posts: make([]audience, 1),
 			order: []int{0}, listen: 2, heard: []int{0}},
 	}
@@ -73,14 +79,16 @@ func TestDeliverBatch(t *testing.T) {
 			author := u[0]
 			for i := 1; i <= followers; i++ {
 				feedOK(t, s.Follow(ctx, u[i], author))
-				if !slices.Contains(tt.inactive, i) {
-					_ = home(t, s, u[i], 5) // marks the reader active
-				}
+				_ = home(t, s, u[i], 5) // marks the reader active
+			}
+			for _, i := range tt.inactive {
+				// As if their TTL ran out (the read gave them one in hybrid mode).
+				feedOK(t, rdb.Del(ctx, s.Keys().Home(u[i]), s.Keys().HomeMark(u[i])).Err())
 			}
 			for _, i := range tt.muted {
 				feedOK(t, s.Mute(ctx, u[i], author))
 			}
-			for _, i := range tt.rawMuted {
+			for _, i := range tt.halfMuted {
 				feedOK(t, rdb.SAdd(ctx, s.Keys().Mutes(u[i]), author).Err())
 			}
 			for _, i := range tt.unmuted {
@@ -114,9 +122,22 @@ func TestDeliverBatch(t *testing.T) {
 				if !slices.Equal(got, wantEntries) {
 					t.Errorf("user %d's home list = %v, want %v", r, got, wantEntries)
 				}
-				stale := rdb.HGet(ctx, s.Keys().HomeMark(u[r]), "stale").Val() == "1"
-				if wantStale := cfg.Mode == redisstore.Hybrid && slices.Contains(tt.inactive, r); stale != wantStale {
-					t.Errorf("user %d marked stale: %v, want %v", r, stale, wantStale)
+				// Hybrid lists expire with their mark; push lists never do.
+				ttl := rdb.PTTL(ctx, s.Keys().Home(u[r])).Val()
+				switch {
+				case len(got) == 0:
+				case cfg.Mode == redisstore.Hybrid && r <= followers && (ttl <= 0 || ttl > cfg.InactiveAfter):
+					t.Errorf("user %d's home list has TTL %v, want at most %v", r, ttl, cfg.InactiveAfter)
+				case cfg.Mode == redisstore.Push && ttl != -1:
+					t.Errorf("user %d's home list has TTL %v, want none", r, ttl)
+				}
+				if cfg.Mode == redisstore.Hybrid && slices.Contains(tt.inactive, r) && rdb.Exists(ctx, s.Keys().HomeMark(u[r])).Val() != 0 {
+					t.Errorf("fan-out wrote the mark of inactive user %d", r)
+				}
+			}
+			for _, i := range tt.halfMuted {
+				if got := home(t, s, u[i], 5); len(got) != 0 {
+					t.Errorf("user %d, who muted the author, sees %v", i, got)
 				}
 			}
 			if live != nil {

@@ -19,11 +19,11 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 // on Redis Cluster a batch that straddles masters, as a stale slot map
 // would send, which delivery must recover from.
 func (s *Store) DeliverAsOneBatch(ctx context.Context, post, author string, recipients []string) error {
-	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
+	d := delivery{s: s, post: post, author: author, hybrid: "0", mustFollow: "0"}
 	return d.sendBatches(ctx, [][]string{recipients})
 }
 
 // EachFollowers exposes the walk of a user's followers that fan-out makes.
 func (s *Store) EachFollowers(ctx context.Context, author string, fn func([]string) error) error {
-	return s.eachFollowers(ctx, author, fn)
+	return s.eachFollowers(ctx, author, false, fn)
 }

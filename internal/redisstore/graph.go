@@ -15,11 +15,12 @@ import (
 
 // The social graph. Each user's side of it lives in that user's hash slot:
 // Following and Followers zsets scored by follow time (ms), Blocks and its
-// mirror BlockedBy, and Mutes. No counter is stored: followersCount and
+// mirror BlockedBy, Mutes and its mirror MutedBy. No counter is stored: followersCount and
 // followingCount are the ZCARDs of the lists, so they cannot drift from
 // what the lists hold, whatever retries or races happen.
 //
-// Follow, unfollow, block and unblock change both users' sides, which
+// Every edit (follow, unfollow, block, unblock, mute, unmute) changes both
+// users' sides, which
 // live in two hash slots, so each runs as single-slot steps in a fixed
 // order that works the same on one Redis and on Redis Cluster
 // (docs/data-model.md, "Cross-slot steps"):
@@ -45,9 +46,13 @@ import (
 // returns it and the edit is run again), and the next edit of the same
 // pair takes it over.
 //
-// Mute and unmute touch only the actor's keys: step 0, then one
-// transaction on Mutes and the flag in HomeMark that spares fan-out the
-// Mutes check of users who mute no one.
+// A mute's two sides are Mutes (what pages and live streams filter by)
+// and MutedBy (what fan-out filters by, with the followers it reads). The
+// actor's side goes first, so a mute that stops halfway already hides the
+// author's posts (fan-out may still deliver them: pages drop them); an
+// unmute that stops halfway leaves MutedBy holding the actor, who then
+// misses the author's new posts until the edit is finished (the actor's
+// next edit, or SweepPending) and its hook copies the recent ones back.
 
 // graphGrace is how long a pending edit is considered running: far longer
 // than its steps take.
@@ -151,41 +156,35 @@ func (s *Store) unblockEdit(viewerID, userID string) graphEdit {
 	}
 }
 
-// Mute makes viewerID mute userID. Only the viewer's own key changes, so
-// userID is not told. Idempotent.
+// Mute makes viewerID mute userID. userID is not told (MutedBy is read
+// only by fan-out). Idempotent.
 func (s *Store) Mute(ctx context.Context, viewerID, userID string) error {
-	return s.editMutes(ctx, "mute", viewerID, userID, s.afterMute, redis.Pipeliner.SAdd)
+	return s.runEdit(ctx, s.muteEdit(viewerID, userID))
+}
+
+func (s *Store) muteEdit(viewerID, userID string) graphEdit {
+	k := s.keys
+	return graphEdit{
+		op: "mute", actor: viewerID, other: userID,
+		actorEdits: []edit{{cmd: "SADD", key: k.Mutes(viewerID), member: userID}},
+		otherEdits: []edit{{cmd: "SADD", key: k.MutedBy(userID), member: viewerID}},
+		hook:       s.afterMute,
+	}
 }
 
 // Unmute lifts viewerID's mute of userID. Idempotent.
 func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
-	return s.editMutes(ctx, "unmute", viewerID, userID, s.afterUnmute, redis.Pipeliner.SRem)
+	return s.runEdit(ctx, s.unmuteEdit(viewerID, userID))
 }
 
-func (s *Store) editMutes(ctx context.Context, op, viewerID, userID string, hook func(ctx context.Context, viewerID, userID string) error,
-	write func(p redis.Pipeliner, ctx context.Context, key string, members ...any) *redis.IntCmd) error {
-	if err := s.checkTarget(ctx, op, viewerID, userID, false); err != nil {
-		return err
+func (s *Store) unmuteEdit(viewerID, userID string) graphEdit {
+	k := s.keys
+	return graphEdit{
+		op: "unmute", actor: viewerID, other: userID,
+		actorEdits: []edit{{cmd: "SREM", key: k.Mutes(viewerID), member: userID}},
+		otherEdits: []edit{{cmd: "SREM", key: k.MutedBy(userID), member: viewerID}},
+		hook:       s.afterUnmute,
 	}
-	// The HomeMark flag that tells fan-out whether the viewer mutes anyone
-	// changes in the same transaction (one slot): set by a mute, dropped by
-	// an unmute (unknown again: the next delivery counts the set).
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		write(p, ctx, s.keys.Mutes(viewerID), userID)
-		if op == "mute" {
-			p.HSet(ctx, s.keys.HomeMark(viewerID), markMutes, "1")
-		} else {
-			p.HDel(ctx, s.keys.HomeMark(viewerID), markMutes)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", op, userID, err)
-	}
-	if err := hook(ctx, viewerID, userID); err != nil {
-		return fmt.Errorf("%s %s: %w", op, userID, err)
-	}
-	return nil
 }
 
 // checkTarget is step 0 of every edit: no edit of oneself, and the target
@@ -247,6 +246,10 @@ func (s *Store) editByName(op, actor, other string) (graphEdit, bool) {
 		return s.blockEdit(actor, other), true
 	case "unblock":
 		return s.unblockEdit(actor, other), true
+	case "mute":
+		return s.muteEdit(actor, other), true
+	case "unmute":
+		return s.unmuteEdit(actor, other), true
 	}
 	return graphEdit{}, false
 }
@@ -561,10 +564,7 @@ type relationCmds struct {
 }
 
 func (s *Store) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
-	members := make([]any, len(ids))
-	for i, id := range ids {
-		members[i] = id
-	}
+	members := toAny(ids)
 	zmscore := func(key string) *redis.Cmd {
 		return p.Do(ctx, append([]any{"ZMSCORE", key}, members...)...)
 	}

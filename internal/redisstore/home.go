@@ -32,17 +32,30 @@ import (
 //     follow whose backfill was cut short raises it to the oldest id
 //     copied; 0 or absent: the list is complete.
 //   - active: the last home read (ms), written at most every activeEvery;
-//   - stale: set when a fan-out skipped u as inactive; the next read
-//     rebuilds the list before serving it;
 //   - pull, pullprev, pullat: pull mode's marks (see fillHome);
-//   - mutes: "1" when u mutes someone, "0" when no one, absent when not
-//     known: set by Mute, dropped by Unmute, and recorded by fan-out's
-//     first delivery to u after that, which counts Mutes. Delivery reads
-//     it with the activity, so a reader who mutes no one costs it no
-//     Mutes lookup.
+//   - stale: written by versions before lists expired, when a fan-out
+//     skipped u as inactive; the next read rebuilds the list, as for a
+//     missing mark. (A "mutes" field of those versions is no longer read.)
+//
+// Inactive readers (hybrid mode): Home(u) and HomeMark(u) expire together,
+// InactiveAfter after u's last read, as each read at most every
+// activeEvery (and each merge: a follow, an unmute, a rebuild) gives both
+// the full TTL again, and a list that fan-out creates takes the mark's TTL
+// (lib/home.lua). So fan-out tells an inactive reader by their missing
+// list, whose head it reads anyway, and writes nothing for them; their
+// memory is given back; and a read that finds no mark rebuilds the list
+// from the followees' timelines before serving it. The TTLs run on Redis's
+// clock alone: no process's clock decides who is active. Push and pull
+// modes keep lists for good (a read removes a TTL left by hybrid mode).
 
-// markMutes is HomeMark's field saying whether u mutes anyone.
-const markMutes = "mutes"
+// homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
+// mode, none (0) in the others.
+func (s *Store) homeTTL() int64 {
+	if s.feed.Mode == Hybrid {
+		return s.feed.InactiveAfter.Milliseconds()
+	}
+	return 0
+}
 
 // homeEntry is the home-list entry of a post.
 func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
@@ -238,7 +251,7 @@ func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayP
 		first = "1"
 	}
 	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first)
+		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL())
 }
 
 // useList takes in what a list read says about the sources.
@@ -472,7 +485,7 @@ func (s *Store) fillHome(ctx context.Context, viewer string, r *listRound) error
 		}
 		marks = []any{max(pull, seen), prev, at}
 	}
-	args := append([]any{viewer, cap, mode, floor, "1"}, marks...)
+	args := append([]any{viewer, cap, mode, floor, "1"}, append(marks, s.homeTTL())...)
 	err = homeMergeScript.Run(ctx, s.rdb, s.homeKeys(viewer)[:4], append(args, entries...)...).Err()
 	if err != nil {
 		return fmt.Errorf("fill home list: %w", err)

@@ -33,10 +33,6 @@ func (s *Store) afterFollow(ctx context.Context, follower, followee string) erro
 // recent posts of a followee back (the mute removed them, and fan-out
 // skipped those posted meanwhile), so every mode shows the same pages
 // again. Nothing happens when muter does not follow muted.
-//
-// The social-graph code's Unmute is to call it; until it does, posts from
-// before the unmute come back only where a page reads them from the
-// author's own timeline (pulled authors, pages below the floor, pull mode).
 func (s *Store) afterUnmute(ctx context.Context, muter, muted string) error {
 	return s.backfill(ctx, muter, muted)
 }
@@ -65,7 +61,7 @@ func (s *Store) backfill(ctx context.Context, follower, followee string) error {
 	if total.Val() > int64(len(ids)) && len(ids) > 0 {
 		cut, _ = strconv.ParseInt(ids[len(ids)-1], 10, 64)
 	}
-	args := []any{follower, s.feed.HomeCap, "max", cut, "0", "", "", ""}
+	args := []any{follower, s.feed.HomeCap, "max", cut, "0", "", "", "", s.homeTTL()}
 	for _, p := range posts {
 		if p != nil {
 			args = append(args, homeEntry(p.ID, followee))

@@ -75,6 +75,11 @@ func (k Keys) BlockedBy(u string) string { return k.User(u) + ":blockedby" }
 // Mutes is the set of users u muted.
 func (k Keys) Mutes(u string) string { return k.User(u) + ":mutes" }
 
+// MutedBy is the set of users who muted u (the mirror of Mutes), so
+// fan-out leaves them out with the page of u's followers it reads, in u's
+// slot, instead of looking at each reader's Mutes.
+func (k Keys) MutedBy(u string) string { return k.User(u) + ":mutedby" }
+
 // Posts and timelines.
 
 // PostSeq is the INCR counter that hands out post ids.
@@ -101,22 +106,23 @@ func (k Keys) UserPosts(u string) string { return k.User(u) + ":posts" }
 // with UserPosts.
 func (k Keys) PublicPosts(u string) string { return k.User(u) + ":pubposts" }
 
-// Home is u's home timeline as filled by fan-out, capped.
+// Home is u's home timeline as filled by fan-out, capped; in hybrid mode
+// it expires with HomeMark when u stops reading (home.go).
 func (k Keys) Home(u string) string { return k.User(u) + ":home" }
 
-// HomeMark is u's home-timeline bookkeeping hash (last pull mark, last
-// activity, rebuild state).
+// HomeMark is u's home-timeline bookkeeping hash (floor, last pull mark,
+// last activity); in hybrid mode it expires with Home.
 func (k Keys) HomeMark(u string) string { return k.User(u) + ":homemark" }
 
 // recipientKeyParts are the parts of a fan-out recipient's keys around
 // their id, for deliver_batch.lua, which builds the keys of a whole batch
 // of recipients from their ids: what every user key starts with, then what
-// Home, HomeMark, Following, Mutes and LiveUser add after the id. They are
+// Home, HomeMark, Following and LiveUser add after the id. They are
 // read off the builders above, so the layout is still written only here.
 func (k Keys) recipientKeyParts() []any {
 	head, _ := aroundID(k.User)
 	parts := []any{head}
-	for _, key := range []func(string) string{k.Home, k.HomeMark, k.Following, k.Mutes, k.LiveUser} {
+	for _, key := range []func(string) string{k.Home, k.HomeMark, k.Following, k.LiveUser} {
 		h, tail := aroundID(key)
 		if h != head {
 			panic("redisstore: a recipient key does not start as User does: " + key("<id>"))

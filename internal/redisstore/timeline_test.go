@@ -469,9 +469,15 @@ func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	return func(ctx context.Context, cmds []redis.Cmder) error { c.add(cmds...); return next(ctx, cmds) }
 }
 
+// An inactive reader's home list and mark expire (hybrid mode): fan-out
+// skips them, writing nothing, and their next read rebuilds the list. With
+// a real redis-server the TTL runs out for real.
 func TestInactiveReaderIsRebuilt(t *testing.T) {
 	cfg := feedConfig(redisstore.Hybrid)
 	cfg.InactiveAfter = time.Hour
+	if redistest.Real() {
+		cfg.InactiveAfter = 600 * time.Millisecond
+	}
 	s, rdb := feedStore(t, cfg)
 	w := feedWorker(t, s, rdb)
 	ctx := context.Background()
@@ -483,15 +489,31 @@ func TestInactiveReaderIsRebuilt(t *testing.T) {
 	}
 	first := feedPost(t, s, author, social.NewPost{}).ID
 	drain(t, w)
-	// The reader last read two hours ago.
-	feedOK(t, rdb.HSet(ctx, s.Keys().HomeMark(reader), "active", time.Now().Add(-2*time.Hour).UnixMilli()).Err())
+	for _, k := range []string{s.Keys().Home(reader), s.Keys().HomeMark(reader)} {
+		if ttl := rdb.PTTL(ctx, k).Val(); ttl <= 0 || ttl > cfg.InactiveAfter {
+			t.Fatalf("%s has TTL %v, want at most %v", k, ttl, cfg.InactiveAfter)
+		}
+	}
+	// The reader stops reading; the other reader goes on.
+	if redistest.Real() {
+		deadline := time.Now().Add(5 * time.Second)
+		for rdb.Exists(ctx, s.Keys().Home(reader), s.Keys().HomeMark(reader)).Val() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the inactive reader's list and mark did not expire")
+			}
+			_ = home(t, s, active, 5)
+			time.Sleep(50 * time.Millisecond)
+		}
+	} else {
+		feedOK(t, rdb.Del(ctx, s.Keys().Home(reader), s.Keys().HomeMark(reader)).Err())
+	}
 	var later []string
 	for i := 0; i < 3; i++ {
 		later = append(later, feedPost(t, s, author, social.NewPost{}).ID)
 	}
 	drain(t, w)
-	if n := rdb.LLen(ctx, s.Keys().Home(reader)).Val(); n != 1 {
-		t.Fatalf("fan-out wrote to the inactive reader: %d entries", n)
+	if n := rdb.Exists(ctx, s.Keys().Home(reader), s.Keys().HomeMark(reader)).Val(); n != 0 {
+		t.Fatalf("fan-out wrote to the inactive reader: %d keys", n)
 	}
 	if n := rdb.LLen(ctx, s.Keys().Home(active)).Val(); n != 4 {
 		t.Fatalf("fan-out skipped the active reader: %d entries", n)
@@ -509,6 +531,58 @@ func TestInactiveReaderIsRebuilt(t *testing.T) {
 	if n := rdb.LLen(ctx, s.Keys().Home(reader)).Val(); n != 5 {
 		t.Fatalf("not pushed after coming back: %d entries", n)
 	}
+}
+
+// The TTL of a reader's home list and mark through the writes that rewrite
+// the list, and across a change of mode: hybrid mode gives both the full
+// TTL on reads and merges, a purge (which may be another user's doing)
+// keeps the list's, and push mode removes a TTL hybrid mode left.
+func TestHomeTTL(t *testing.T) {
+	ctx := context.Background()
+	cfg := feedConfig(redisstore.Hybrid)
+	cfg.InactiveAfter = time.Hour
+	s, rdb := feedStore(t, cfg)
+	w := feedWorker(t, s, rdb)
+	u := feedUsers(t, s, 3)
+	reader, a, b := u[0], u[1], u[2]
+	list, mark := s.Keys().Home(reader), s.Keys().HomeMark(reader)
+	ttls := func(step string, lo, hi time.Duration) {
+		t.Helper()
+		for _, k := range []string{list, mark} {
+			if ttl := rdb.PTTL(ctx, k).Val(); ttl < lo || ttl > hi {
+				t.Errorf("%s: %s has TTL %v, want %v to %v", step, k, ttl, lo, hi)
+			}
+		}
+	}
+	feedOK(t, s.Follow(ctx, reader, a))
+	feedOK(t, s.Follow(ctx, reader, b))
+	feedPost(t, s, a, social.NewPost{})
+	feedPost(t, s, b, social.NewPost{})
+	drain(t, w)
+	if got := home(t, s, reader, 5); len(got) != 2 {
+		t.Fatalf("home = %v, want two posts", got)
+	}
+	ttls("after a read", 59*time.Minute, time.Hour)
+
+	feedOK(t, rdb.PExpire(ctx, list, 30*time.Minute).Err())
+	feedOK(t, s.Block(ctx, b, reader)) // b's block purges b's post from the reader's list
+	if n := rdb.LLen(ctx, list).Val(); n != 1 {
+		t.Fatalf("after the block the list holds %d entries, want 1", n)
+	}
+	if ttl := rdb.PTTL(ctx, list).Val(); ttl <= 29*time.Minute || ttl > 30*time.Minute {
+		t.Errorf("a purge changed the list's TTL to %v, want it kept (30m)", ttl)
+	}
+
+	feedOK(t, s.Unfollow(ctx, reader, a))
+	feedOK(t, s.Follow(ctx, reader, a)) // the backfill merge is the reader's doing
+	ttls("after a follow", 59*time.Minute, time.Hour)
+
+	push := cfg
+	push.Mode = redisstore.Push
+	feedOK(t, s.SetFeed(push))
+	feedOK(t, rdb.HSet(ctx, mark, "active", 0).Err()) // due for the activity write
+	_ = home(t, s, reader, 5)
+	ttls("after a push-mode read", -1, -1)
 }
 
 func TestCursorStableUnderConcurrentPosting(t *testing.T) {

@@ -1,26 +1,31 @@
 -- This script puts a post in the home lists of a batch of recipients, all
--- on the server that runs it, unless a recipient muted the author or (for
--- an ONLY_TO audience, whose members need not follow) does not follow the
--- author. A follower who unfollows or blocks meanwhile is covered without a
--- check here: the hook that removes the author's posts runs after the graph
--- change, and every page drops authors the reader no longer follows. In
--- hybrid mode a recipient whose last home read is older than the
--- inactivity limit is skipped and marked stale instead: their list is
--- rebuilt when they come back. The insert skips a post already there, so a
+-- on the server that runs it, unless (for an ONLY_TO audience, whose
+-- members need not follow) a recipient does not follow the author. The
+-- caller has left out the followers who mute the author (MutedBy, read by
+-- follower_page.lua in the author's slot), and those the audience
+-- excludes. A follower who unfollows, blocks or mutes meanwhile is covered
+-- without a check here: the hook that removes the author's posts runs
+-- after the graph change, and every page drops authors the reader no
+-- longer follows or has muted. The insert skips a post already there, so a
 -- batch run again (a redelivered job, a retry after an error halfway)
 -- changes nothing it did before.
+--
+-- Hybrid mode skips inactive readers without reading anything of theirs
+-- but the list head: a reader's Home and HomeMark expire together
+-- INACTIVE_DAYS after their last read (home.go), so an inactive reader has
+-- no list, and a missing list is delivered to only when the mark still
+-- exists (an active reader whose list was empty), the new list taking the
+-- mark's TTL. The next read of a
+-- reader whose mark has gone rebuilds the list.
 --
 -- Why one call for many recipients: calling a script costs Redis about as
 -- much as an LPUSH, so a call per recipient cost more than the writes
 -- (docs/performance.md, "Fan-out"). Here a recipient costs only its
--- commands, for the usual newest post: HMGET of its marks (activity, and
--- whether it mutes anyone: then SISMEMBER Mutes), LINDEX and LPUSH
--- (lib/home.lua). Each key a recipient's commands touch is a memory
--- lookup Redis pays, so they touch two keys where they can.
+-- commands, for the usual newest post: LINDEX and LPUSH (lib/home.lua),
+-- about what a raw pipelined LPUSH costs client and server together.
 --
 -- Keys: a recipient's keys are built here from their id and the key parts
--- of Keys (keys.go), which is cheaper for Redis than parsing four key
--- names per recipient. They are not declared, as Redis Cluster requires
+-- of Keys (keys.go). They are not declared, as Redis Cluster requires
 -- declared keys to share one slot: KEYS[1] is one recipient's Home, which
 -- routes the call to the recipients' server. On Redis Cluster the caller
 -- groups the recipients by server and runs the variant of this script with
@@ -28,13 +33,13 @@
 -- Redis stops the script at the first key of another server (the slot map
 -- changed), and the caller runs the batch again a recipient at a time.
 --
--- ARGV: post id, entry, author, cap, inactive-before (ms; 0: deliver to
--- everyone), "1" to require that the recipient follows the author, the
--- publish command (SPUBLISH; PUBLISH on the embedded development Redis),
--- the PUBSUB subcommand that counts its subscribers (SHARDNUMSUB;
--- NUMSUB), the key parts (what every user key starts with before the id,
--- then what Home, HomeMark, Following, Mutes and LiveUser add after it),
--- then the recipients' ids.
+-- ARGV: post id, entry, author, cap, "1" in hybrid mode (skip readers
+-- without a list or mark), "1" to require that the recipient follows the
+-- author, the publish command (SPUBLISH; PUBLISH on the embedded
+-- development Redis), the PUBSUB subcommand that counts its subscribers
+-- (SHARDNUMSUB; NUMSUB), the key parts (what every user key starts with
+-- before the id, then what Home, HomeMark, Following and LiveUser add
+-- after it), then the recipients' ids.
 --
 -- A delivered post is announced on the recipient's live channel in the
 -- same step, so a live subscriber hears of it exactly when a page could
@@ -48,9 +53,9 @@
 -- Reply: how many recipients got the post.
 
 local pid, entry, author = tonumber(ARGV[1]), ARGV[2], ARGV[3]
-local cap, before, must_follow = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'
-local uk, t_home, t_mark, t_following, t_mutes, t_live = ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
-local first = 15
+local cap, hybrid, must_follow = tonumber(ARGV[4]), ARGV[5] == '1', ARGV[6] == '1'
+local uk, t_home, t_mark, t_following, t_live = ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13]
+local first = 14
 
 -- listening: the set of the batch's live channels that have a subscriber
 -- here; false when the server cannot count them (publish to all).
@@ -79,29 +84,29 @@ local function announce(u)
   end
 end
 
--- muted tells whether u muted the author. The mark's mutes flag (set by
--- Mute, dropped by Unmute: home.go) spares the lookup of Mutes for the
--- many who mute no one; when it is unknown, the set is counted and the
--- flag recorded, once.
-local function muted(u, mark, flag)
-  if flag == '0' then return false end
-  local mutes = uk .. u .. t_mutes
-  if not flag then
-    flag = redis.call('SCARD', mutes) > 0 and '1' or '0'
-    redis.call('HSET', mark, 'mutes', flag)
-  end
-  return flag == '1' and redis.call('SISMEMBER', mutes, author) == 1
-end
-
 local delivered = 0
 for i = first, #ARGV do
   local u = ARGV[i]
   if not must_follow or redis.call('ZSCORE', uk .. u .. t_following, author) then
-    local mark = uk .. u .. t_mark
-    local m = redis.call('HMGET', mark, 'active', 'mutes')
-    if before > 0 and tonumber(m[1] or '0') < before then
-      redis.call('HSET', mark, 'stale', '1')
-    elseif not muted(u, mark, m[2]) and home_insert(uk .. u .. t_home, mark, pid, entry, cap) == 1 then
+    local home = uk .. u .. t_home
+    local head = redis.call('LINDEX', home, 0)
+    local added = false
+    if head and entry_id(head) < pid then
+      -- The usual case, inlined: the newest post on a list that exists.
+      local len = redis.call('LPUSH', home, entry)
+      if len > cap then home_trim(home, uk .. u .. t_mark, cap, len) end
+      added = true
+    else
+      local mark = uk .. u .. t_mark
+      local ttl = nil
+      -- No list in hybrid mode: deliver only if the mark exists (PTTL -2:
+      -- it has expired, the reader is inactive).
+      if not head and hybrid then ttl = redis.call('PTTL', mark) end
+      if ttl ~= -2 then
+        added = home_insert(home, mark, pid, entry, cap, nil, head, ttl) == 1
+      end
+    end
+    if added then
       delivered = delivered + 1
       announce(u)
     end

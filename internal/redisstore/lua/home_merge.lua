@@ -7,7 +7,11 @@
 -- KEYS: Home, HomeMark, Following, Mutes.
 -- ARGV: reader, cap, floor mode ("set" or "max"), floor, clear stale
 -- ("1"), pull marks (pull, pullprev, pullat; "" leaves them, "-" deletes
--- them), then the entries.
+-- them), the TTL of the list and mark (ms; 0: none), then the entries.
+--
+-- Every merge is the reader's doing (a read, their follow or unmute), so
+-- in hybrid mode it counts as activity: the list and mark get the full
+-- TTL (they expire together, home.go).
 
 local cap = tonumber(ARGV[2])
 local floor = tonumber(ARGV[4])
@@ -25,7 +29,7 @@ end
 local old = redis.call('LRANGE', KEYS[1], 0, -1)
 local changed = false
 for _, e in ipairs(old) do if not add(e) then changed = true end end
-for i = 9, #ARGV do if add(ARGV[i]) then changed = true end end
+for i = 10, #ARGV do if add(ARGV[i]) then changed = true end end
 if #all > cap then
   table.sort(all, function(a, b) return a[1] > b[1] end)
   floor = all[cap][1]
@@ -49,4 +53,5 @@ if ARGV[6] == '-' then
 elseif ARGV[6] ~= '' then
   redis.call('HSET', KEYS[2], 'pull', ARGV[6], 'pullprev', ARGV[7], 'pullat', ARGV[8])
 end
+home_expire(KEYS[1], KEYS[2], tonumber(ARGV[9]))
 return #all

@@ -3,9 +3,17 @@
 -- first be rebuilt or pulled, and returns the entries below the cursor
 -- whose authors the reader still follows and has not muted.
 --
+-- Activity: at most every activeEvery the read writes the time and gives
+-- the list and mark their TTL again (hybrid mode: INACTIVE_DAYS; other
+-- modes remove a TTL left by hybrid mode). A missing mark means the list
+-- is not known to be complete: the reader never read it, or both expired
+-- while hybrid fan-out skipped the reader (deliver_batch.lua); the list is
+-- rebuilt. "stale" is the same sign as written before lists expired.
+--
 -- KEYS: Home, HomeMark, Following, Mutes, CelebFollowing.
 -- ARGV: reader, cursor (exclusive; "" = none), n, now (ms), activeEvery
--- (ms), pull mode ("1"), first page ("1").
+-- (ms), pull mode ("1"), first page ("1"), TTL of the list and mark (ms;
+-- 0: none).
 --
 -- Reply: {"rebuild"|"pull", followees, pull, pullprev, pullat} or
 -- {"ok", floor, exhausted (0/1), entries, pulled authors (CelebFollowing,
@@ -14,9 +22,13 @@
 
 local now = tonumber(ARGV[4])
 local m = redis.call('HMGET', KEYS[2], 'active', 'floor', 'stale', 'pull', 'pullprev', 'pullat')
-if not m[1] or now - tonumber(m[1]) >= tonumber(ARGV[5]) then redis.call('HSET', KEYS[2], 'active', ARGV[4]) end
+local missing = not (m[1] or m[2] or m[3] or m[4])
+if not m[1] or now - tonumber(m[1]) >= tonumber(ARGV[5]) then
+  redis.call('HSET', KEYS[2], 'active', ARGV[4])
+  home_expire(KEYS[1], KEYS[2], tonumber(ARGV[8]))
+end
 local need = nil
-if m[3] then need = 'rebuild'
+if m[3] or (missing and ARGV[6] ~= '1') then need = 'rebuild'
 elseif ARGV[6] == '1' and (ARGV[7] == '1' or not m[4]) then need = 'pull'
 elseif ARGV[6] ~= '1' and m[4] then need = 'rebuild' end
 if need then

@@ -9,14 +9,27 @@ local function home_trim(home, mark, cap, len)
     redis.call('HSET', mark, 'floor', entry_id(redis.call('LINDEX', home, -1)))
   end
 end
+-- home_create pushes the first entry of a missing list. The list takes the
+-- mark's TTL (hybrid mode: both expire together when the reader stops
+-- reading, home.go), so a list never outlives the mark that says it is
+-- kept up to date; ttl, when the caller already read it (PTTL), saves the
+-- read.
+local function home_create(home, mark, entry, ttl)
+  redis.call('LPUSH', home, entry)
+  if ttl == nil then ttl = redis.call('PTTL', mark) end
+  if ttl > 0 then redis.call('PEXPIRE', home, ttl) end
+end
 -- home_insert puts entry (post pid) in its place in the list, newest
 -- first, unless it is there already or below the floor, and trims the list
 -- to cap. Nearly always the post is the newest: one LINDEX and one LPUSH,
 -- and no read of the floor, which is at or below the head (every entry is
 -- at or above it). floor, when the caller already read it, saves reading
--- it on the other paths.
-local function home_insert(home, mark, pid, entry, cap, floor)
-  local head = redis.call('LINDEX', home, 0)
+-- it on the other paths; head, when the caller already read it (LINDEX's
+-- reply: false for a missing list), saves the LINDEX; mark_ttl, the
+-- mark's PTTL when the caller read it, the read of it when the list is
+-- created.
+local function home_insert(home, mark, pid, entry, cap, floor, head, mark_ttl)
+  if head == nil then head = redis.call('LINDEX', home, 0) end
   if head and entry_id(head) < pid then
     home_trim(home, mark, cap, redis.call('LPUSH', home, entry))
     return 1
@@ -24,7 +37,7 @@ local function home_insert(home, mark, pid, entry, cap, floor)
   if floor == nil then floor = redis.call('HGET', mark, 'floor') end
   if pid < tonumber(floor or '0') then return 0 end
   if not head then
-    home_trim(home, mark, cap, redis.call('LPUSH', home, entry))
+    home_create(home, mark, entry, mark_ttl)
     return 1
   else
     local pos, done = 0, false
@@ -48,4 +61,16 @@ local function home_insert(home, mark, pid, entry, cap, floor)
   end
   home_trim(home, mark, cap)
   return 1
+end
+-- home_expire gives a reader's list and mark the TTL ttl (ms), or none
+-- when ttl is 0 (push and pull modes keep lists for good). PEXPIRE and
+-- PERSIST of a missing key do nothing.
+local function home_expire(home, mark, ttl)
+  if ttl > 0 then
+    redis.call('PEXPIRE', home, ttl)
+    redis.call('PEXPIRE', mark, ttl)
+  else
+    redis.call('PERSIST', home)
+    redis.call('PERSIST', mark)
+  end
 end
