@@ -77,8 +77,8 @@ func (s *Store) CreateUser(ctx context.Context, in auth.NewAccount) (*social.Use
 	if err := s.claim(ctx, in, id, created); err != nil {
 		return nil, err
 	}
-	res, err := registerProfileScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id)},
-		"name", in.Name, "email", in.Email, "bio", "", "created", msString(created), "pw", in.PasswordHash,
+	res, err := registerProfileScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id), s.keys.HomeMark(id)},
+		created.UnixMilli(), s.homeTTL(), "name", in.Name, "email", in.Email, "bio", "", "created", msString(created), "pw", in.PasswordHash,
 	).Text()
 	if err != nil {
 		return nil, fmt.Errorf("register %q: write profile: %w", in.Name, err)

@@ -90,10 +90,7 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 			return nil
 		}
 	}
-	d := delivery{s: s, post: post, author: author, hybrid: "0", mustFollow: "0"}
-	if s.feed.Mode == Hybrid {
-		d.hybrid = "1"
-	}
+	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
 	vis, _ := vals[1].(string)
 	if social.Visibility(vis) == social.OnlyTo {
 		// At most social.MaxAudienceSize users; the script keeps those who
@@ -178,7 +175,6 @@ func (d delivery) toFollowers(ctx context.Context, excluded map[string]bool) err
 type delivery struct {
 	s            *Store
 	post, author string
-	hybrid       string // "1": skip readers whose list and mark expired
 	mustFollow   string // "1": deliver only to followers of the author
 }
 
@@ -290,8 +286,8 @@ func (d delivery) queue(ctx context.Context, p redis.Pipeliner, recipients []str
 	if s.publishCommand() == "PUBLISH" {
 		count = "NUMSUB"
 	}
-	args := make([]any, 0, 13+len(recipients))
-	args = append(args, d.post, homeEntry(d.post, d.author), d.author, s.feed.HomeCap, d.hybrid, d.mustFollow,
+	args := make([]any, 0, 12+len(recipients))
+	args = append(args, d.post, homeEntry(d.post, d.author), d.author, s.feed.HomeCap, d.mustFollow,
 		s.publishCommand(), count)
 	args = append(args, s.keys.recipientKeyParts()...)
 	for _, r := range recipients {

@@ -32,6 +32,7 @@ func TestDeliverBatch(t *testing.T) {
 		halfMuted []int         // followers whose Mutes holds the author but not the author's MutedBy (a mute stopped halfway)
 		unmuted   []int         // followers who muted the author, then unmuted
 		inactive  []int         // followers whose home list and mark expired (hybrid skips them)
+		unread    []int         // followers who never read their home (their mark is the registration's)
 		posts     []audience    // by the author
 		order     []int         // the jobs run, by post index
 		want      map[int][]int // a user's home list, as post indexes newest first (followers not named: the newest posts of their audience, unless muted or inactive)
@@ -65,8 +66,10 @@ func TestDeliverBatch(t *testing.T) {
 			order: []int{1, 0, 2, 1}, want: map[int][]int{5: nil}, listen: 4, heard: []int{1, 0, 2}},
 		{name: "hybrid, only to an inactive follower", mode: redisstore.Hybrid, inactive: []int{3}, posts: []audience{{only: []int{2, 3}}},
 			order: []int{0}, want: map[int][]int{3: nil}},
-		{name: "push delivers to inactive readers", mode: redisstore.Push, inactive: []int{2}, posts: make([]audience, 1),
-			order: []int{0}, listen: 2, heard: []int{0}},
+		{name: "push delivers to readers who never read", mode: redisstore.Push, unread: []int{2},
+			posts: make([]audience, 1), order: []int{0}, listen: 2, heard: []int{0}},
+		{name: "hybrid delivers to new readers who never read", mode: redisstore.Hybrid, unread: []int{2, 3},
+			posts: make([]audience, 1), order: []int{0}, listen: 2, heard: []int{0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,11 +82,13 @@ func TestDeliverBatch(t *testing.T) {
 			author := u[0]
 			for i := 1; i <= followers; i++ {
 				feedOK(t, s.Follow(ctx, u[i], author))
-				_ = home(t, s, u[i], 5) // marks the reader active
+				if !slices.Contains(tt.unread, i) {
+					_ = home(t, s, u[i], 5) // marks the reader active
+				}
 			}
 			for _, i := range tt.inactive {
-				// As if their TTL ran out (the read gave them one in hybrid mode).
-				feedOK(t, rdb.Del(ctx, s.Keys().Home(u[i]), s.Keys().HomeMark(u[i])).Err())
+				feedOK(t, s.ForgetHome(ctx, u[i])) // as if their TTL ran out
+
 			}
 			for _, i := range tt.muted {
 				feedOK(t, s.Mute(ctx, u[i], author))

@@ -19,7 +19,7 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 // on Redis Cluster a batch that straddles masters, as a stale slot map
 // would send, which delivery must recover from.
 func (s *Store) DeliverAsOneBatch(ctx context.Context, post, author string, recipients []string) error {
-	d := delivery{s: s, post: post, author: author, hybrid: "0", mustFollow: "0"}
+	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
 	return d.sendBatches(ctx, [][]string{recipients})
 }
 

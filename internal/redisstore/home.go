@@ -37,16 +37,34 @@ import (
 //     skipped u as inactive; the next read rebuilds the list, as for a
 //     missing mark. (A "mutes" field of those versions is no longer read.)
 //
+// A list is kept only where its mark exists. Registration writes the mark
+// (the empty list is complete); fan-out and the author's own posts create
+// a missing list only where the mark exists, and a follow's backfill
+// writes nothing where it does not; a read that finds no mark rebuilds
+// the list from the followees' timelines before serving it, and so
+// writes the mark.
+//
 // Inactive readers (hybrid mode): Home(u) and HomeMark(u) expire together,
-// InactiveAfter after u's last read, as each read at most every
-// activeEvery (and each merge: a follow, an unmute, a rebuild) gives both
-// the full TTL again, and a list that fan-out creates takes the mark's TTL
+// InactiveAfter after u's last read, as registration, each read at most
+// every activeEvery, and each merge (a follow, an unmute, a rebuild) give
+// both the full TTL, and a list that fan-out creates takes the mark's TTL
 // (lib/home.lua). So fan-out tells an inactive reader by their missing
 // list, whose head it reads anyway, and writes nothing for them; their
-// memory is given back; and a read that finds no mark rebuilds the list
-// from the followees' timelines before serving it. The TTLs run on Redis's
-// clock alone: no process's clock decides who is active. Push and pull
-// modes keep lists for good (a read removes a TTL left by hybrid mode).
+// memory is given back; and their next read rebuilds the list. The TTLs
+// run on Redis's clock alone: no process's clock decides who is active.
+// Push and pull modes keep lists for good (a read removes a TTL left by
+// hybrid mode).
+
+// ForgetHome drops u's home list and mark, as their expiry does in hybrid
+// mode INACTIVE_DAYS after u's last read: fan-out then skips u, and u's
+// next read rebuilds the list. For seeding data sets with inactive users,
+// and for tests; nothing else needs it, as Redis expires the keys.
+func (s *Store) ForgetHome(ctx context.Context, u string) error {
+	if err := s.rdb.Del(ctx, s.keys.Home(u), s.keys.HomeMark(u)).Err(); err != nil {
+		return fmt.Errorf("forget home timeline of %s: %w", u, err)
+	}
+	return nil
+}
 
 // homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
 // mode, none (0) in the others.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -63,27 +64,38 @@ return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[1] .. ':' .. ARGV[2
 		name      string
 		list      []string
 		floor     string
+		noMark    bool          // the mark does not exist (never read, or expired)
+		markTTL   time.Duration // the mark's TTL (0: none)
 		id        int
 		cap       int
 		want      []string
 		wantFloor string
 		inserted  int64
 	}{
-		{"into empty", nil, "", 5, 10, []string{"5:1"}, "", 1},
-		{"newest at the head", []string{"4:1", "2:1"}, "", 5, 10, []string{"5:1", "4:1", "2:1"}, "", 1},
-		{"older in its place", []string{"6:1", "2:1"}, "", 5, 10, []string{"6:1", "5:1", "2:1"}, "", 1},
-		{"oldest at the tail", []string{"6:1", "4:1"}, "", 1, 10, []string{"6:1", "4:1", "1:1"}, "", 1},
-		{"already there", []string{"6:1", "5:1"}, "", 5, 10, []string{"6:1", "5:1"}, "", 0},
-		{"below the floor", []string{"6:1"}, "4", 3, 10, []string{"6:1"}, "4", 0},
-		{"empty, below the floor", nil, "4", 3, 10, nil, "4", 0},
-		{"empty, above the floor", nil, "4", 5, 10, []string{"5:1"}, "4", 1},
-		{"trimmed to cap raises the floor", []string{"6:1", "4:1"}, "", 7, 2, []string{"7:1", "6:1"}, "6", 1},
+		{name: "into empty", id: 5, cap: 10, want: []string{"5:1"}, inserted: 1},
+		{name: "into empty, the list takes the mark's TTL", markTTL: time.Hour, id: 5, cap: 10, want: []string{"5:1"}, inserted: 1},
+		{name: "into empty, no mark: nothing (the next read rebuilds)", noMark: true, id: 5, cap: 10},
+		{name: "newest at the head", list: []string{"4:1", "2:1"}, id: 5, cap: 10, want: []string{"5:1", "4:1", "2:1"}, inserted: 1},
+		{name: "newest at the head, no mark", list: []string{"4:1"}, noMark: true, id: 5, cap: 10, want: []string{"5:1", "4:1"}, inserted: 1},
+		{name: "older in its place", list: []string{"6:1", "2:1"}, id: 5, cap: 10, want: []string{"6:1", "5:1", "2:1"}, inserted: 1},
+		{name: "oldest at the tail", list: []string{"6:1", "4:1"}, id: 1, cap: 10, want: []string{"6:1", "4:1", "1:1"}, inserted: 1},
+		{name: "already there", list: []string{"6:1", "5:1"}, id: 5, cap: 10, want: []string{"6:1", "5:1"}},
+		{name: "below the floor", list: []string{"6:1"}, floor: "4", id: 3, cap: 10, want: []string{"6:1"}, wantFloor: "4"},
+		{name: "empty, below the floor", floor: "4", id: 3, cap: 10, wantFloor: "4"},
+		{name: "empty, above the floor", floor: "4", id: 5, cap: 10, want: []string{"5:1"}, wantFloor: "4", inserted: 1},
+		{name: "trimmed to cap raises the floor", list: []string{"6:1", "4:1"}, id: 7, cap: 2, want: []string{"7:1", "6:1"}, wantFloor: "6", inserted: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rdb.Del(ctx, home, mark)
 			for _, e := range tt.list {
 				rdb.RPush(ctx, home, e)
+			}
+			if !tt.noMark {
+				rdb.HSet(ctx, mark, "active", 1)
+				if tt.markTTL > 0 {
+					rdb.PExpire(ctx, mark, tt.markTTL)
+				}
 			}
 			if tt.floor != "" {
 				rdb.HSet(ctx, mark, "floor", tt.floor)
@@ -98,6 +110,12 @@ return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[1] .. ':' .. ARGV[2
 			}
 			if floor := rdb.HGet(ctx, mark, "floor").Val(); floor != tt.wantFloor {
 				t.Errorf("floor = %q, want %q", floor, tt.wantFloor)
+			}
+			if len(tt.list) == 0 && len(list) > 0 {
+				ttl := rdb.PTTL(ctx, home).Val()
+				if tt.markTTL > 0 && (ttl <= 0 || ttl > tt.markTTL) || tt.markTTL == 0 && ttl != -1 {
+					t.Errorf("the new list's TTL = %v, want the mark's (%v)", ttl, tt.markTTL)
+				}
 			}
 		})
 	}

@@ -175,13 +175,15 @@ func Run(ctx context.Context, store *redisstore.Store, c Config) (*Data, error) 
 	d.Stats.Follows = len(plan.Follows)
 	phase("follows", t, "%d follows", len(plan.Follows))
 
-	// A first read makes users active: hybrid fan-out pushes to them.
+	// A first read makes users active: hybrid fan-out pushes to them. The
+	// others are aged as INACTIVE_DAYS without a read would: their home
+	// list and mark go (Redis expires them), so fan-out skips them.
 	if store.Feed().Mode == redisstore.Hybrid {
 		t = time.Now()
 		active := 0
 		err = each(ctx, plan.Users, c.Concurrency, func(ctx context.Context, i int) error {
 			if !plan.Active[i] {
-				return nil
+				return store.ForgetHome(ctx, d.UserIDs[i])
 			}
 			_, err := store.HomePage(ctx, d.UserIDs[i], social.PageRequest{First: 1}, social.PageWants{})
 			return err

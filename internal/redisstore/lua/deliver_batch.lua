@@ -10,12 +10,12 @@
 -- batch run again (a redelivered job, a retry after an error halfway)
 -- changes nothing it did before.
 --
--- Hybrid mode skips inactive readers without reading anything of theirs
--- but the list head: a reader's Home and HomeMark expire together
--- INACTIVE_DAYS after their last read (home.go), so an inactive reader has
--- no list, and a missing list is delivered to only when the mark still
--- exists (an active reader whose list was empty), the new list taking the
--- mark's TTL. The next read of a
+-- Hybrid mode skips inactive readers by their missing list: a reader's
+-- Home and HomeMark expire together INACTIVE_DAYS after their last read
+-- (home.go), and a missing list is created only when the mark exists (an
+-- active reader whose list was empty; lib/home.lua), the new list taking
+-- the mark's TTL. A reader without a mark, in any mode, is rebuilt at
+-- their next read. The next read of a
 -- reader whose mark has gone rebuilds the list.
 --
 -- Why one call for many recipients: calling a script costs Redis about as
@@ -33,9 +33,8 @@
 -- Redis stops the script at the first key of another server (the slot map
 -- changed), and the caller runs the batch again a recipient at a time.
 --
--- ARGV: post id, entry, author, cap, "1" in hybrid mode (skip readers
--- without a list or mark), "1" to require that the recipient follows the
--- author, the publish command (SPUBLISH; PUBLISH on the embedded
+-- ARGV: post id, entry, author, cap, "1" to require that the recipient
+-- follows the author, the publish command (SPUBLISH; PUBLISH on the embedded
 -- development Redis), the PUBSUB subcommand that counts its subscribers
 -- (SHARDNUMSUB; NUMSUB), the key parts (what every user key starts with
 -- before the id, then what Home, HomeMark, Following and LiveUser add
@@ -53,9 +52,10 @@
 -- Reply: how many recipients got the post.
 
 local pid, entry, author = tonumber(ARGV[1]), ARGV[2], ARGV[3]
-local cap, hybrid, must_follow = tonumber(ARGV[4]), ARGV[5] == '1', ARGV[6] == '1'
-local uk, t_home, t_mark, t_following, t_live = ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13]
-local first = 14
+local cap, must_follow = tonumber(ARGV[4]), ARGV[5] == '1'
+local publish, count = ARGV[6], ARGV[7]
+local uk, t_home, t_mark, t_following, t_live = ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+local first = 13
 
 -- listening: the set of the batch's live channels that have a subscriber
 -- here; false when the server cannot count them (publish to all).
@@ -66,7 +66,7 @@ local function announce(u)
     for i = first, #ARGV, 500 do
       local chans = {}
       for j = i, math.min(i + 499, #ARGV) do chans[#chans + 1] = uk .. ARGV[j] .. t_live end
-      local r = redis.pcall('PUBSUB', ARGV[8], unpack(chans))
+      local r = redis.pcall('PUBSUB', count, unpack(chans))
       if r.err then
         listening = false
         break
@@ -80,7 +80,7 @@ local function announce(u)
     local ch = uk .. u .. t_live
     -- pcall: a server without sharded pub/sub (the embedded development
     -- Redis) still delivers.
-    if listening == false or listening[ch] then redis.pcall(ARGV[7], ch, entry) end
+    if listening == false or listening[ch] then redis.pcall(publish, ch, entry) end
   end
 end
 
@@ -97,14 +97,8 @@ for i = first, #ARGV do
       if len > cap then home_trim(home, uk .. u .. t_mark, cap, len) end
       added = true
     else
-      local mark = uk .. u .. t_mark
-      local ttl = nil
-      -- No list in hybrid mode: deliver only if the mark exists (PTTL -2:
-      -- it has expired, the reader is inactive).
-      if not head and hybrid then ttl = redis.call('PTTL', mark) end
-      if ttl ~= -2 then
-        added = home_insert(home, mark, pid, entry, cap, nil, head, ttl) == 1
-      end
+      -- An older post, or no list (created only where the mark exists).
+      added = home_insert(home, uk .. u .. t_mark, pid, entry, cap, nil, head) == 1
     end
     if added then
       delivered = delivered + 1

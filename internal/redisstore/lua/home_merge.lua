@@ -5,14 +5,19 @@
 -- pulls and follow backfills use it; it is idempotent.
 --
 -- KEYS: Home, HomeMark, Following, Mutes.
--- ARGV: reader, cap, floor mode ("set" or "max"), floor, clear stale
--- ("1"), pull marks (pull, pullprev, pullat; "" leaves them, "-" deletes
+-- ARGV: reader, cap, floor mode ("set" or "max"), floor, "1" for a fill
+-- (a rebuild or pull by a read: it clears stale, and may create the mark),
+-- pull marks (pull, pullprev, pullat; "" leaves them, "-" deletes
 -- them), the TTL of the list and mark (ms; 0: none), then the entries.
 --
 -- Every merge is the reader's doing (a read, their follow or unmute), so
 -- in hybrid mode it counts as activity: the list and mark get the full
 -- TTL (they expire together, home.go).
 
+-- A merge that is not a fill (a follow's or an unmute's backfill) on a
+-- reader without a mark writes nothing: their list is not kept (it
+-- expired), and their next read rebuilds it, followee included.
+if ARGV[5] ~= '1' and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local cap = tonumber(ARGV[2])
 local floor = tonumber(ARGV[4])
 if ARGV[3] == 'max' then floor = math.max(floor, tonumber(redis.call('HGET', KEYS[2], 'floor') or '0')) end
