@@ -227,10 +227,16 @@ type Fanout struct {
 	// the runs above, which write to lists that exist, as a post to
 	// active readers does.
 	FirstFanout, FirstRawLPush time.Duration
-	FanoutRT                   float64 // round trips per fan-out
-	FanoutCmds                 float64
-	RawLPush                   []time.Duration
-	RawZAdd                    []time.Duration
+	// ListenFanout and ListenRawLPush are runs made while Listening live
+	// channels of followers are subscribed on the server (one Redis only):
+	// more than a delivery call has recipients, so each call counts its
+	// recipients' channels rather than listing the server's.
+	Listening                    int
+	ListenFanout, ListenRawLPush []time.Duration
+	FanoutRT                     float64 // round trips per fan-out
+	FanoutCmds                   float64
+	RawLPush                     []time.Duration
+	RawZAdd                      []time.Duration
 	// RawScript is the same entries written by a script that only LPUSHes
 	// (EVALSHA per recipient: what calling a script per recipient would
 	// cost), ScanFollowers the read of the followers alone, as
@@ -343,6 +349,11 @@ func (b *Bench) measureFanout(ctx context.Context) (*Fanout, error) {
 			out.FanoutTime, out.RawLPush, out.RawZAdd, out.RawScript, out.ScanFollowers = nil, nil, nil, nil, nil
 		}
 	}
+	if !b.cfg.Cluster {
+		if err := b.measureListening(ctx, store, w, star, out); err != nil {
+			return nil, err
+		}
+	}
 	out.FanoutRT = float64(total.roundTrips) / float64(b.cfg.FanoutRuns)
 	out.FanoutCmds = float64(total.commands) / float64(b.cfg.FanoutRuns)
 	b.logf("bench: raw LPUSH %s, ZADD %s, LPUSH script %s; followers read %s (medians)", ms(median(out.RawLPush)),
@@ -409,6 +420,56 @@ func (b *Bench) measureFanout(ctx context.Context) (*Fanout, error) {
 	b.logf("bench: createPost p50: %s with 0 followers, %s with %d, %s during a fan-out",
 		ms(quantile(out.CreateQuiet, .5)), ms(quantile(out.CreateCeleb, .5)), n, ms(quantile(out.CreateDuring, .5)))
 	return out, seed.Clear(ctx, b.rdb, fanPrefix)
+}
+
+// measureListening times fan-outs while live subscribers listen on
+// 2 × FanoutBatch of the followers' channels (one SSUBSCRIBE connection
+// of this process, drained as it goes), each followed by the raw LPUSHes.
+func (b *Bench) measureListening(ctx context.Context, store *redisstore.Store, w *fanout.Pool, star *seed.Star, out *Fanout) error {
+	n := min(2*store.Feed().FanoutBatch, len(star.Followers))
+	chans := make([]string, n)
+	for i, f := range star.Followers[:n] {
+		chans[i] = store.Keys().LiveUser(f)
+	}
+	ps := b.rdb.SSubscribe(ctx, chans...)
+	defer ps.Close()
+	for range n {
+		if _, err := ps.Receive(ctx); err != nil {
+			return fmt.Errorf("subscribe: %w", err)
+		}
+	}
+	go func() {
+		for range ps.Channel() {
+		}
+	}()
+	out.Listening = n
+	keys := redisstore.NewKeys(rawPrefix)
+	for run := range min(3, b.cfg.FanoutRuns) {
+		post, err := store.CreatePost(ctx, star.Celebrity, social.NewPost{Content: "listened to " + strconv.Itoa(run)})
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := drain(ctx, w, 1); err != nil {
+			return err
+		}
+		out.ListenFanout = append(out.ListenFanout, time.Since(t0))
+		entry := homeEntry(post.ID, star.Celebrity)
+		t0 = time.Now()
+		for start := 0; start < len(star.Followers); start += rawBatchSize {
+			if _, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, f := range star.Followers[start:min(start+rawBatchSize, len(star.Followers))] {
+					p.LPush(ctx, keys.Home(f), entry)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		out.ListenRawLPush = append(out.ListenRawLPush, time.Since(t0))
+		b.logf("bench: fan-out with %d live channels: %s", n, ms(out.ListenFanout[run]))
+	}
+	return nil
 }
 
 // lpushScript is the least a delivery script can do.

@@ -307,6 +307,12 @@ func (r *Report) Markdown() string {
 		p("")
 		p("The first post, to %d lists that did not exist yet (each created, taking its reader's TTL): fan-out %s, raw LPUSH %s (%.1f×).",
 			f.Followers, ms(f.FirstFanout), ms(f.FirstRawLPush), float64(f.FirstFanout)/float64(f.FirstRawLPush))
+		if len(f.ListenFanout) > 0 {
+			fo, raw := median(f.ListenFanout), median(f.ListenRawLPush)
+			p("")
+			p("With %d of the followers' live channels subscribed on the server (more than a delivery call has recipients, so each call counts its recipients' channels, and %d announcements are published per post): fan-out %s, raw LPUSH %s (%.1f×; medians of %d runs).",
+				f.Listening, f.Listening, ms(fo), ms(raw), float64(fo)/float64(raw), len(f.ListenFanout))
+		}
 		p("")
 		p("createPost latency (%d posts per author, alternating, fan-out not running):", len(f.CreateQuiet))
 		p("")

@@ -44,6 +44,10 @@ func TestDeliverBatch(t *testing.T) {
 		{name: "redelivered jobs add and announce nothing", posts: make([]audience, 2), order: []int{0, 1, 0, 1, 1, 0},
 			listen: 3, heard: []int{0, 1}},
 		{name: "small batches", batch: 5, posts: make([]audience, 2), order: []int{1, 0, 1}},
+		// A call's live channels are listed when the server has fewer live
+		// channels than the call has recipients, counted one by one when
+		// it has as many (one recipient a call).
+		{name: "one recipient a call", batch: 1, posts: make([]audience, 2), order: []int{0, 1}, listen: 3, heard: []int{0, 1}},
 		{name: "capped", cap: 2, posts: make([]audience, 4), order: []int{0, 1, 2, 3}},
 		{name: "capped, an old post below the floor", cap: 2, posts: make([]audience, 4), order: []int{1, 2, 3, 0}},
 		{name: "muted", muted: []int{1, 4}, posts: make([]audience, 2), order: []int{0, 1},

@@ -43,10 +43,12 @@
 -- A delivered post is announced on the recipient's live channel in the
 -- same step, so a live subscriber hears of it exactly when a page could
 -- show it. Only channels with a subscriber on this server are published
--- to: they are counted once, in this step (no one can subscribe between
--- the count and the inserts), when the first post lands. A SPUBLISH with
--- no subscriber still costs a command, and on Redis Cluster a message to
--- each replica of the shard. (Live subscribers therefore subscribe on the
+-- to: they are found once, in this step (no one can subscribe between
+-- the look and the inserts), when the first post lands (listen_set). A
+-- SPUBLISH with no subscriber still costs a command, and on Redis Cluster
+-- a message to each replica of the shard; counting every recipient's
+-- channel cost about a sixth of the delivery (docs/performance.md), so
+-- the count is made only where the server has many live channels. (Live subscribers therefore subscribe on the
 -- masters, as go-redis does unless ReadOnly is set.)
 --
 -- Reply: how many recipients got the post.
@@ -58,24 +60,44 @@ local uk, t_home, t_mark, t_following, t_live = ARGV[8], ARGV[9], ARGV[10], ARGV
 local first = 13
 
 -- listening: the set of the batch's live channels that have a subscriber
--- here; false when the server cannot count them (publish to all).
+-- here; false when the server cannot tell (publish to all).
 local listening = nil
-local function announce(u)
-  if listening == nil then
-    listening = {}
-    for i = first, #ARGV, 500 do
-      local chans = {}
-      for j = i, math.min(i + 499, #ARGV) do chans[#chans + 1] = uk .. ARGV[j] .. t_live end
-      local r = redis.pcall('PUBSUB', count, unpack(chans))
-      if r.err then
-        listening = false
-        break
-      end
-      for j = 2, #r, 2 do
-        if r[j] > 0 then listening[r[j - 1]] = true end
-      end
+-- glob escapes s for a PUBSUB pattern.
+local function glob(s) return (string.gsub(s, '([%*%?%[%]\\])', '\\%1')) end
+-- listen_set finds the live channels of this server that have a
+-- subscriber, at the least cost for how many there are: none (the usual
+-- case where no live reader is on this server), one INFO; fewer than the
+-- batch's recipients, the list of them (O(subscribed channels)); else the
+-- count of each of the batch's channels.
+local function listen_set()
+  local shard = count == 'SHARDNUMSUB'
+  local info = redis.pcall('INFO', 'stats')
+  local n = nil
+  if type(info) == 'string' then
+    n = tonumber(string.match(info, (shard and 'pubsubshard_channels' or 'pubsub_channels') .. ':(%d+)'))
+  end
+  if n == 0 then return {} end
+  local set = {}
+  if n and n < #ARGV - first + 1 then
+    local r = redis.pcall('PUBSUB', shard and 'SHARDCHANNELS' or 'CHANNELS', glob(uk) .. '*' .. glob(t_live))
+    if not r.err then
+      for _, ch in ipairs(r) do set[ch] = true end
+      return set
     end
   end
+  for i = first, #ARGV, 500 do
+    local chans = {}
+    for j = i, math.min(i + 499, #ARGV) do chans[#chans + 1] = uk .. ARGV[j] .. t_live end
+    local r = redis.pcall('PUBSUB', count, unpack(chans))
+    if r.err then return false end
+    for j = 2, #r, 2 do
+      if r[j] > 0 then set[r[j - 1]] = true end
+    end
+  end
+  return set
+end
+local function announce(u)
+  if listening == nil then listening = listen_set() end
   if listening == false or next(listening) then
     local ch = uk .. u .. t_live
     -- pcall: a server without sharded pub/sub (the embedded development
