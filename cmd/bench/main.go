@@ -117,7 +117,7 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&c.Out, "out", "", "also write the markdown report to this file")
 	parts := fs.String("parts", strings.Join(allParts, ","), "what to measure: read, cap, fanout, modes, costs")
 	fs.IntVar(&c.FanoutFollowers, "fanout-followers", 100000, "followers of the fan-out measurement's author")
-	fs.IntVar(&c.FanoutRuns, "fanout-runs", 3, "fan-outs and raw writes timed (the median is reported)")
+	fs.IntVar(&c.FanoutRuns, "fanout-runs", 5, "fan-outs and raw writes timed (the median is reported)")
 	fs.IntVar(&c.CreatePosts, "create-posts", 50, "createPost calls timed per author")
 	fs.IntVar(&c.ModesUsers, "modes-users", 2000, "users of the fan-out modes data set")
 	fs.IntVar(&c.ModesPosts, "modes-posts", 20000, "posts of the fan-out modes data set")

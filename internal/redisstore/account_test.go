@@ -221,9 +221,14 @@ func TestMuteCrash(t *testing.T) {
 		halfMutes  bool // Mutes(a) holds b while the edit is half done
 		halfMuted  bool // MutedBy(b) holds a while the edit is half done
 		finalMuted bool
+		// The actor's next edit is of the same pair (a follow, again):
+		// it must finish the mute's edit, not take over its entry.
+		samePair bool
 	}{
-		{"mute, before the other side", false, (*redisstore.Store).Mute, true, false, true},
-		{"unmute, before the other side", true, (*redisstore.Store).Unmute, false, true, false},
+		{"mute, before the other side", false, (*redisstore.Store).Mute, true, false, true, false},
+		{"unmute, before the other side", true, (*redisstore.Store).Unmute, false, true, false, false},
+		{"unmute, before the other side; then a follow of the pair", true, (*redisstore.Store).Unmute, false, true, false, true},
+		{"mute, before the other side; then a follow of the pair", false, (*redisstore.Store).Mute, true, false, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,7 +270,11 @@ func TestMuteCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.now = r.now.Add(time.Minute)
-			if err := healthy.Follow(ctx, a, c); err != nil {
+			next := c
+			if tc.samePair {
+				next = b
+			}
+			if err := healthy.Follow(ctx, a, next); err != nil {
 				t.Fatal(err)
 			}
 			half(k.Mutes(a), tc.finalMuted)

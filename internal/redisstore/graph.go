@@ -54,6 +54,20 @@ import (
 // misses the author's new posts until the edit is finished (the actor's
 // next edit, or SweepPending) and its hook copies the recent ones back.
 
+// mutePending prefixes the pending field of a mute or an unmute. Their
+// sides are other keys than a follow's or a block's, so the two kinds of
+// edit of one pair keep separate entries: a follow taking over an
+// abandoned unmute's entry would leave its MutedBy side undone for good.
+const mutePending = "mute:"
+
+// pendingField is e's field in the actor's GraphPending.
+func (e graphEdit) pendingField() string {
+	if e.op == "mute" || e.op == "unmute" {
+		return mutePending + e.other
+	}
+	return e.other
+}
+
 // graphGrace is how long a pending edit is considered running: far longer
 // than its steps take.
 const graphGrace = 10 * time.Second
@@ -235,8 +249,13 @@ func (s *Store) runEdit(ctx context.Context, e graphEdit) error {
 	return nil
 }
 
-// editByName rebuilds a pending edit from its recorded name.
-func (s *Store) editByName(op, actor, other string) (graphEdit, bool) {
+// editByName rebuilds a pending edit from its recorded name and its
+// field in the actor's GraphPending.
+func (s *Store) editByName(op, actor, field string) (graphEdit, bool) {
+	other := field
+	if op == "mute" || op == "unmute" {
+		other = strings.TrimPrefix(field, mutePending)
+	}
 	switch op {
 	case "follow":
 		return s.followEdit(actor, other), true
@@ -274,7 +293,7 @@ func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, e
 	for deadline := time.Now().Add(busyWait); ; {
 		now = s.now().UnixMilli()
 		pending = e.op + ":" + strconv.FormatInt(now, 10)
-		res, err := s.graphSide(ctx, "begin", e.actor, e.guardActor, e.other, pending, now, withScore(e.actorEdits, now))
+		res, err := s.graphSide(ctx, "begin", e.actor, e.guardActor, e.pendingField(), pending, now, withScore(e.actorEdits, now))
 		if err != nil {
 			return nil, wrap("actor's side", err)
 		}
@@ -314,7 +333,7 @@ func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, e
 	if other[0] == replyForbidden {
 		undo = inverse(e.actorEdits)
 	}
-	if _, err := s.graphSide(ctx, "end", e.actor, nil, e.other, pending, now, undo); err != nil {
+	if _, err := s.graphSide(ctx, "end", e.actor, nil, e.pendingField(), pending, now, undo); err != nil {
 		return nil, wrap("finish", err)
 	}
 	if other[0] == replyForbidden {

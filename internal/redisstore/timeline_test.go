@@ -2,11 +2,16 @@ package redisstore_test
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -583,6 +588,65 @@ func TestHomeTTL(t *testing.T) {
 	feedOK(t, rdb.HSet(ctx, mark, "active", 0).Err()) // due for the activity write
 	_ = home(t, s, reader, 5)
 	ttls("after a push-mode read", -1, -1)
+}
+
+// A read that finds no mark rebuilds the list. When the rebuild fails
+// (here its merge script), the next read rebuilds again rather than
+// taking the list for complete.
+func TestFailedRebuildIsRetried(t *testing.T) {
+	for _, mode := range []redisstore.FeedMode{redisstore.Push, redisstore.Hybrid} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx := context.Background()
+			s, rdb := feedStore(t, feedConfig(mode))
+			w := feedWorker(t, s, rdb)
+			u := feedUsers(t, s, 2)
+			reader, author := u[0], u[1]
+			feedOK(t, s.Follow(ctx, reader, author))
+			var ids []string
+			for range 3 {
+				ids = append(ids, feedPost(t, s, author, social.NewPost{}).ID)
+			}
+			drain(t, w)
+			feedOK(t, s.ForgetHome(ctx, reader))
+			sum := sha1.Sum([]byte(redisstore.ScriptSources["home_merge.lua"]))
+			fail := &failScript{sha: hex.EncodeToString(sum[:])}
+			fail.on.Store(true)
+			rdb.AddHook(fail)
+			if _, err := s.HomePage(ctx, reader, social.PageRequest{First: 5}, social.PageWants{}); err == nil {
+				t.Fatal("the read whose rebuild failed succeeded")
+			}
+			fail.on.Store(false)
+			if got, want := fmt.Sprint(home(t, s, reader, 5)), fmt.Sprint(byNewest(ids)); got != want {
+				t.Fatalf("after a failed rebuild the reader sees %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// failScript fails the calls of one script while on.
+type failScript struct {
+	sha string
+	on  atomic.Bool
+}
+
+func (f *failScript) hit(cmd redis.Cmder) bool {
+	a := cmd.Args()
+	return f.on.Load() && len(a) > 1 && strings.EqualFold(fmt.Sprint(a[0]), "evalsha") && a[1] == f.sha
+}
+
+func (f *failScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f *failScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f.hit(cmd) {
+			err := errors.New("injected failure")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+func (f *failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 func TestCursorStableUnderConcurrentPosting(t *testing.T) {

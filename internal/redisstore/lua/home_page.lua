@@ -8,7 +8,8 @@
 -- modes remove a TTL left by hybrid mode). A missing mark means the list
 -- is not known to be complete: the reader never read it, or both expired
 -- while hybrid fan-out skipped the reader (deliver_batch.lua); the list is
--- rebuilt. "stale" is the same sign as written before lists expired.
+-- rebuilt; the read marks it stale first, and only a fill that succeeds
+-- clears that.
 --
 -- KEYS: Home, HomeMark, Following, Mutes, CelebFollowing.
 -- ARGV: reader, cursor (exclusive; "" = none), n, now (ms), activeEvery
@@ -23,12 +24,19 @@
 local now = tonumber(ARGV[4])
 local m = redis.call('HMGET', KEYS[2], 'active', 'floor', 'stale', 'pull', 'pullprev', 'pullat')
 local missing = not (m[1] or m[2] or m[3] or m[4])
+if missing and ARGV[6] ~= '1' then
+  -- The mark is written now, with stale: until a fill succeeds (and
+  -- clears it), every read asks for the rebuild again, so a fill that
+  -- fails (a timeout, a crash) cannot leave a list taken for complete.
+  redis.call('HSET', KEYS[2], 'stale', '1')
+  m[3] = '1'
+end
 if not m[1] or now - tonumber(m[1]) >= tonumber(ARGV[5]) then
   redis.call('HSET', KEYS[2], 'active', ARGV[4])
   home_expire(KEYS[1], KEYS[2], tonumber(ARGV[8]))
 end
 local need = nil
-if m[3] or (missing and ARGV[6] ~= '1') then need = 'rebuild'
+if m[3] then need = 'rebuild'
 elseif ARGV[6] == '1' and (ARGV[7] == '1' or not m[4]) then need = 'pull'
 elseif ARGV[6] ~= '1' and m[4] then need = 'rebuild' end
 if need then

@@ -32,7 +32,9 @@ local function home_insert(home, mark, pid, entry, cap, floor, head)
   end
   if not head then
     local ttl = redis.call('PTTL', mark)
-    if ttl == -2 then return 0 end
+    -- -2: no mark; 0: the mark's last millisecond (the list would outlive
+    -- it).
+    if ttl == -2 or ttl == 0 then return 0 end
     if floor == nil then floor = redis.call('HGET', mark, 'floor') end
     if pid < tonumber(floor or '0') then return 0 end
     redis.call('LPUSH', home, entry)
