@@ -50,8 +50,9 @@ import (
 // both the full TTL, and a list that fan-out creates takes the mark's TTL
 // (lib/home.lua). So fan-out tells an inactive reader by their missing
 // list, whose head it reads anyway, and writes nothing for them; their
-// memory is given back; and their next read rebuilds the list. The TTLs
-// run on Redis's clock alone: no process's clock decides who is active.
+// memory is given back; and their next read rebuilds the list. Expiry
+// runs on Redis's clock: the gateways' clocks only pace the renewals
+// (active), and the workers' clocks decide nothing.
 // Push and pull modes keep lists for good (a read removes a TTL left by
 // hybrid mode).
 

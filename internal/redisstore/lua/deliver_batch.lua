@@ -74,7 +74,8 @@ local function listen_set()
   local info = redis.pcall('INFO', 'stats')
   local n = nil
   if type(info) == 'string' then
-    n = tonumber(string.match(info, (shard and 'pubsubshard_channels' or 'pubsub_channels') .. ':(%d+)'))
+    local v = string.match(info, (shard and 'pubsubshard_channels' or 'pubsub_channels') .. ':(%d+)')
+    if v then n = tonumber(v) end
   end
   if n == 0 then return {} end
   local set = {}

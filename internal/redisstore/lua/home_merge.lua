@@ -38,7 +38,11 @@ for i = 10, #ARGV do if add(ARGV[i]) then changed = true end end
 if #all > cap then
   table.sort(all, function(a, b) return a[1] > b[1] end)
   floor = all[cap][1]
-  for i = #all, cap + 1, -1 do all[i] = nil end
+  -- A new table rather than nils at the end: the embedded development
+  -- Redis's Lua (gopher-lua) keeps counting the nils in #all.
+  local kept = {}
+  for i = 1, cap do kept[i] = all[i] end
+  all = kept
   changed = true
 end
 -- A merge that adds and drops nothing leaves the list as it is.
