@@ -318,20 +318,11 @@ func (b *Bench) measureFanout(ctx context.Context) (*Fanout, error) {
 			}},
 			{rawSPrefix, &out.RawScript, func(p redis.Pipeliner, key string) { lpushScript.EvalSha(ctx, p, []string{key}, entry) }},
 		} {
-			keys := redisstore.NewKeys(raw.prefix)
-			t0 := time.Now()
-			for start := 0; start < n; start += rawBatchSize {
-				_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-					for _, f := range star.Followers[start:min(start+rawBatchSize, n)] {
-						raw.write(p, keys.Home(f))
-					}
-					return nil
-				})
-				if err != nil {
-					return nil, err
-				}
+			d, err := b.rawWrites(ctx, raw.prefix, star.Followers, raw.write)
+			if err != nil {
+				return nil, err
 			}
-			*raw.into = append(*raw.into, time.Since(t0))
+			*raw.into = append(*raw.into, d)
 		}
 		t0 = time.Now()
 		for start := int64(0); ; start += int64(feed.FanoutBatch) {
@@ -443,7 +434,6 @@ func (b *Bench) measureListening(ctx context.Context, store *redisstore.Store, w
 		}
 	}()
 	out.Listening = n
-	keys := redisstore.NewKeys(rawPrefix)
 	for run := range min(3, b.cfg.FanoutRuns) {
 		post, err := store.CreatePost(ctx, star.Celebrity, social.NewPost{Content: "listened to " + strconv.Itoa(run)})
 		if err != nil {
@@ -455,21 +445,33 @@ func (b *Bench) measureListening(ctx context.Context, store *redisstore.Store, w
 		}
 		out.ListenFanout = append(out.ListenFanout, time.Since(t0))
 		entry := homeEntry(post.ID, star.Celebrity)
-		t0 = time.Now()
-		for start := 0; start < len(star.Followers); start += rawBatchSize {
-			if _, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for _, f := range star.Followers[start:min(start+rawBatchSize, len(star.Followers))] {
-					p.LPush(ctx, keys.Home(f), entry)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
+		raw, err := b.rawWrites(ctx, rawPrefix, star.Followers, func(p redis.Pipeliner, key string) { p.LPush(ctx, key, entry) })
+		if err != nil {
+			return err
 		}
-		out.ListenRawLPush = append(out.ListenRawLPush, time.Since(t0))
+		out.ListenRawLPush = append(out.ListenRawLPush, raw)
 		b.logf("bench: fan-out with %d live channels: %s", n, ms(out.ListenFanout[run]))
 	}
 	return nil
+}
+
+// rawWrites times write on each follower's home key under prefix, in
+// pipelines of rawBatchSize one after the other: the baseline a fan-out is
+// compared with.
+func (b *Bench) rawWrites(ctx context.Context, prefix string, followers []string, write func(p redis.Pipeliner, key string)) (time.Duration, error) {
+	keys := redisstore.NewKeys(prefix)
+	t0 := time.Now()
+	for start := 0; start < len(followers); start += rawBatchSize {
+		if _, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, f := range followers[start:min(start+rawBatchSize, len(followers))] {
+				write(p, keys.Home(f))
+			}
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(t0), nil
 }
 
 // lpushScript is the least a delivery script can do.

@@ -92,7 +92,6 @@ func TestDeliverBatch(t *testing.T) {
 			}
 			for _, i := range tt.inactive {
 				feedOK(t, s.ForgetHome(ctx, u[i])) // as if their TTL ran out
-
 			}
 			for _, i := range tt.muted {
 				feedOK(t, s.Mute(ctx, u[i], author))

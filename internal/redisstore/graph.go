@@ -15,14 +15,14 @@ import (
 
 // The social graph. Each user's side of it lives in that user's hash slot:
 // Following and Followers zsets scored by follow time (ms), Blocks and its
-// mirror BlockedBy, Mutes and its mirror MutedBy. No counter is stored: followersCount and
-// followingCount are the ZCARDs of the lists, so they cannot drift from
-// what the lists hold, whatever retries or races happen.
+// mirror BlockedBy, Mutes and its mirror MutedBy. No counter is stored:
+// followersCount and followingCount are the ZCARDs of the lists, so they
+// cannot drift from what the lists hold, whatever retries or races happen.
 //
 // Every edit (follow, unfollow, block, unblock, mute, unmute) changes both
-// users' sides, which
-// live in two hash slots, so each runs as single-slot steps in a fixed
-// order that works the same on one Redis and on Redis Cluster
+// users' sides, which live in two hash slots, so each runs as single-slot
+// steps in a fixed order that works the same on one Redis and on Redis
+// Cluster
 // (docs/data-model.md, "Cross-slot steps"):
 //
 //  0. the target's profile exists (users are never deleted, so this read
@@ -60,9 +60,12 @@ import (
 // abandoned unmute's entry would leave its MutedBy side undone for good.
 const mutePending = "mute:"
 
+// isMuteOp tells the ops whose pending field carries mutePending.
+func isMuteOp(op string) bool { return op == "mute" || op == "unmute" }
+
 // pendingField is e's field in the actor's GraphPending.
 func (e graphEdit) pendingField() string {
-	if e.op == "mute" || e.op == "unmute" {
+	if isMuteOp(e.op) {
 		return mutePending + e.other
 	}
 	return e.other
@@ -253,7 +256,7 @@ func (s *Store) runEdit(ctx context.Context, e graphEdit) error {
 // field in the actor's GraphPending.
 func (s *Store) editByName(op, actor, field string) (graphEdit, bool) {
 	other := field
-	if op == "mute" || op == "unmute" {
+	if isMuteOp(op) {
 		other = strings.TrimPrefix(field, mutePending)
 	}
 	switch op {

@@ -33,16 +33,18 @@ import (
 //     copied; 0 or absent: the list is complete.
 //   - active: the last home read (ms), written at most every activeEvery;
 //   - pull, pullprev, pullat: pull mode's marks (see fillHome);
-//   - stale: written by versions before lists expired, when a fan-out
-//     skipped u as inactive; the next read rebuilds the list, as for a
-//     missing mark. (A "mutes" field of those versions is no longer read.)
+//   - stale: the list must be rebuilt before it is read. A read that finds
+//     no mark writes it with stale, and only a rebuild that succeeds
+//     clears it, so a rebuild that fails is tried again. (Earlier versions
+//     wrote it when fan-out skipped u as inactive; their "mutes" field is
+//     no longer read.)
 //
 // A list is kept only where its mark exists. Registration writes the mark
 // (the empty list is complete); fan-out and the author's own posts create
 // a missing list only where the mark exists, and a follow's backfill
-// writes nothing where it does not; a read that finds no mark rebuilds
-// the list from the followees' timelines before serving it, and so
-// writes the mark.
+// writes nothing where it does not; a read that finds no mark writes it
+// (stale) and rebuilds the list from the followees' timelines before
+// serving it.
 //
 // Inactive readers (hybrid mode): Home(u) and HomeMark(u) expire together,
 // InactiveAfter after u's last read, as registration, each read at most

@@ -15,8 +15,7 @@
 -- (home.go), and a missing list is created only when the mark exists (an
 -- active reader whose list was empty; lib/home.lua), the new list taking
 -- the mark's TTL. A reader without a mark, in any mode, is rebuilt at
--- their next read. The next read of a
--- reader whose mark has gone rebuilds the list.
+-- their next read.
 --
 -- Why one call for many recipients: calling a script costs Redis about as
 -- much as an LPUSH, so a call per recipient cost more than the writes
@@ -48,8 +47,9 @@
 -- SPUBLISH with no subscriber still costs a command, and on Redis Cluster
 -- a message to each replica of the shard; counting every recipient's
 -- channel cost about a sixth of the delivery (docs/performance.md), so
--- the count is made only where the server has many live channels. (Live subscribers therefore subscribe on the
--- masters, as go-redis does unless ReadOnly is set.)
+-- the count is made only where the server has many live channels. (Live
+-- subscribers therefore subscribe on the masters, as go-redis does unless
+-- ReadOnly is set.)
 --
 -- Reply: how many recipients got the post.
 
@@ -115,7 +115,8 @@ for i = first, #ARGV do
     local head = redis.call('LINDEX', home, 0)
     local added = false
     if head and entry_id(head) < pid then
-      -- The usual case, inlined: the newest post on a list that exists.
+      -- The usual case, home_insert's first branch inlined so that the
+      -- mark's key is built only when a trim needs it.
       local len = redis.call('LPUSH', home, entry)
       if len > cap then home_trim(home, uk .. u .. t_mark, cap, len) end
       added = true

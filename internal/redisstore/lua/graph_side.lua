@@ -9,7 +9,8 @@
 --
 -- ARGV[1]: 'begin', 'end' or 'side'. ARGV[2]: the member the guard sets
 -- must not hold, '' for no check. ARGV[3]: the pending field: the other
--- user's id, prefixed "mute:" for a mute or unmute (graph.go). ARGV[4]: this edit's pending value ('<op>:<ms>').
+-- user's id, prefixed "mute:" for a mute or unmute (graph.go). ARGV[4]:
+-- this edit's pending value ('<op>:<ms>').
 -- ARGV[5]: now (ms); ARGV[6]: grace (ms). ARGV[7..]: per key to edit, a
 -- command (ZADD, ZREM, SADD, SREM, chosen by the Go code, never by a
 -- client), a member and a score ('' for set commands).
