@@ -46,7 +46,7 @@
 -- the look and the inserts), when the first post lands (listen_set). A
 -- SPUBLISH with no subscriber still costs a command, and on Redis Cluster
 -- a message to each replica of the shard; counting every recipient's
--- channel cost about a sixth of the delivery (docs/performance.md), so
+-- channel cost about 14 % of the delivery (docs/performance.md), so
 -- the count is made only where the server has many live channels. (Live
 -- subscribers therefore subscribe on the masters, as go-redis does unless
 -- ReadOnly is set.)
