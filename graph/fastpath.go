@@ -5,8 +5,10 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -271,21 +273,55 @@ type fastRenderer struct {
 	page *social.Page
 	l    *loader.Loaders
 	buf  *bytes.Buffer
+	// sets are the selection sets collected so far: a page renders the
+	// same few once per post, and collecting them is a third of the
+	// rendering's cost (gqlgen allocates a cache key and a field list on
+	// every call).
+	sets []collectedSet
+}
+
+// collectedSet is a selection set's fields for one type, with the JSON
+// each field's value follows: `"alias":`, after a comma but for the first.
+type collectedSet struct {
+	sel    ast.SelectionSet
+	typ    string
+	fields []graphql.CollectedField
+	keys   [][]byte
+}
+
+// collect returns the fields of sel for typ, collected once per render.
+// Selection sets are told apart by identity: the document's, not a copy.
+func (fr *fastRenderer) collect(sel ast.SelectionSet, typ string) *collectedSet {
+	for i := range fr.sets {
+		c := &fr.sets[i]
+		if c.typ == typ && len(c.sel) == len(sel) && (len(sel) == 0 || &c.sel[0] == &sel[0]) {
+			return c
+		}
+	}
+	c := collectedSet{sel: sel, typ: typ, fields: graphql.CollectFields(fr.oc, sel, []string{typ})}
+	for i, f := range c.fields {
+		var k bytes.Buffer
+		if i > 0 {
+			k.WriteByte(',')
+		}
+		graphql.MarshalString(f.Alias).MarshalGQL(&k)
+		k.WriteByte(':')
+		c.keys = append(c.keys, k.Bytes())
+	}
+	fr.sets = append(fr.sets, c)
+	return &fr.sets[len(fr.sets)-1]
 }
 
 // object writes {"alias":value,...} for the fields of sel, calling value
 // for each field that is not __typename.
 func (fr *fastRenderer) object(sel ast.SelectionSet, typ string, value func(f graphql.CollectedField) bool) bool {
 	b := fr.buf
+	c := fr.collect(sel, typ)
 	b.WriteByte('{')
-	for i, f := range graphql.CollectFields(fr.oc, sel, []string{typ}) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		graphql.MarshalString(f.Alias).MarshalGQL(b)
-		b.WriteByte(':')
+	for i, f := range c.fields {
+		b.Write(c.keys[i])
 		if f.Name == "__typename" {
-			graphql.MarshalString(typ).MarshalGQL(b)
+			fr.str(typ)
 			continue
 		}
 		if !value(f) {
@@ -311,6 +347,65 @@ func (fr *fastRenderer) list(n int, elem func(i int) bool) bool {
 	return true
 }
 
+// The scalars, written as gqlgen's marshalers write them (graphql.Marshal*
+// and model.MarshalTime), without the closure each of those allocates.
+
+// str writes a String or ID as graphql.MarshalString does: quoted, with
+// control characters, quotes and backslashes escaped, nothing else.
+func (fr *fastRenderer) str(s string) {
+	b := fr.buf
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '\\' && c != '"' {
+			continue
+		}
+		b.WriteString(s[start:i])
+		switch c {
+		case '\t':
+			b.WriteString(`\t`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		default:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
+}
+
+const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen writes them
+
+func (fr *fastRenderer) int(n int) {
+	var a [20]byte
+	fr.buf.Write(strconv.AppendInt(a[:0], int64(n), 10))
+}
+
+func (fr *fastRenderer) bool(v bool) {
+	if v {
+		fr.buf.WriteString("true")
+	} else {
+		fr.buf.WriteString("false")
+	}
+}
+
+func (fr *fastRenderer) null() { fr.buf.WriteString("null") }
+
+func (fr *fastRenderer) time(t time.Time) {
+	var a [40]byte
+	fr.buf.Write(model.AppendTime(a[:0], t))
+}
+
 func (fr *fastRenderer) timeline(sel ast.SelectionSet) bool {
 	c := fr.page.Posts
 	return fr.object(sel, "Timeline", func(f graphql.CollectedField) bool {
@@ -319,7 +414,7 @@ func (fr *fastRenderer) timeline(sel ast.SelectionSet) bool {
 			return fr.list(len(c.Items), func(i int) bool {
 				return fr.object(f.Selections, "TimelineEdge", func(ef graphql.CollectedField) bool {
 					if ef.Name == "cursor" {
-						graphql.MarshalString(c.Cursors[i]).MarshalGQL(fr.buf)
+						fr.str(c.Cursors[i])
 						return true
 					}
 					return fr.post(ef.Selections, c.Items[i], false)
@@ -335,28 +430,28 @@ func (fr *fastRenderer) pageInfo(sel ast.SelectionSet, hasNext bool, cursors []s
 	return fr.object(sel, "PageInfo", func(f graphql.CollectedField) bool {
 		switch {
 		case f.Name == "hasNextPage":
-			graphql.MarshalBoolean(hasNext).MarshalGQL(fr.buf)
+			fr.bool(hasNext)
 		case len(cursors) == 0:
-			graphql.Null.MarshalGQL(fr.buf)
+			fr.null()
 		default:
-			graphql.MarshalString(cursors[len(cursors)-1]).MarshalGQL(fr.buf)
+			fr.str(cursors[len(cursors)-1])
 		}
 		return true
 	})
 }
 
 func (fr *fastRenderer) post(sel ast.SelectionSet, p *social.Post, original bool) bool {
-	pg, b := fr.page, fr.buf
+	pg := fr.page
 	return fr.object(sel, "Post", func(f graphql.CollectedField) bool {
 		switch f.Name {
 		case "id":
-			graphql.MarshalID(p.ID).MarshalGQL(b)
+			fr.str(p.ID)
 		case "content":
-			graphql.MarshalString(p.Content).MarshalGQL(b)
+			fr.str(p.Content)
 		case "createdAt":
-			model.MarshalTime(p.CreatedAt).MarshalGQL(b)
+			fr.time(p.CreatedAt)
 		case "visibility":
-			model.Visibility(p.Visibility).MarshalGQL(b)
+			fr.str(string(model.Visibility(p.Visibility)))
 		case "author":
 			return fr.user(f.Selections, pg.Users[p.AuthorID])
 		case "likesCount", "commentsCount", "repostsCount":
@@ -370,18 +465,18 @@ func (fr *fastRenderer) post(sel ast.SelectionSet, p *social.Post, original bool
 			} else if f.Name == "repostsCount" {
 				v = n.Reposts
 			}
-			graphql.MarshalInt(v).MarshalGQL(b)
+			fr.int(v)
 		case "viewerHasLiked":
 			v, ok := pg.Liked[p.ID]
 			if !ok {
 				return false
 			}
-			graphql.MarshalBoolean(v).MarshalGQL(b)
+			fr.bool(v)
 		case "comments":
 			return fr.comments(f, p.ID)
 		case "repostOf":
 			if p.RepostOfID == "" {
-				graphql.Null.MarshalGQL(b)
+				fr.null()
 				return true
 			}
 			orig, ok := pg.Originals[p.RepostOfID]
@@ -389,7 +484,7 @@ func (fr *fastRenderer) post(sel ast.SelectionSet, p *social.Post, original bool
 				return false
 			}
 			if orig == nil {
-				graphql.Null.MarshalGQL(b)
+				fr.null()
 				return true
 			}
 			return fr.post(f.Selections, orig, true)
@@ -422,11 +517,10 @@ func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
 	} else if c.HasNext {
 		return false
 	}
-	b := fr.buf
 	return fr.object(f.Selections, "CommentConnection", func(cf graphql.CollectedField) bool {
 		switch cf.Name {
 		case "totalCount":
-			graphql.MarshalInt(c.Total).MarshalGQL(b)
+			fr.int(c.Total)
 			return true
 		case "pageInfo":
 			return fr.pageInfo(cf.Selections, c.HasNext, c.Cursors)
@@ -434,7 +528,7 @@ func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
 		return fr.list(len(c.Items), func(i int) bool {
 			return fr.object(cf.Selections, "CommentEdge", func(ef graphql.CollectedField) bool {
 				if ef.Name == "cursor" {
-					graphql.MarshalString(c.Cursors[i]).MarshalGQL(b)
+					fr.str(c.Cursors[i])
 					return true
 				}
 				return fr.comment(ef.Selections, c.Items[i])
@@ -444,15 +538,14 @@ func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
 }
 
 func (fr *fastRenderer) comment(sel ast.SelectionSet, c *social.Comment) bool {
-	b := fr.buf
 	return fr.object(sel, "Comment", func(f graphql.CollectedField) bool {
 		switch f.Name {
 		case "id":
-			graphql.MarshalID(c.ID).MarshalGQL(b)
+			fr.str(c.ID)
 		case "content":
-			graphql.MarshalString(c.Content).MarshalGQL(b)
+			fr.str(c.Content)
 		case "createdAt":
-			model.MarshalTime(c.CreatedAt).MarshalGQL(b)
+			fr.time(c.CreatedAt)
 		case "author":
 			return fr.user(f.Selections, fr.page.Users[c.AuthorID])
 		}
@@ -466,27 +559,26 @@ func (fr *fastRenderer) user(sel ast.SelectionSet, u *social.User) bool {
 	if u == nil {
 		return false
 	}
-	b := fr.buf
 	return fr.object(sel, "User", func(f graphql.CollectedField) bool {
 		switch f.Name {
 		case "id":
-			graphql.MarshalID(u.ID).MarshalGQL(b)
+			fr.str(u.ID)
 		case "name":
-			graphql.MarshalString(u.Name).MarshalGQL(b)
+			fr.str(u.Name)
 		case "email":
 			if fr.l.IsSelf(u.ID) {
-				graphql.MarshalString(u.Email).MarshalGQL(b)
+				fr.str(u.Email)
 			} else {
-				graphql.Null.MarshalGQL(b)
+				fr.null()
 			}
 		case "bio":
 			if u.Bio == "" {
-				graphql.Null.MarshalGQL(b)
+				fr.null()
 			} else {
-				graphql.MarshalString(u.Bio).MarshalGQL(b)
+				fr.str(u.Bio)
 			}
 		case "createdAt":
-			model.MarshalTime(u.CreatedAt).MarshalGQL(b)
+			fr.time(u.CreatedAt)
 		}
 		return true
 	})

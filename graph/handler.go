@@ -96,6 +96,11 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	}
 	es := NewExecutableSchema(Config{Resolvers: &r})
 	guard := gqlguard.New(o.Limits, guardModel(es.Schema()))
+	// Entry counts alone would let large documents fill the caches with
+	// gigabytes: only small ones are kept. The guard reads the documents
+	// gqlgen has parsed and validated rather than parse them again.
+	docs := smallOnly[*ast.QueryDocument]{lru.New[*ast.QueryDocument](1000), func(q string, _ *ast.QueryDocument) int { return len(q) }}
+	guard.UseParsed(func(q string) (*ast.QueryDocument, bool) { return docs.Get(context.Background(), q) })
 	srv := handler.New(es)
 	srv.AddTransport(transport.Websocket{
 		KeepAlivePingInterval: 15 * time.Second,
@@ -125,10 +130,8 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	})
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	// Entry counts alone would let large documents fill the caches with
-	// gigabytes: only small ones are kept.
-	srv.SetQueryCache(smallOnly[*ast.QueryDocument]{lru.New[*ast.QueryDocument](1000), func(q string, _ *ast.QueryDocument) int { return len(q) }})
+	srv.AddTransport(postTransport{})
+	srv.SetQueryCache(docs)
 	apq := o.PersistedQueries
 	if apq == nil {
 		apq = smallOnly[string]{lru.New[string](1000), func(_, q string) int { return len(q) }}
@@ -276,19 +279,14 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 			}
 			// gqlgen's own decoding errors name Go types and echo the
 			// body: check the shape here and answer plainly.
-			var params struct {
-				Query         string         `json:"query"`
-				OperationName string         `json:"operationName"`
-				Variables     map[string]any `json:"variables"`
-				Extensions    map[string]any `json:"extensions"`
-			}
-			if err := json.Unmarshal(raw, &params); err != nil {
+			params, err := decodeParams(raw)
+			if err != nil {
 				writeError(w, http.StatusBadRequest, social.BadUserInput,
 					"the body must be one JSON object with a string query and object variables and extensions")
 				return
 			}
 			p = requestParams{Query: params.Query, OperationName: params.OperationName, Variables: params.Variables,
-				persisted: params.Extensions["persistedQuery"] != nil, hash: persistedHash(params.Extensions)}
+				persisted: params.Extensions["persistedQuery"] != nil, hash: persistedHash(params.Extensions), raw: params}
 			r.Body = io.NopCloser(bytes.NewReader(raw))
 		default:
 			w.Header().Set("Allow", "GET, POST")
@@ -310,7 +308,7 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 				ctx = context.WithValue(ctx, apqMemoKey{}, apqMemo{p.hash, doc})
 			}
 		}
-		c := &checked{query: p.Query, operationName: p.OperationName}
+		c := &checked{query: p.Query, operationName: p.OperationName, params: p.raw}
 		c.report, c.err = guard.Check(p.Query, p.OperationName, p.Variables)
 		if r.Method == http.MethodGet && c.err == nil && c.report.Operation == ast.Mutation {
 			w.Header().Set("Allow", "POST")
@@ -392,6 +390,27 @@ type requestParams struct {
 	// be absent); hash is its sha256Hash.
 	persisted bool
 	hash      string
+	// raw are a POST body's parameters as gqlgen's transport would decode
+	// them (postTransport executes them); nil for GET.
+	raw *graphql.RawParams
+}
+
+// decodeParams decodes a POST body as gqlgen's transport does (numbers
+// kept as json.Number, so that an Int variable is not rounded through a
+// float), refusing what encoding/json's Unmarshal refuses: anything but
+// one JSON object whose query and operationName are strings and whose
+// variables and extensions are objects, with nothing after it.
+func decodeParams(raw []byte) (*graphql.RawParams, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	p := &graphql.RawParams{}
+	if err := dec.Decode(p); err != nil {
+		return nil, err
+	}
+	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, errors.New("data after the JSON object")
+	}
+	return p, nil
 }
 
 // writeError writes a GraphQL-shaped error response outside execution.

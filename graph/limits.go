@@ -58,6 +58,8 @@ type checked struct {
 	query, operationName string
 	report               gqlguard.Report
 	err                  *gqlerror.Error
+	// params are the decoded body of a POST (nil for GET).
+	params *graphql.RawParams
 }
 
 type checkedKey struct{}

@@ -3,19 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -35,19 +34,6 @@ type target struct {
 	// recorded, when set, gives the round trips and commands per page of
 	// a target whose traffic the hook does not see (the raw replay).
 	recorded *Recorded
-}
-
-// httpTarget posts the reference query to url as the reader.
-func httpTarget(name, url string, client *http.Client) target {
-	body, _ := json.Marshal(map[string]string{"query": graph.ReferenceQuery})
-	return target{name: name, page: func(ctx context.Context, r reader) (int, error) {
-		b, err := postQuery(ctx, client, url, r.token, body)
-		if err != nil {
-			return 0, err
-		}
-		// Counting the cursors counts the edges without decoding.
-		return bytes.Count(b, []byte(`"cursor"`)), nil
-	}}
 }
 
 // postQuery posts a GraphQL request body as the holder of token and
@@ -156,11 +142,11 @@ func (b *Bench) readTargets(ctx context.Context) ([]reader, []target, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	client := &http.Client{Transport: &http.Transport{
-		MaxIdleConns: 2 * b.cfg.Concurrency, MaxIdleConnsPerHost: 2 * b.cfg.Concurrency, DisableCompression: true,
-	}, Timeout: time.Minute}
-	b.closers = append(b.closers, client.CloseIdleConnections)
-	ts := []target{httpTarget("gateway", base+"/query", client), storeTarget(b.store), httpTarget("naive", base+"/naive", client)}
+	addr := strings.TrimPrefix(base, "http://")
+	gw, closeGW := rawHTTPTarget("gateway", addr, "/query", b.cfg.Concurrency)
+	naive, closeNaive := rawHTTPTarget("naive", addr, "/naive", b.cfg.Concurrency)
+	b.closers = append(b.closers, closeGW, closeNaive)
+	ts := []target{gw, storeTarget(b.store), naive}
 	single, ok := b.rdb.(*redis.Client)
 	if !ok {
 		// A cluster page's flights go to several nodes; the replay would

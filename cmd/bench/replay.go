@@ -248,16 +248,7 @@ func rawReplayTarget(ctx context.Context, rdb *redis.Client, rc *Recorded, conc 
 	opt := rdb.Options()
 	n := min(opt.PoolSize, conc)
 	pool := make(chan *rawConn, n)
-	closeAll := func() {
-		for {
-			select {
-			case c := <-pool:
-				_ = c.conn.Close()
-			default:
-				return
-			}
-		}
-	}
+	closeAll := closePool(pool)
 	for range n {
 		c, err := dialRaw(ctx, opt)
 		if err != nil {
@@ -320,6 +311,23 @@ func goRedisReplayTarget(rdb redis.UniversalClient, rc *Recorded) target {
 type rawConn struct {
 	conn net.Conn
 	r    *bufio.Reader
+}
+
+func (c *rawConn) Close() error { return c.conn.Close() }
+
+// closePool returns the function that closes the connections left in a
+// pool.
+func closePool[C io.Closer](pool chan C) func() {
+	return func() {
+		for {
+			select {
+			case c := <-pool:
+				_ = c.Close()
+			default:
+				return
+			}
+		}
+	}
 }
 
 // dialRaw opens a connection as go-redis would (its dialer, TLS included)

@@ -19,11 +19,15 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 func MarshalTime(t time.Time) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		var buf [40]byte
-		b := append(buf[:0], '"')
-		b = t.UTC().AppendFormat(b, timeLayout)
-		b = append(b, '"')
-		_, _ = w.Write(b)
+		_, _ = w.Write(AppendTime(buf[:0], t))
 	})
+}
+
+// AppendTime appends a Time as MarshalTime writes it, quotes included.
+func AppendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, timeLayout)
+	return append(b, '"')
 }
 
 // UnmarshalTime accepts an RFC 3339 string.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -39,7 +40,9 @@ type Tokens struct {
 	audience  string
 	ttl       time.Duration
 	parser    *jwt.Parser
+	validator *jwt.Validator
 	now       func() time.Time
+	verified  verifiedTokens
 }
 
 // Claims are the claims of an access token: the registered ones plus the
@@ -89,16 +92,17 @@ func NewTokens(o TokenOptions) (*Tokens, error) {
 	}
 	// The parser pins the one algorithm in use, so neither "none" nor a
 	// token signed with a public key as an HMAC secret gets through.
-	t.parser = jwt.NewParser(
-		jwt.WithValidMethods([]string{t.method.Alg()}),
+	claimRules := []jwt.ParserOption{
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithIssuer(o.Issuer),
 		jwt.WithAudience(o.Audience),
 		jwt.WithLeeway(Leeway),
 		jwt.WithTimeFunc(func() time.Time { return t.now() }),
-		jwt.WithStrictDecoding(),
-	)
+	}
+	t.parser = jwt.NewParser(append(claimRules, jwt.WithValidMethods([]string{t.method.Alg()}), jwt.WithStrictDecoding())...)
+	t.validator = jwt.NewValidator(claimRules...)
+	t.verified.m = map[string]*Claims{}
 	return t, nil
 }
 
@@ -127,7 +131,18 @@ func (t *Tokens) Issue(userID, session string) (token string, claims Claims, err
 // encoding is accepted, so a signed token has exactly one spelling: base64
 // decoding alone would skip newlines and ignore the spare bits of the
 // signature's last character.
+//
+// A token verified before is not decoded and its signature not checked
+// again (verifiedTokens): only its claims are validated against the clock
+// once more, as the parser validates them.
 func (t *Tokens) Parse(token string) (*Claims, error) {
+	if c := t.verified.get(token); c != nil {
+		if err := t.validator.Validate(c); err != nil {
+			return nil, err
+		}
+		cc := *c
+		return &cc, nil
+	}
 	if strings.IndexFunc(token, notCompact) >= 0 {
 		return nil, errors.New("token is not in compact base64url form")
 	}
@@ -139,7 +154,53 @@ func (t *Tokens) Parse(token string) (*Claims, error) {
 	if c.Subject == "" || c.ID == "" {
 		return nil, errors.New("token lacks sub or jti")
 	}
+	cc := c
+	t.verified.add(token, &cc)
 	return &c, nil
+}
+
+// verifiedTokens remembers the claims of tokens whose signature checked:
+// a client sends the same access token with every request for its whole
+// lifetime, and decoding and verifying it again cost 2 % of the CPU of a
+// timeline page at saturation (docs/performance.md). A token's text
+// determines its claims, so the text is the key; only tokens that verified
+// are kept, so a client cannot fill the cache with forgeries, and it is
+// bounded in entries and in the length of the tokens it keeps. Revocation
+// is not cached: it is checked in Redis on every request.
+type verifiedTokens struct {
+	mu sync.Mutex
+	m  map[string]*Claims
+}
+
+const (
+	maxVerifiedTokens   = 10000
+	maxVerifiedTokenLen = 2048
+)
+
+func (v *verifiedTokens) get(token string) *Claims {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.m[token]
+}
+
+func (v *verifiedTokens) add(token string, c *Claims) {
+	if len(token) > maxVerifiedTokenLen {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.m) >= maxVerifiedTokens {
+		// Full: evict an arbitrary tenth (map order is random), expired
+		// tokens among them in proportion.
+		n := 0
+		for k := range v.m {
+			delete(v.m, k)
+			if n++; n >= maxVerifiedTokens/10 {
+				break
+			}
+		}
+	}
+	v.m[token] = c
 }
 
 // notCompact reports a rune outside the alphabet of a compact JWT.

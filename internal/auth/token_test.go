@@ -216,6 +216,54 @@ func TestIssueAndParse(t *testing.T) {
 	}
 }
 
+// A token verified once is remembered, but its claims are still checked
+// against the clock on every Parse: it expires as an unremembered one.
+func TestParseRemembersOnlyTheSignature(t *testing.T) {
+	tok := newTokens(t, "HS256")
+	now := testNow
+	tok.SetNow(func() time.Time { return now })
+	s, _, err := tok.Issue("42", "family-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		at    time.Time
+		valid bool
+	}{
+		{"issued", testNow, true},
+		{"again", testNow.Add(time.Minute), true},
+		{"within the leeway after exp", testNow.Add(testTTL + auth.Leeway - time.Second), true},
+		{"expired", testNow.Add(testTTL + auth.Leeway + time.Second), false},
+		{"before it was issued", testNow.Add(-auth.Leeway - time.Second), false},
+		{"valid again", testNow, true},
+	} {
+		now = tc.at
+		c, err := tok.Parse(s)
+		if (err == nil) != tc.valid {
+			t.Errorf("%s: Parse error %v, want valid %v", tc.name, err, tc.valid)
+		}
+		if err == nil && (c.Subject != "42" || c.SessionID != "family-1") {
+			t.Errorf("%s: claims %+v", tc.name, c)
+		}
+	}
+	// What a caller does to the claims it got stays its own.
+	c, _ := tok.Parse(s)
+	c.Subject = "43"
+	if c2, _ := tok.Parse(s); c2.Subject != "42" {
+		t.Errorf("a caller's edit reached the remembered claims: sub %q", c2.Subject)
+	}
+	// A token differing in one signature character is not the remembered one.
+	other := byte('A')
+	if s[len(s)-2] == 'A' {
+		other = 'B'
+	}
+	forged := s[:len(s)-2] + string(other) + s[len(s)-1:]
+	if _, err := tok.Parse(forged); err == nil {
+		t.Error("a forged signature parsed")
+	}
+}
+
 func TestNewTokensOptions(t *testing.T) {
 	ed, rs := edKeys(), rsaKeys()
 	base := auth.TokenOptions{Issuer: testIssuer, Audience: testAudience, TTL: testTTL}

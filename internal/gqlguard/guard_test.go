@@ -9,6 +9,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/gqlguard/hostile"
@@ -83,6 +84,15 @@ func TestReport(t *testing.T) {
 			// gqlgen's complexity: 1 + 20 × (edges 1 + cursor 1 + node 38 + pageInfo 3)
 			gqlguard.Report{Tokens: 66, Fields: 30, Depth: 8, Cost: 1 + 20*(1+1+38+3), ResponseBytes: 152394, Operation: ast.Query}},
 	}
+	// The same guard reading documents parsed before (gqlgen's cache)
+	// measures the same, but for the tokens, which it does not count.
+	cached := gqlguard.New(gqlguard.Limits{}, model(t))
+	lookups := 0
+	cached.UseParsed(func(q string) (*ast.QueryDocument, bool) {
+		lookups++
+		doc, err := parser.ParseQuery(&ast.Source{Input: q})
+		return doc, err == nil
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := g.Check(tt.doc, tt.op, tt.vars)
@@ -91,6 +101,13 @@ func TestReport(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("Check:\n got %+v\nwant %+v", got, tt.want)
+			}
+			before := lookups
+			got, err = cached.Check(tt.doc, tt.op, tt.vars)
+			want := tt.want
+			want.Tokens = 0
+			if err != nil || got != want || lookups != before+1 {
+				t.Errorf("Check of a parsed document (%d lookups): %v\n got %+v\nwant %+v", lookups-before, err, got, want)
 			}
 		})
 	}
