@@ -278,6 +278,8 @@ type fastRenderer struct {
 	// rendering's cost (gqlgen allocates a cache key and a field list on
 	// every call).
 	sets []collectedSet
+	// pages are the comment pages asked for, by field (commentsPage).
+	pages []fieldPage
 }
 
 // collectedSet is a selection set's fields for one type, with the JSON
@@ -496,16 +498,8 @@ func (fr *fastRenderer) post(sel ast.SelectionSet, p *social.Post, original bool
 // comments renders Post.comments from the first comments the page read,
 // cut to the field's own first argument, as loader.CommentPage does.
 func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
-	args := f.ArgumentMap(fr.oc.Variables)
-	if args["after"] != nil {
-		return false
-	}
-	first, ok := optionalInt(args["first"])
+	p, ok := fr.commentsPage(f)
 	if !ok {
-		return false
-	}
-	p, err := social.NewPageRequest(first, nil)
-	if err != nil {
 		return false
 	}
 	c, ok := fr.page.Comments[postID]
@@ -535,6 +529,32 @@ func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
 			})
 		})
 	})
+}
+
+// commentsPage is the page a Post.comments field asks for, read from its
+// arguments once per render (every post of the page has the same field);
+// false for arguments the renderer does not serve.
+func (fr *fastRenderer) commentsPage(f graphql.CollectedField) (social.PageRequest, bool) {
+	for _, a := range fr.pages {
+		if a.field == f.Field {
+			return a.page, a.ok
+		}
+	}
+	a := fieldPage{field: f.Field}
+	args := f.ArgumentMap(fr.oc.Variables)
+	if first, ok := optionalInt(args["first"]); ok && args["after"] == nil {
+		p, err := social.NewPageRequest(first, nil)
+		a.page, a.ok = p, err == nil
+	}
+	fr.pages = append(fr.pages, a)
+	return a.page, a.ok
+}
+
+// fieldPage is the page a field's arguments ask for.
+type fieldPage struct {
+	field *ast.Field
+	page  social.PageRequest
+	ok    bool
 }
 
 func (fr *fastRenderer) comment(sel ast.SelectionSet, c *social.Comment) bool {

@@ -239,7 +239,7 @@ func (l *limiter) run(w http.ResponseWriter, r *http.Request, sse bool, lanes []
 		defer stop()
 	}
 	defer cancel(nil)
-	buf := &boundedWriter{header: http.Header{}, max: l.maxBytes, over: func() { cancel(errTooLarge) }}
+	buf := &boundedWriter{header: http.Header{}, body: bodies.Get().(*bytes.Buffer), max: l.maxBytes, over: func() { cancel(errTooLarge) }}
 	ctx = withBudget(ctx, l.maxBytes, func() { cancel(errTooLarge) })
 	finished := make(chan struct{})
 	go func() {
@@ -270,7 +270,21 @@ func (l *limiter) run(w http.ResponseWriter, r *http.Request, sse bool, lanes []
 	default:
 		buf.writeTo(w)
 	}
+	if buf.body.Cap() <= maxPooledBody {
+		buf.body.Reset()
+		bodies.Put(buf.body)
+	}
+	buf.body = nil // closed: no late write reaches it
 }
+
+// bodies are response buffers passed from one request to the next: a
+// timeline page's response would otherwise grow a new buffer from
+// nothing, copying as it doubles (about 17 KB of the 180 KB a reference
+// page allocated). Larger buffers are left to the GC, so that a burst of
+// large responses does not stay in the pool.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 256 << 10
 
 func isDone(c chan struct{}) bool {
 	select {
@@ -292,7 +306,7 @@ type boundedWriter struct {
 	mu       sync.Mutex
 	header   http.Header
 	status   int
-	body     bytes.Buffer
+	body     *bytes.Buffer
 	max      int
 	overflow bool
 	closed   bool
@@ -321,7 +335,7 @@ func (b *boundedWriter) Write(p []byte) (int, error) {
 	// Room for the JSON around the data: errors, extensions.
 	if b.max > 0 && b.body.Len()+len(p) > b.max+64<<10 {
 		b.overflow = true
-		b.body = bytes.Buffer{}
+		b.body = new(bytes.Buffer) // the large one goes to the GC
 		b.over()
 		return 0, errTooLarge
 	}

@@ -89,6 +89,9 @@ type ReadResult struct {
 	// ProcessCPU and RedisCPU are CPU time per page of the bench process
 	// (the path's side and the load generator) and of Redis (0: unknown).
 	ProcessCPU, RedisCPU time.Duration
+	// HeapGoal is the largest heap size the bench process's GC aimed at
+	// during the measurement (runtime.MemStats.NextGC): what GOGC trades.
+	HeapGoal uint64
 }
 
 // PagesPerSec is the throughput.
@@ -204,8 +207,8 @@ func (b *Bench) measureReads(ctx context.Context) (*Reads, error) {
 			if rc := t.recorded; rc != nil {
 				r.RoundTrips, r.Commands = rc.Flights, rc.Commands
 			}
-			b.logf("bench: %-15s c=%-3d %8.0f pages/s  p50 %7s  p99 %7s  %5.1f round trips  %6.1f commands  %7.0f allocs  %6.1f KB  CPU %4.0f µs + Redis %4.0f µs per page",
-				t.name, conc, r.PagesPerSec(), ms(r.P50), ms(r.P99), r.RoundTrips, r.Commands, r.Allocs, r.Bytes/1024, us(r.ProcessCPU), us(r.RedisCPU))
+			b.logf("bench: %-15s c=%-3d %8.0f pages/s  p50 %7s  p99 %7s  %5.1f round trips  %6.1f commands  %7.0f allocs  %6.1f KB  CPU %4.0f µs + Redis %4.0f µs per page  heap goal %.0f MB",
+				t.name, conc, r.PagesPerSec(), ms(r.P50), ms(r.P99), r.RoundTrips, r.Commands, r.Allocs, r.Bytes/1024, us(r.ProcessCPU), us(r.RedisCPU), float64(r.HeapGoal)/(1<<20))
 			out.Results = append(out.Results, r)
 		}
 	}
@@ -220,6 +223,7 @@ type readAcc struct {
 	mallocs, bytes uint64
 	elapsed        time.Duration
 	cpu, redisCPU  time.Duration
+	heapGoal       uint64
 }
 
 func (a *readAcc) result(target string, conc int) ReadResult {
@@ -231,6 +235,7 @@ func (a *readAcc) result(target string, conc int) ReadResult {
 		RoundTrips: float64(a.c.roundTrips) / n, Commands: float64(a.c.commands) / n,
 		Allocs: float64(a.mallocs) / n, Bytes: float64(a.bytes) / n, PostsPerPg: float64(a.posts) / n,
 		ProcessCPU: a.cpu / time.Duration(len(a.lat)), RedisCPU: a.redisCPU / time.Duration(len(a.lat)),
+		HeapGoal: a.heapGoal,
 	}
 }
 
@@ -261,6 +266,7 @@ func (b *Bench) measure(ctx context.Context, t target, rs []reader, conc int, d 
 	acc.elapsed += elapsed
 	acc.cpu += cpu
 	acc.redisCPU += redis
+	acc.heapGoal = max(acc.heapGoal, m1.NextGC)
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"time"
 
@@ -247,7 +249,7 @@ func (r *Report) Markdown() string {
 				ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg, us(x.ProcessCPU), redisCPU)
 		}
 		p("")
-		p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) and (c) the in-process HTTP client) and of Redis (`INFO cpu`) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s.")
+		p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) and (c) a minimal HTTP/1.1 client, each reader's request built once, responses read by their Content-Length) and of Redis (`INFO cpu`) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s. The bench process runs at GOGC %s.", gcSetting())
 		p("")
 		p("(a) gateway: the reference query over HTTP (loopback, in-process server, wired by internal/gateway as cmd/gateway wires it); (b) store: `%s` called directly; (c) naive: the same gateway with `graph.Options{Naive: true}`. Round trips include the gateway's token revocation check.", rd.StoreNote)
 		p("")
@@ -437,4 +439,14 @@ func label(t string) string {
 func firstWord(s string) string {
 	w, _, _ := strings.Cut(s, " ")
 	return w
+}
+
+// gcSetting is the GOGC the runtime applies to this process.
+func gcSetting() string {
+	m := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindUint64 {
+		return "unknown"
+	}
+	return strconv.FormatUint(m[0].Value.Uint64(), 10)
 }

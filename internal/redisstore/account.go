@@ -16,7 +16,7 @@ import (
 var _ auth.AccountStore = (*Store)(nil)
 
 // userFields are the hash fields read for a profile, in this order.
-var userFields = []string{"name", "email", "bio", "created"}
+var userFields = fieldArgs("name", "email", "bio", "created")
 
 // Registration runs as single-slot steps, so it works the same on one
 // Redis and on Redis Cluster (docs/data-model.md, "Cross-slot steps"):
@@ -205,7 +205,7 @@ func (s *Store) Users(ctx context.Context, ids []string) ([]*social.User, error)
 
 // queueUser queues the profile read of one user.
 func (s *Store) queueUser(ctx context.Context, p redis.Pipeliner, id string) *redis.SliceCmd {
-	return p.HMGet(ctx, s.keys.User(id), userFields...)
+	return hmget(ctx, p, s.keys.User(id), userFields)
 }
 
 // userFromValues builds a user from an HMGET of userFields; nil when the

@@ -37,11 +37,11 @@ func (k Keys) RegPending() string { return k.prefix + "{acct}:pending" }
 // UserVoid marks a user id whose registration was abandoned and rolled
 // back, so a late profile write of it is refused (account.go). Expires
 // after a day.
-func (k Keys) UserVoid(id string) string { return k.User(id) + ":void" }
+func (k Keys) UserVoid(id string) string { return k.userKey(id, ":void") }
 
 // GraphPending is u's hash of graph edits begun but not finished on both
 // users' sides: other user id → "<op>:<start ms>" (graph.go).
-func (k Keys) GraphPending(u string) string { return k.User(u) + ":pending" }
+func (k Keys) GraphPending(u string) string { return k.userKey(u, ":pending") }
 
 // GraphPendingIndex is the zset of users who began a graph edit, scored by
 // the start (ms), so SweepPending finds abandoned edits without scanning
@@ -49,7 +49,12 @@ func (k Keys) GraphPending(u string) string { return k.User(u) + ":pending" }
 func (k Keys) GraphPendingIndex() string { return k.prefix + "{gpending}:users" }
 
 // User is the profile and credentials hash of one user.
-func (k Keys) User(id string) string { return k.prefix + "u:{u" + id + "}" }
+func (k Keys) User(id string) string { return k.userKey(id, "") }
+
+// userKey and postKey are the keys of a user's and a post's slot: one
+// concatenation, so one allocation (a page builds a dozen keys a post).
+func (k Keys) userKey(id, suffix string) string { return k.prefix + "u:{u" + id + "}" + suffix }
+func (k Keys) postKey(id, suffix string) string { return k.prefix + "p:{p" + id + "}" + suffix }
 
 // Session is the refresh-token family hash (uid, current token hash).
 func (k Keys) Session(family string) string { return k.prefix + "sess:{" + family + "}" }
@@ -60,25 +65,25 @@ func (k Keys) Denied(jti string) string { return k.prefix + "deny:{" + jti + "}"
 // Social graph (all in the owning user's slot).
 
 // Following is the zset of users u follows, scored by follow time (ms).
-func (k Keys) Following(u string) string { return k.User(u) + ":following" }
+func (k Keys) Following(u string) string { return k.userKey(u, ":following") }
 
 // Followers is the zset of users following u, scored by follow time (ms).
-func (k Keys) Followers(u string) string { return k.User(u) + ":followers" }
+func (k Keys) Followers(u string) string { return k.userKey(u, ":followers") }
 
 // Blocks is the set of users u blocked.
-func (k Keys) Blocks(u string) string { return k.User(u) + ":blocks" }
+func (k Keys) Blocks(u string) string { return k.userKey(u, ":blocks") }
 
 // BlockedBy is the set of users who blocked u (the mirror of Blocks), so a
 // reader's filters load with its own keys.
-func (k Keys) BlockedBy(u string) string { return k.User(u) + ":blockedby" }
+func (k Keys) BlockedBy(u string) string { return k.userKey(u, ":blockedby") }
 
 // Mutes is the set of users u muted.
-func (k Keys) Mutes(u string) string { return k.User(u) + ":mutes" }
+func (k Keys) Mutes(u string) string { return k.userKey(u, ":mutes") }
 
 // MutedBy is the set of users who muted u (the mirror of Mutes), so
 // fan-out leaves them out with the page of u's followers it reads, in u's
 // slot, instead of looking at each reader's Mutes.
-func (k Keys) MutedBy(u string) string { return k.User(u) + ":mutedby" }
+func (k Keys) MutedBy(u string) string { return k.userKey(u, ":mutedby") }
 
 // Posts and timelines.
 
@@ -86,33 +91,33 @@ func (k Keys) MutedBy(u string) string { return k.User(u) + ":mutedby" }
 func (k Keys) PostSeq() string { return k.prefix + "{seq}:post" }
 
 // Post is the hash of one post.
-func (k Keys) Post(id string) string { return k.prefix + "p:{p" + id + "}" }
+func (k Keys) Post(id string) string { return k.postKey(id, "") }
 
 // PostOnlyTo is the set of users a post is restricted to.
-func (k Keys) PostOnlyTo(id string) string { return k.Post(id) + ":only" }
+func (k Keys) PostOnlyTo(id string) string { return k.postKey(id, ":only") }
 
 // PostNotTo is the set of users a post is hidden from.
-func (k Keys) PostNotTo(id string) string { return k.Post(id) + ":not" }
+func (k Keys) PostNotTo(id string) string { return k.postKey(id, ":not") }
 
 // PostReposts is the set of reposts of a post (ids).
-func (k Keys) PostReposts(id string) string { return k.Post(id) + ":reposts" }
+func (k Keys) PostReposts(id string) string { return k.postKey(id, ":reposts") }
 
 // UserPosts is u's own timeline: a zset of post ids scored by id.
-func (k Keys) UserPosts(u string) string { return k.User(u) + ":posts" }
+func (k Keys) UserPosts(u string) string { return k.userKey(u, ":posts") }
 
 // PublicPosts is the part of UserPosts that everyone may see (PUBLIC
 // audience), scored by id: its ZCARD is postsCount for other viewers, so
 // the count does not reveal posts hidden from them. Written and trimmed
 // with UserPosts.
-func (k Keys) PublicPosts(u string) string { return k.User(u) + ":pubposts" }
+func (k Keys) PublicPosts(u string) string { return k.userKey(u, ":pubposts") }
 
 // Home is u's home timeline as filled by fan-out, capped; in hybrid mode
 // it expires with HomeMark when u stops reading (home.go).
-func (k Keys) Home(u string) string { return k.User(u) + ":home" }
+func (k Keys) Home(u string) string { return k.userKey(u, ":home") }
 
 // HomeMark is u's home-timeline bookkeeping hash (floor, last pull mark,
 // last activity); in hybrid mode it expires with Home.
-func (k Keys) HomeMark(u string) string { return k.User(u) + ":homemark" }
+func (k Keys) HomeMark(u string) string { return k.userKey(u, ":homemark") }
 
 // recipientKeyParts are the parts of a fan-out recipient's keys around
 // their id, for deliver_batch.lua, which builds the keys of a whole batch
@@ -168,10 +173,10 @@ func fanoutTag(i int) string {
 // Likes and comments (in the post's slot).
 
 // Likers is the zset of users who liked a post, scored by like time (ms).
-func (k Keys) Likers(post string) string { return k.Post(post) + ":likers" }
+func (k Keys) Likers(post string) string { return k.postKey(post, ":likers") }
 
 // PostComments is the list of a post's comment ids, newest first.
-func (k Keys) PostComments(post string) string { return k.Post(post) + ":comments" }
+func (k Keys) PostComments(post string) string { return k.postKey(post, ":comments") }
 
 // CommentSeq is the INCR counter that hands out comment ids.
 func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
@@ -182,7 +187,7 @@ func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
 // under Redis Cluster, so commentsCount (LLEN) never drifts. One per comment
 // (plus a deleted comment's tombstone for a minute); removed with the
 // comment or its post.
-func (k Keys) PostComment(post, id string) string { return k.Post(post) + ":c:" + id }
+func (k Keys) PostComment(post, id string) string { return k.prefix + "p:{p" + post + "}:c:" + id }
 
 // CommentPost is the comment→post index that finds PostComment from a bare
 // comment id: a hash whose field is the comment id and value its post id.
@@ -208,7 +213,7 @@ func (k Keys) Celebrities() string { return k.prefix + "{celeb}:all" }
 // home pages merge in at read time. At most one member per user u follows;
 // written by the fan-out worker (registration) and the follow hook, trimmed
 // by the unfollow and block hooks.
-func (k Keys) CelebFollowing(u string) string { return k.User(u) + ":celebs" }
+func (k Keys) CelebFollowing(u string) string { return k.userKey(u, ":celebs") }
 
 // Rate limits (internal/ratelimit).
 
@@ -240,7 +245,7 @@ func (k Keys) Prefix() string { return k.prefix }
 
 // LiveUser is the sharded channel of the posts landing in u's home
 // timeline: a message "<post id>:<author id>" each time one does.
-func (k Keys) LiveUser(u string) string { return k.User(u) + ":live" }
+func (k Keys) LiveUser(u string) string { return k.userKey(u, ":live") }
 
 // LivePulled is the sharded channel of the posts of pulled authors (pull
 // mode, hybrid celebrities), which land in no home list: every gateway

@@ -29,7 +29,7 @@ import (
 
 // HomePage returns a page of viewerID's home timeline with what w asks for.
 func (s *Store) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
-	f := s.newPageFetch(viewerID, w)
+	f := s.newPageFetch(viewerID, w, p.First)
 	c, err := s.readHome(ctx, viewerID, p, f)
 	if err != nil {
 		return nil, err
@@ -65,10 +65,12 @@ func (s *Store) UserPages(ctx context.Context, viewerID string, keys []social.Us
 	for _, w := range order {
 		at := groups[w]
 		reqs := make([]social.UserPageKey, len(at))
+		posts := 0
 		for j, i := range at {
 			reqs[j] = keys[i]
+			posts += keys[i].Page.First
 		}
-		f := s.newPageFetch(viewerID, w)
+		f := s.newPageFetch(viewerID, w, posts)
 		conns, cerrs := s.readUserPosts(ctx, viewerID, reqs, f)
 		if len(conns) == 0 {
 			return nil, cerrs
@@ -107,16 +109,19 @@ type pageFetch struct {
 	users    map[string]*redis.SliceCmd
 }
 
-func (s *Store) newPageFetch(viewerID string, w social.PageWants) *pageFetch {
+// newPageFetch starts the fetch of about posts posts' extras (a size hint:
+// the maps are made that large once rather than grown as they fill).
+func (s *Store) newPageFetch(viewerID string, w social.PageWants, posts int) *pageFetch {
 	if w.Comments > social.MaxFirst {
 		w.Comments = social.MaxFirst
 	}
+	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
 		s: s, viewer: viewerID, w: w,
-		counts:   map[string]countCmds{},
-		liked:    map[string]*redis.FloatCmd{},
-		comments: map[string]*redis.Cmd{},
-		users:    map[string]*redis.SliceCmd{},
+		counts:   make(map[string]countCmds, n),
+		liked:    make(map[string]*redis.FloatCmd, n),
+		comments: make(map[string]*redis.Cmd, n),
+		users:    make(map[string]*redis.SliceCmd, n),
 	}
 }
 
@@ -153,12 +158,13 @@ func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string)
 // finish reads stage 2's replies for the posts of the page and runs stage 3.
 func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post]) (*social.Page, error) {
 	w := f.w
+	n := len(c.Items)
 	page := &social.Page{
 		Posts:     c,
-		Users:     map[string]*social.User{},
-		Counts:    map[string]social.PostCounts{},
-		Liked:     map[string]bool{},
-		Comments:  map[string]social.Connection[*social.Comment]{},
+		Users:     make(map[string]*social.User, len(f.users)+n),
+		Counts:    make(map[string]social.PostCounts, n),
+		Liked:     make(map[string]bool, n),
+		Comments:  make(map[string]social.Connection[*social.Comment], n),
 		Originals: map[string]*social.Post{},
 	}
 	// The replies stage 2 already has (stage 3 needs the comments' authors).

@@ -41,7 +41,7 @@ import (
 // count: delivering to followers is the worker's job.
 
 // Post hash fields, in the order VisiblePosts reads them.
-var postFields = []string{postAuthorField, "content", "created", "vis", "repost", "rauthor"}
+var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor")
 
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
@@ -241,7 +241,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 		if !social.IsID(id) {
 			continue
 		}
-		v.hash[i] = p.HMGet(ctx, v.keys.Post(id), postFields...)
+		v.hash[i] = hmget(ctx, p, v.keys.Post(id), postFields)
 		if v.viewer != "" {
 			v.only[i] = p.SIsMember(ctx, v.keys.PostOnlyTo(id), v.viewer)
 			v.not[i] = p.SIsMember(ctx, v.keys.PostNotTo(id), v.viewer)

@@ -160,3 +160,25 @@ func noScript(cmds []redis.Cmder) bool {
 	}
 	return false
 }
+
+// hmget queues HMGET key fields. Pipeliner.HMGet takes the fields as
+// strings and boxes each into an interface on every call; a page reads a
+// hash for each of its posts and users, so their fields are boxed once
+// (fieldArgs) and the command is built here.
+func hmget(ctx context.Context, p redis.Pipeliner, key string, fields []any) *redis.SliceCmd {
+	args := make([]any, 2+len(fields))
+	args[0], args[1] = "hmget", key
+	copy(args[2:], fields)
+	cmd := redis.NewSliceCmd(ctx, args...)
+	_ = p.Process(ctx, cmd)
+	return cmd
+}
+
+// fieldArgs boxes hash field names for hmget.
+func fieldArgs(fields ...string) []any {
+	out := make([]any, len(fields))
+	for i, f := range fields {
+		out[i] = f
+	}
+	return out
+}
