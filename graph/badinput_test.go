@@ -170,6 +170,10 @@ func TestBadInput(t *testing.T) {
 		{"PUT", badRequest{"PUT", "/query", map[string]string{"Content-Type": jsonType}, `{"query":"{ __typename }"}`}, 405, "BAD_USER_INPUT"},
 		{"form body", badRequest{"POST", "/query", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "query=%7B__typename%7D"}, 415, "BAD_USER_INPUT"},
 		{"body that is not an object", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType}, `["{ __typename }"]`}, 400, "BAD_USER_INPUT"},
+		{"a variable no float64 holds", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},
+			`{"query":"query($n: Int) { timeline(first: $n) { pageInfo { hasNextPage } } }","variables":{"n":1e400}}`}, 400, "BAD_USER_INPUT"},
+		{"an extension no float64 holds", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},
+			`{"query":"{ __typename }","extensions":{"x":[{"y":-1e400}]}}`}, 400, "BAD_USER_INPUT"},
 		// Accounts and sessions.
 		{"e-mail twin in full-width letters", gql("", authRegisterDoc, registerVars("alice_fw2", "\uff41lice.fw@example.com", "password123")), 200, "CONFLICT"},
 		{"login over the account's budget", gql("", authLoginDoc, loginVars(author.Name, gatewaytest.Password)), 200, "RATE_LIMITED"},

@@ -109,9 +109,10 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		InitTimeout: 10 * time.Second,
 		// checkUpgrade has already accepted the origin: same-origin, or
 		// one of CORS_ORIGINS (against cross-site websocket hijacking).
-		Implementation: transport.CoderWebsocketImplementation{
+		// Messages are checked as HTTP bodies are (websocket.go).
+		Implementation: checkedWebsocket{transport.CoderWebsocketImplementation{
 			AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true},
-		},
+		}},
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			// How a subscription ends with an error depends on the
 			// transport (stream.go).
@@ -399,7 +400,8 @@ type requestParams struct {
 // kept as json.Number, so that an Int variable is not rounded through a
 // float), refusing what encoding/json's Unmarshal refuses: anything but
 // one JSON object whose query and operationName are strings and whose
-// variables and extensions are objects, with nothing after it.
+// variables and extensions are objects, with nothing after it, and
+// numbers no float64 holds (1e400), which json.Number would let through.
 func decodeParams(raw []byte) (*graphql.RawParams, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -410,7 +412,33 @@ func decodeParams(raw []byte) (*graphql.RawParams, error) {
 	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return nil, errors.New("data after the JSON object")
 	}
+	if !finiteNumbers(p.Variables) || !finiteNumbers(p.Extensions) {
+		return nil, errors.New("a number out of range")
+	}
 	return p, nil
+}
+
+// finiteNumbers reports whether every number in a decoded JSON value fits
+// a float64, as encoding/json requires of the numbers it decodes itself.
+func finiteNumbers(v any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		_, err := strconv.ParseFloat(string(v), 64)
+		return err == nil
+	case map[string]any:
+		for _, e := range v {
+			if !finiteNumbers(e) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if !finiteNumbers(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // writeError writes a GraphQL-shaped error response outside execution.

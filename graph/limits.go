@@ -30,7 +30,8 @@ import (
 // guardModel is the cost model of this schema: pages of at most
 // social.MaxFirst items, audience lists of social.MaxAudienceSize users,
 // and user-written text at its longest once encoded as JSON (six bytes a
-// character: gqlgen escapes <, > and & as \u003c).
+// character: a control character is written \u00XX, and an error
+// response, which encoding/json writes, escapes <, > and & as \u003c).
 func guardModel(schema *ast.Schema) gqlguard.Model {
 	const jsonBytesPerChar = 6
 	return gqlguard.Model{

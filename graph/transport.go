@@ -89,8 +89,15 @@ func responseContentType(accept string) string {
 
 // writeResponse writes a GraphQL response: a response with data only
 // around the rendered data, which gqlgen's marshalers wrote as valid,
-// compact JSON; any other as encoding/json marshals it.
+// compact JSON (unlike encoding/json they leave <, > and & unescaped, as
+// JSON allows); any other as encoding/json marshals it.
 func writeResponse(w io.Writer, resp *graphql.Response) {
+	if resp == nil {
+		// A subscription asked for without an event stream that ended
+		// before its first event (stream.go): gqlgen writes null.
+		_, _ = io.WriteString(w, "null")
+		return
+	}
 	if len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" && len(resp.Path) == 0 && resp.HasNext == nil {
 		data := resp.Data
 		if data == nil {

@@ -47,6 +47,16 @@ func TestWriteResponse(t *testing.T) {
 	}
 }
 
+// A subscription over plain POST that ends before its first event has no
+// response: null, as gqlgen's transport writes it.
+func TestWriteNoResponse(t *testing.T) {
+	var b bytes.Buffer
+	writeResponse(&b, nil)
+	if b.String() != "null" {
+		t.Errorf("wrote %q", b.String())
+	}
+}
+
 func TestResponseContentType(t *testing.T) {
 	for _, tc := range []struct{ accept, want string }{
 		{"", "application/json"},

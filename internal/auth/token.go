@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,10 +139,9 @@ func (t *Tokens) Issue(userID, session string) (token string, claims Claims, err
 func (t *Tokens) Parse(token string) (*Claims, error) {
 	if c := t.verified.get(token); c != nil {
 		if err := t.validator.Validate(c); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", jwt.ErrTokenInvalidClaims, err) // as the parser wraps it
 		}
-		cc := *c
-		return &cc, nil
+		return c.clone(), nil
 	}
 	if strings.IndexFunc(token, notCompact) >= 0 {
 		return nil, errors.New("token is not in compact base64url form")
@@ -154,9 +154,23 @@ func (t *Tokens) Parse(token string) (*Claims, error) {
 	if c.Subject == "" || c.ID == "" {
 		return nil, errors.New("token lacks sub or jti")
 	}
-	cc := c
-	t.verified.add(token, &cc)
+	t.verified.add(token, c.clone())
 	return &c, nil
+}
+
+// clone is a deep copy: the remembered claims stay as verified whatever a
+// caller does with the copy it got (the dates are pointers, the audience a
+// slice).
+func (c *Claims) clone() *Claims {
+	cc := *c
+	for _, d := range []**jwt.NumericDate{&cc.ExpiresAt, &cc.IssuedAt, &cc.NotBefore} {
+		if *d != nil {
+			v := **d
+			*d = &v
+		}
+	}
+	cc.Audience = slices.Clone(c.Audience)
+	return &cc
 }
 
 // verifiedTokens remembers the claims of tokens whose signature checked:

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -248,10 +249,17 @@ func TestParseRemembersOnlyTheSignature(t *testing.T) {
 		}
 	}
 	// What a caller does to the claims it got stays its own.
+	now = testNow
 	c, _ := tok.Parse(s)
 	c.Subject = "43"
-	if c2, _ := tok.Parse(s); c2.Subject != "42" {
-		t.Errorf("a caller's edit reached the remembered claims: sub %q", c2.Subject)
+	c.ExpiresAt.Time = c.ExpiresAt.Add(24 * time.Hour)
+	c.Audience[0] = "elsewhere"
+	if c2, err := tok.Parse(s); err != nil || c2.Subject != "42" || c2.Audience[0] != testAudience {
+		t.Errorf("a caller's edit reached the remembered claims: %+v, %v", c2, err)
+	}
+	now = testNow.Add(testTTL + auth.Leeway + time.Second)
+	if _, err := tok.Parse(s); !errors.Is(err, jwt.ErrTokenExpired) || !errors.Is(err, jwt.ErrTokenInvalidClaims) {
+		t.Errorf("a caller's later exp reached the remembered claims, or the error is not the parser's: %v", err)
 	}
 	// A token differing in one signature character is not the remembered one.
 	other := byte('A')

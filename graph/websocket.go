@@ -1,0 +1,76 @@
+package graph
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+)
+
+// checkedWebsocket accepts websockets through gqlgen's implementation and
+// checks every message a client sends as limitBody checks an HTTP body:
+// encoding/json would silently turn invalid UTF-8, or an escape of half a
+// UTF-16 surrogate pair, into U+FFFD, and a post would be stored other
+// than sent. Such a message fails the connection with close status 1007
+// (RFC 6455: data inconsistent with the message's type) and a reason
+// saying why, before gqlgen decodes it: nothing of it runs.
+type checkedWebsocket struct {
+	transport.WebsocketImplementation
+}
+
+func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	c, err := w.WebsocketImplementation.Accept(rw, r, o)
+	if err != nil {
+		return nil, err
+	}
+	return &checkedConn{WebsocketConn: c}, nil
+}
+
+// checkedConn checks the messages of one websocket. It passes on the read
+// limit and deadlines gqlgen sets (the optional interfaces of the
+// connection it wraps).
+type checkedConn struct{ transport.WebsocketConn }
+
+// closeInvalidPayload is RFC 6455's status for a message whose data is
+// not consistent with its type (invalid UTF-8 in a text message).
+const closeInvalidPayload = 1007
+
+func (c *checkedConn) NextReader() (int, io.Reader, error) {
+	typ, r, err := c.WebsocketConn.NextReader()
+	if err != nil {
+		return typ, r, err
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return typ, nil, err
+	}
+	reason := ""
+	switch {
+	case !utf8.Valid(b):
+		reason = "the message is not valid UTF-8"
+	case loneSurrogate(b):
+		// A close reason fits in 123 bytes: loneSurrogateMessage does not.
+		reason = `the message escapes half of a UTF-16 surrogate pair (\uD800-\uDFFF alone)`
+	}
+	if reason != "" {
+		_ = c.WebsocketConn.WriteClose(closeInvalidPayload, reason)
+		return typ, nil, transport.ErrWebsocketClosed
+	}
+	return typ, bytes.NewReader(b), nil
+}
+
+func (c *checkedConn) SetReadLimit(n int64) {
+	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
+		l.SetReadLimit(n)
+	}
+}
+
+func (c *checkedConn) SetReadDeadline(t time.Time) error {
+	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
+		return d.SetReadDeadline(t)
+	}
+	return nil
+}
