@@ -3,6 +3,8 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -10,8 +12,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// writeResponse writes what gqlgen's transport writes (json.Marshal of
-// the response), but for the HTML escaping encoding/json adds.
+// writeResponse writes what gqlgen's transport writes: json.Marshal of
+// the response, HTML escaping included.
 func TestWriteResponse(t *testing.T) {
 	yes := true
 	for _, tc := range []struct {
@@ -19,7 +21,9 @@ func TestWriteResponse(t *testing.T) {
 		resp graphql.Response
 		want string // "": as json.Marshal
 	}{
-		{"data", graphql.Response{Data: json.RawMessage(`{"me":{"id":"1","name":"a<b"}}`)}, `{"data":{"me":{"id":"1","name":"a<b"}}}`},
+		{"data", graphql.Response{Data: json.RawMessage(`{"me":{"id":"1","name":"ab"}}`)}, `{"data":{"me":{"id":"1","name":"ab"}}}`},
+		{"markup in data", graphql.Response{Data: json.RawMessage(`{"content":"<script>a && b</script> \u003c"}`)}, ""},
+		{"line separators in data", graphql.Response{Data: json.RawMessage("{\"content\":\"a\u2028b\u2029c – 微博 🎉\"}")}, ""},
 		{"null data", graphql.Response{}, `{"data":null}`},
 		{"empty extensions", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{}, Path: ast.Path{}}, `{"data":{"a":1}}`},
 		{"errors", graphql.Response{Data: json.RawMessage(`null`), Errors: gqlerror.List{{Message: "no", Path: ast.Path{ast.PathName("me")}}}}, ""},
@@ -72,5 +76,33 @@ func TestResponseContentType(t *testing.T) {
 		if got := responseContentType(tc.accept); got != tc.want {
 			t.Errorf("Accept %q: %s, want %s", tc.accept, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkWriteResponse: what writing a reference-sized response (25 KB
+// of data) costs, with nothing to escape and with markup in it, against
+// gqlgen's json.Marshal.
+func BenchmarkWriteResponse(b *testing.B) {
+	post := `{"node":{"id":"12345","content":"a post of the reference page, of ordinary length and words","createdAt":"2026-11-24T10:00:00.000Z","likesCount":3,"author":{"id":"42","name":"someone"}}},`
+	plain := []byte(`{"timeline":{"edges":[` + strings.Repeat(post, 25000/len(post)) + `{}]}}`)
+	markup := bytes.Replace(plain, []byte("ordinary"), []byte("<b>ordinary</b> & so"), -1)
+	for _, bc := range []struct {
+		name string
+		data []byte
+	}{{"plain", plain}, {"markup", markup}} {
+		resp := &graphql.Response{Data: bc.data}
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			for b.Loop() {
+				writeResponse(io.Discard, resp)
+			}
+		})
+		b.Run(bc.name+"/json.Marshal", func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			for b.Loop() {
+				out, _ := json.Marshal(resp)
+				_, _ = io.Discard.Write(out)
+			}
+		})
 	}
 }
