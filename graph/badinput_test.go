@@ -170,6 +170,8 @@ func TestBadInput(t *testing.T) {
 		{"PUT", badRequest{"PUT", "/query", map[string]string{"Content-Type": jsonType}, `{"query":"{ __typename }"}`}, 405, "BAD_USER_INPUT"},
 		{"form body", badRequest{"POST", "/query", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "query=%7B__typename%7D"}, 415, "BAD_USER_INPUT"},
 		{"body that is not an object", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType}, `["{ __typename }"]`}, 400, "BAD_USER_INPUT"},
+		{"a URL query string that does not parse", badRequest{"GET", "/query?query=%7B__typename%7D&x=%zz", nil, ""}, 400, "BAD_USER_INPUT"},
+		{"a URL query string with a semicolon", badRequest{"GET", "/query?query=%7B__typename%7D;x=1", nil, ""}, 400, "BAD_USER_INPUT"},
 		{"a variable no float64 holds", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},
 			`{"query":"query($n: Int) { timeline(first: $n) { pageInfo { hasNextPage } } }","variables":{"n":1e400}}`}, 400, "BAD_USER_INPUT"},
 		{"an extension no float64 holds", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},

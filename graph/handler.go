@@ -9,7 +9,9 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -130,8 +132,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		},
 	})
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: 15 * time.Second})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(postTransport{})
+	srv.AddTransport(httpTransport{})
 	srv.SetQueryCache(docs)
 	apq := o.PersistedQueries
 	if apq == nil {
@@ -222,7 +223,13 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 		var p requestParams
 		switch r.Method {
 		case http.MethodGet:
-			q := r.URL.Query()
+			// r.URL.Query skips what does not parse (a bad escape, a
+			// semicolon): a request is answered as sent or refused.
+			q, err := url.ParseQuery(r.URL.RawQuery)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, social.BadUserInput, "the URL's query string does not parse: "+err.Error())
+				return
+			}
 			if !utf8.ValidString(q.Get("query")) || !utf8.ValidString(q.Get("variables")) || !utf8.ValidString(q.Get("operationName")) {
 				writeError(w, http.StatusBadRequest, social.BadUserInput, "the request is not valid UTF-8")
 				return
@@ -235,8 +242,8 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 			// bare message: check them here and answer with a code.
 			objs := map[string]map[string]any{}
 			for _, name := range []string{"variables", "extensions"} {
-				var obj map[string]any
-				if v := q.Get(name); v != "" && json.Unmarshal([]byte(v), &obj) != nil {
+				obj, err := decodeObject(q.Get(name))
+				if err != nil {
 					writeError(w, http.StatusBadRequest, social.BadUserInput, name+" must be a JSON object")
 					return
 				}
@@ -244,6 +251,7 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 			}
 			p = requestParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Variables: objs["variables"],
 				persisted: objs["extensions"]["persistedQuery"] != nil, hash: persistedHash(objs["extensions"])}
+			p.raw = &graphql.RawParams{Query: p.Query, OperationName: p.OperationName, Variables: p.Variables, Extensions: objs["extensions"]}
 		case http.MethodPost:
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" {
@@ -391,8 +399,8 @@ type requestParams struct {
 	// be absent); hash is its sha256Hash.
 	persisted bool
 	hash      string
-	// raw are a POST body's parameters as gqlgen's transport would decode
-	// them (postTransport executes them); nil for GET.
+	// raw are the request's parameters as gqlgen's transports would
+	// decode them (httpTransport executes them).
 	raw *graphql.RawParams
 }
 
@@ -416,6 +424,28 @@ func decodeParams(raw []byte) (*graphql.RawParams, error) {
 		return nil, errors.New("a number out of range")
 	}
 	return p, nil
+}
+
+// decodeObject decodes a GET request's variables or extensions as
+// gqlgen's GET transport does (numbers as json.Number), refusing what
+// encoding/json's Unmarshal into a map refuses ("" is no object).
+func decodeObject(v string) (map[string]any, error) {
+	if v == "" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	if rest := strings.TrimLeft(v[dec.InputOffset():], " \t\r\n"); rest != "" {
+		return nil, errors.New("data after the JSON object")
+	}
+	if !finiteNumbers(obj) {
+		return nil, errors.New("a number out of range")
+	}
+	return obj, nil
 }
 
 // finiteNumbers reports whether every number in a decoded JSON value fits

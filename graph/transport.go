@@ -11,28 +11,44 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// postTransport serves POST requests as gqlgen's transport.POST does, with
-// two costs fewer on every request (docs/performance.md, "Per-request
-// costs"):
-//   - the body is not read and decoded again: limitBody has decoded it
-//     (and refused what gqlgen would answer with a message naming Go
-//     types), so its parameters come from the request's context;
+// httpTransport serves GET and POST requests as gqlgen's transport.GET and
+// transport.POST do, with two costs fewer on every request
+// (docs/performance.md, "The gateway against Redis alone"):
+//   - the parameters are not decoded again: limitBody has decoded the body
+//     or the URL's parameters as gqlgen would (numbers as json.Number),
+//     and refused what gqlgen would answer with a message naming Go
+//     types, so they come from the request's context;
 //   - a response with data only is written as {"data":…} around the bytes
-//     execution rendered. gqlgen's transport marshals the whole response,
+//     execution rendered. gqlgen's transports marshal the whole response,
 //     and encoding/json validates and compacts those bytes again: 4 % of
-//     the CPU of a timeline page at saturation. Responses with errors or
-//     extensions are marshalled as gqlgen does.
+//     the CPU of a timeline page at saturation. The bytes written are the
+//     same (writeResponse). Responses with errors or extensions are
+//     marshalled as gqlgen does.
 //
-// A request that did not come through limitBody (none in this handler)
-// is left to gqlgen's transport.
-type postTransport struct{ transport.POST }
+// A request that did not come through limitBody (none in this handler) is
+// left to gqlgen's transports.
+type httpTransport struct {
+	get  transport.GET
+	post transport.POST
+}
 
-func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t httpTransport) Supports(r *http.Request) bool {
+	return t.get.Supports(r) || t.post.Supports(r)
+}
+
+func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	get := r.Method == http.MethodGet
 	c, _ := r.Context().Value(checkedKey{}).(*checked)
 	if c == nil || c.params == nil {
-		t.POST.Do(w, r, exec)
+		if get {
+			t.get.Do(w, r, exec)
+		} else {
+			t.post.Do(w, r, exec)
+		}
 		return
 	}
 	start := graphql.Now()
@@ -47,7 +63,7 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	if errs != nil {
 		status := http.StatusOK
 		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-			// As gqlgen's transport: 400 where the client asked for
+			// As gqlgen's transports: 400 where the client asked for
 			// graphql-response+json, 422 otherwise.
 			status = http.StatusUnprocessableEntity
 			if contentType == graphqlResponseJSON {
@@ -56,6 +72,13 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		}
 		w.WriteHeader(status)
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs))
+		return
+	}
+	if get && oc.Operation.Operation != ast.Query {
+		// As gqlgen's GET (getOnlyQueries refuses these first, with a
+		// code).
+		w.WriteHeader(http.StatusNotAcceptable)
+		writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: "GET requests only allow query operations"}}})
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
