@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -404,21 +403,14 @@ type requestParams struct {
 	raw *graphql.RawParams
 }
 
-// decodeParams decodes a POST body as gqlgen's transport does (numbers
-// kept as json.Number, so that an Int variable is not rounded through a
-// float), refusing what encoding/json's Unmarshal refuses: anything but
-// one JSON object whose query and operationName are strings and whose
-// variables and extensions are objects, with nothing after it, and
-// numbers no float64 holds (1e400), which json.Number would let through.
+// decodeParams decodes a POST body as gqlgen's transport does, refusing
+// what encoding/json's Unmarshal refuses (decodeJSON): anything but one
+// JSON object whose query and operationName are strings and whose
+// variables and extensions are objects.
 func decodeParams(raw []byte) (*graphql.RawParams, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	p := &graphql.RawParams{}
-	if err := dec.Decode(p); err != nil {
+	if err := decodeJSON(raw, p); err != nil {
 		return nil, err
-	}
-	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return nil, errors.New("data after the JSON object")
 	}
 	if !finiteNumbers(p.Variables) || !finiteNumbers(p.Extensions) {
 		return nil, errors.New("a number out of range")
@@ -427,25 +419,38 @@ func decodeParams(raw []byte) (*graphql.RawParams, error) {
 }
 
 // decodeObject decodes a GET request's variables or extensions as
-// gqlgen's GET transport does (numbers as json.Number), refusing what
-// encoding/json's Unmarshal into a map refuses ("" is no object).
+// gqlgen's GET transport does, refusing what encoding/json's Unmarshal
+// into a map refuses (decodeJSON; "" is no object).
 func decodeObject(v string) (map[string]any, error) {
 	if v == "" {
 		return nil, nil
 	}
-	dec := json.NewDecoder(strings.NewReader(v))
-	dec.UseNumber()
 	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil {
+	if err := decodeJSON([]byte(v), &obj); err != nil {
 		return nil, err
-	}
-	if rest := strings.TrimLeft(v[dec.InputOffset():], " \t\r\n"); rest != "" {
-		return nil, errors.New("data after the JSON object")
 	}
 	if !finiteNumbers(obj) {
 		return nil, errors.New("a number out of range")
 	}
 	return obj, nil
+}
+
+// decodeJSON decodes one JSON value into v as gqlgen's transports decode
+// requests, numbers kept as json.Number (an Int variable is not rounded
+// through a float), and refuses data after it, as encoding/json's
+// Unmarshal does. json.Number lets through numbers no float64 holds
+// (1e400), which Unmarshal refuses: the callers check them with
+// finiteNumbers.
+func decodeJSON(src []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if rest := bytes.TrimLeft(src[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 // finiteNumbers reports whether every number in a decoded JSON value fits

@@ -59,7 +59,8 @@ type checked struct {
 	query, operationName string
 	report               gqlguard.Report
 	err                  *gqlerror.Error
-	// params are the decoded body of a POST (nil for GET).
+	// params are the request's decoded parameters (httpTransport
+	// executes them).
 	params *graphql.RawParams
 }
 

@@ -187,7 +187,7 @@ func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
 // under Redis Cluster, so commentsCount (LLEN) never drifts. One per comment
 // (plus a deleted comment's tombstone for a minute); removed with the
 // comment or its post.
-func (k Keys) PostComment(post, id string) string { return k.prefix + "p:{p" + post + "}:c:" + id }
+func (k Keys) PostComment(post, id string) string { return k.postKey(post, ":c:"+id) }
 
 // CommentPost is the comment→post index that finds PostComment from a bare
 // comment id: a hash whose field is the comment id and value its post id.
