@@ -80,7 +80,7 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 		return decline(FallbackBadArguments)
 	}
 	viewer := social.ViewerID(ctx)
-	w := timelineWants(oc, rf.Field.Selections)
+	w := timelineWants(oc, fieldSel(rf.Field))
 	l := loader.For(ctx)
 	var page *social.Page
 	var handOff func()
@@ -99,7 +99,7 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 		// Fetched directly, not through the loader: the fast path has no
 		// other page to batch with and would only wait out its window.
 		page, err = r.Posts.UserPage(ctx, viewer, userID, p, w)
-		handOff = func() { l.UserPages.Prime(social.UserPageKey{User: userID, Page: p, Wants: w}, page) }
+		handOff = func() { l.PrimeUserPage(social.UserPageKey{User: userID, Page: p, Wants: w}, page) }
 	}
 	if err != nil {
 		return decline(FallbackFetchError)
@@ -221,7 +221,7 @@ func graphqlType(t string) string {
 // not, why.
 func fastSupported(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) (FallbackReason, bool) {
 	fields := fastFields[typ]
-	for _, f := range graphql.CollectFields(oc, sel, []string{graphqlType(typ)}) {
+	for _, f := range collect(oc, sel, graphqlType(typ)) {
 		child, ok := fields[f.Name]
 		if !ok && f.Name != "__typename" {
 			return FallbackField, false
@@ -300,7 +300,7 @@ func (fr *fastRenderer) collect(sel ast.SelectionSet, typ string) *collectedSet 
 			return c
 		}
 	}
-	c := collectedSet{sel: sel, typ: typ, fields: graphql.CollectFields(fr.oc, sel, []string{typ})}
+	c := collectedSet{sel: sel, typ: typ, fields: collect(fr.oc, sel, typ)}
 	for i, f := range c.fields {
 		var k bytes.Buffer
 		if i > 0 {

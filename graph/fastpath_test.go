@@ -98,6 +98,11 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 			if !bytes.Equal(got, want) && !sameErrors(got, want) {
 				t.Fatalf("fast path differs from generic execution\nfast:    %s\ngeneric: %s", got, want)
 			}
+			// The ordinary path again, its loaders' batches split key by key.
+			_, split := gatewaytest.PostRaw(t, n.split.URL, tc.token, tc.query, tc.vars)
+			if !bytes.Equal(split, want) && !sameErrors(split, want) {
+				t.Fatalf("split batches differ from whole ones\nsplit: %s\nwhole: %s", split, want)
+			}
 		})
 	}
 }

@@ -10,8 +10,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
@@ -36,6 +43,13 @@ func TestGolden(t *testing.T) {
 	if err := s.Store.Follow(context.Background(), "2", "1"); err != nil {
 		t.Fatal(err)
 	}
+	// Queries are also run through gqlgen's generated execution alone and
+	// with loader batches split key by key: the same answer every way.
+	others := map[string]string{
+		"generic execution": gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)})),
+		"split batches": gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
+			Loaders: loader.Config{Wait: time.Nanosecond, BatchCapacity: 1}})),
+	}
 	files, err := filepath.Glob("testdata/golden/*.graphql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden documents: %v", err)
@@ -54,6 +68,14 @@ func TestGolden(t *testing.T) {
 		_, body := gatewaytest.PostRaw(t, s.URL, token, string(src), vars)
 		s.drain(t)
 		got := normalizeGolden(t, body)
+		if onlyQueries(string(src)) {
+			for way, url := range others {
+				_, b := gatewaytest.PostRaw(t, url, token, string(src), vars)
+				if other := normalizeGolden(t, b); !bytes.Equal(other, got) && !sameErrors(other, got) {
+					t.Errorf("%s: %s answers differently (-served +%s):\n%s", name, way, way, lineDiff(string(got), string(other)))
+				}
+			}
+		}
 		want, err := os.ReadFile(strings.TrimSuffix(file, ".graphql") + ".json")
 		if *update {
 			if err := os.WriteFile(strings.TrimSuffix(file, ".graphql")+".json", got, 0o644); err != nil {
@@ -69,6 +91,20 @@ func TestGolden(t *testing.T) {
 			t.Errorf("%s: response differs from %s.json (-want +got):\n%s", name, name, lineDiff(string(want), string(got)))
 		}
 	}
+}
+
+// onlyQueries reports whether a document parses and holds only queries.
+func onlyQueries(src string) bool {
+	doc, err := parser.ParseQuery(&ast.Source{Input: src})
+	if err != nil {
+		return false
+	}
+	for _, op := range doc.Operations {
+		if op.Operation != ast.Query {
+			return false
+		}
+	}
+	return len(doc.Operations) > 0
 }
 
 // goldenHeader reads the "# as:" and "# vars:" lines of a document.

@@ -157,7 +157,12 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	// Fresh loaders for every response: per request over HTTP, per event
 	// on a subscription, so no cache outlives what it was read for.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(loader.With(ctx, loaders.New(social.ViewerID(ctx))))
+		ctx = loader.With(ctx, loaders.New(social.ViewerID(ctx)))
+		resp := next(ctx)
+		if afterResponse != nil {
+			afterResponse(ctx, resp)
+		}
+		return resp
 	})
 	// The fast path renders a query's timeline fields without calling
 	// field middleware (srv.AroundFields): middleware installed here must
@@ -175,6 +180,10 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed,
 		limitBody(o.MaxBodyBytes, guard, apq, authenticate(authn, newLimiter(o, srv)))))
 }
+
+// afterResponse, when set (by this package's tests), sees every response
+// with its operation.
+var afterResponse func(context.Context, *graphql.Response)
 
 // refuseSocket ends a websocket whose connection_init carried a bad token:
 // closed with 4403 (graphql-transport-ws's "Forbidden"), or 4500 with the

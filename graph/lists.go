@@ -2,9 +2,9 @@ package graph
 
 import (
 	"context"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
@@ -25,9 +25,9 @@ import (
 // grow with the depth of its lists, not with their lengths or number.
 
 // userWants reads what a selection of User fields needs beyond the profile.
-func userWants(oc *graphql.OperationContext, sel ast.SelectionSet) social.UserWants {
+func userWants(oc *graphql.OperationContext, sel selection) social.UserWants {
 	w := social.UserWants{Profiles: true}
-	for _, f := range graphql.CollectFields(oc, sel, []string{"User"}) {
+	for _, f := range sel.fields(oc, "User") {
 		switch f.Name {
 		case "followersCount", "followingCount":
 			w.Counts = true
@@ -40,39 +40,10 @@ func userWants(oc *graphql.OperationContext, sel ast.SelectionSet) social.UserWa
 	return w
 }
 
-// nodeSelections returns the selections of edges.node under the current
-// connection field (of any connection type).
-func nodeSelections(oc *graphql.OperationContext, sel ast.SelectionSet, conn, edge string) ast.SelectionSet {
-	var out ast.SelectionSet
-	for _, edges := range graphql.CollectFields(oc, sel, []string{conn}) {
-		if edges.Name != "edges" {
-			continue
-		}
-		for _, node := range graphql.CollectFields(oc, edges.Selections, []string{edge}) {
-			if node.Name == "node" {
-				out = append(out, node.Selections...)
-			}
-		}
-	}
-	return out
-}
-
-// fieldSelections returns the selections of the fields named name in sel
-// (of type typ).
-func fieldSelections(oc *graphql.OperationContext, sel ast.SelectionSet, typ, name string) ast.SelectionSet {
-	var out ast.SelectionSet
-	for _, f := range graphql.CollectFields(oc, sel, []string{typ}) {
-		if f.Name == name {
-			out = append(out, f.Selections...)
-		}
-	}
-	return out
-}
-
 // users loads users with what sel asks of them through the details loader
 // (one batch for the list, none when a read-ahead already loaded them) and
 // returns them (nil for missing ones).
-func (batched) users(ctx context.Context, ids []string, sel ast.SelectionSet) ([]*social.User, error) {
+func (batched) users(ctx context.Context, ids []string, sel selection) ([]*social.User, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -102,7 +73,7 @@ func (r *Resolver) userList(ctx context.Context, k social.ListKey, first *int, a
 // vanished between the two reads are left out.
 func (r *Resolver) userConnection(ctx context.Context, c social.Connection[string]) (*model.UserConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
-	sel := nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "UserConnection", "UserEdge")
+	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "UserConnection", "UserEdge")
 	users, err := r.ahead.users(ctx, c.Items, sel)
 	if err != nil {
 		return nil, err
@@ -142,12 +113,12 @@ func (r *Resolver) commentList(ctx context.Context, postID string, first *int, a
 // page fetch already brought them (prefetched).
 func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*social.Comment], prefetched bool) (*model.CommentConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
-	sel := nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "CommentConnection", "CommentEdge")
+	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "CommentConnection", "CommentEdge")
 	edges := make([]*model.CommentEdge, len(c.Items))
 	for i, cm := range c.Items {
 		edges[i] = &model.CommentEdge{Cursor: c.Cursors[i], Node: cm}
 	}
-	if err := r.ahead.comments(ctx, c.Items, fieldSelections(oc, sel, "Comment", "author"), prefetched); err != nil {
+	if err := r.ahead.comments(ctx, c.Items, sel.child(oc, "Comment", "author"), prefetched); err != nil {
 		return nil, err
 	}
 	r.ahead.lists(ctx, []objects{{typ: "Comment", comments: c.Items, sel: sel}})
@@ -157,7 +128,7 @@ func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*s
 // comments primes the loaders with a page of comments and loads their
 // authors with what authorSel asks of them, unless a page fetch already
 // did (prefetched).
-func (b batched) comments(ctx context.Context, cs []*social.Comment, authorSel ast.SelectionSet, prefetched bool) error {
+func (b batched) comments(ctx context.Context, cs []*social.Comment, authorSel selection, prefetched bool) error {
 	l := loader.For(ctx)
 	for _, cm := range cs {
 		l.Comments.Prime(cm.ID, cm)
@@ -184,7 +155,7 @@ type objects struct {
 	posts    []*social.Post
 	users    []string
 	comments []*social.Comment
-	sel      ast.SelectionSet
+	sel      selection
 }
 
 // ids are the ids of the objects, the parents of their lists.
@@ -208,115 +179,146 @@ var listFields = map[string]map[string]social.List{
 	"Post": {"likers": social.ListLikers, "comments": social.ListComments},
 }
 
-// readLists loads, level by level, the lists below the objects of level
-// and the users in them: at each level one LoadAll of the list loader for
-// every list of every object, and one of the details loader for their
-// users. Errors are left to the resolvers, which meet them in the
-// loaders' caches and report them where they belong.
+// lists loads, level by level, the lists below the objects of level and
+// the users in them: at each level one store call for every list of every
+// object (and one for the users' own pages of posts, beside it), then one
+// for the users in those lists, fetched at once rather than when a
+// loader's window expires, so a page's round trips do not depend on
+// timing. Errors are left to the resolvers, which load a failed key again
+// and report it where it belongs.
 func (b batched) lists(ctx context.Context, level []objects) {
 	oc := graphql.GetOperationContext(ctx)
 	l := loader.For(ctx)
 	for len(level) > 0 {
-		level = b.follow(ctx, oc, level)
-		// spans[i] are keys[from:to], the pages of one field for each object.
-		type span struct {
-			from, to   int
-			list       social.List
-			sel        ast.SelectionSet
-			prefetched bool
+		plan := b.planLevel(oc, l, b.follow(ctx, oc, level))
+		if len(plan.keys) == 0 && len(plan.pageKeys) == 0 {
+			return
 		}
-		var keys []social.ListKey
-		var spans []span
-		var pageKeys []social.UserPageKey
-		var pageSpans []span
-		for _, g := range level {
-			for _, f := range graphql.CollectFields(oc, g.sel, []string{g.typ}) {
-				if g.typ == "User" && f.Name == "posts" {
-					if k, ok := listArgs(oc, f, ""); ok {
-						w := timelineWants(oc, f.Selections)
-						sp := span{from: len(pageKeys), sel: nodeSelections(oc, f.Selections, "Timeline", "TimelineEdge")}
-						for _, id := range g.users {
-							pageKeys = append(pageKeys, social.UserPageKey{User: id, Page: k.Page, Wants: w})
-						}
-						sp.to = len(pageKeys)
-						pageSpans = append(pageSpans, sp)
-					}
-					continue
-				}
-				list, ok := listFields[g.typ][f.Name]
-				if !ok {
-					continue
-				}
-				k, ok := listArgs(oc, f, list)
+		var pages []social.ListPage
+		var userPages []*social.Page
+		var wg sync.WaitGroup
+		if len(plan.pageKeys) > 0 {
+			wg.Go(func() { userPages = l.FetchUserPages(ctx, plan.pageKeys) })
+		}
+		if len(plan.keys) > 0 {
+			pages = l.FetchLists(ctx, plan.keys)
+		}
+		wg.Wait()
+		level = b.nextLevel(ctx, oc, l, plan, pages, userPages)
+	}
+}
+
+// levelPlan is what one level of the read-ahead reads: list pages (keys)
+// and users' pages of posts (pageKeys), each field's keys a span.
+type levelPlan struct {
+	keys      []social.ListKey
+	spans     []span
+	pageKeys  []social.UserPageKey
+	pageSpans []span
+}
+
+// span is keys[from:to]: the pages of one field, one for each object.
+type span struct {
+	from, to   int
+	list       social.List
+	sel        selection // of the field's nodes
+	prefetched bool      // comments whose authors a page fetch brought
+}
+
+// planLevel lists the pages the fields of a level's objects ask for.
+func (b batched) planLevel(oc *graphql.OperationContext, l *loader.Loaders, level []objects) levelPlan {
+	var p levelPlan
+	for _, g := range level {
+		for _, f := range g.sel.fields(oc, g.typ) {
+			if g.typ == "User" && f.Name == "posts" {
+				k, ok := listArgs(oc, f, "")
 				if !ok {
 					continue // the resolver reports the bad argument
 				}
-				sp := span{from: len(keys), list: list, sel: f.Selections, prefetched: list == social.ListComments}
-				for _, id := range g.ids() {
-					k.Parent = id
-					if list == social.ListComments {
-						// A timeline page fetch may have brought them.
-						if c, ok := l.CommentPage(id, k.Page); ok {
-							l.Lists.Prime(k, social.ListPage{Comments: c})
-						} else {
-							sp.prefetched = false
-						}
-					}
-					keys = append(keys, k)
+				w := timelineWants(oc, fieldSel(f))
+				sp := span{from: len(p.pageKeys), sel: fieldSel(f).nodes(oc, "Timeline", "TimelineEdge")}
+				for _, id := range g.users {
+					p.pageKeys = append(p.pageKeys, social.UserPageKey{User: id, Page: k.Page, Wants: w})
 				}
-				sp.to = len(keys)
-				spans = append(spans, sp)
-			}
-		}
-		if len(keys) == 0 && len(pageKeys) == 0 {
-			return
-		}
-		// The lists and the users' pages of posts are read at once.
-		listsDone := l.Lists.LoadAllThunk(ctx, keys)
-		userPages, _ := l.UserPages.LoadAll(ctx, pageKeys)
-		pages, _ := listsDone()
-		var next []objects
-		for _, sp := range pageSpans {
-			var posts []*social.Post
-			for _, pg := range userPages[sp.from:sp.to] {
-				if pg != nil {
-					b.primePage(ctx, pg)
-					posts = append(posts, pg.Posts.Items...)
-				}
-			}
-			next = append(next, objects{typ: "Post", posts: posts, sel: sp.sel})
-		}
-		var users []loader.UserKey
-		for _, sp := range spans {
-			if sp.list == social.ListComments {
-				sel := nodeSelections(oc, sp.sel, "CommentConnection", "CommentEdge")
-				var cs []*social.Comment
-				for _, pg := range pages[sp.from:sp.to] {
-					cs = append(cs, pg.Comments.Items...)
-				}
-				for _, c := range cs {
-					l.Comments.Prime(c.ID, c)
-				}
-				if authorSel := fieldSelections(oc, sel, "Comment", "author"); authorSel != nil && !sp.prefetched {
-					users = appendUserKeys(users, commentAuthors(cs), userWants(oc, authorSel))
-				}
-				next = append(next, objects{typ: "Comment", comments: cs, sel: sel})
+				sp.to = len(p.pageKeys)
+				p.pageSpans = append(p.pageSpans, sp)
 				continue
 			}
-			sel := nodeSelections(oc, sp.sel, "UserConnection", "UserEdge")
-			var ids []string
-			for _, pg := range pages[sp.from:sp.to] {
-				ids = append(ids, pg.Users.Items...)
+			list, ok := listFields[g.typ][f.Name]
+			if !ok {
+				continue
 			}
-			ids = unique(ids)
-			users = appendUserKeys(users, ids, userWants(oc, sel))
-			next = append(next, objects{typ: "User", users: ids, sel: sel})
+			k, ok := listArgs(oc, f, list)
+			if !ok {
+				continue
+			}
+			sp := span{from: len(p.keys), list: list, prefetched: list == social.ListComments}
+			if list == social.ListComments {
+				sp.sel = fieldSel(f).nodes(oc, "CommentConnection", "CommentEdge")
+			} else {
+				sp.sel = fieldSel(f).nodes(oc, "UserConnection", "UserEdge")
+			}
+			for _, id := range g.ids() {
+				k.Parent = id
+				if list == social.ListComments {
+					// A timeline page fetch may have brought them.
+					if c, ok := l.CommentPage(id, k.Page); ok {
+						l.PrimeList(k, social.ListPage{Comments: c})
+					} else {
+						sp.prefetched = false
+					}
+				}
+				p.keys = append(p.keys, k)
+			}
+			sp.to = len(p.keys)
+			p.spans = append(p.spans, sp)
 		}
-		if len(users) > 0 {
-			_, _ = l.Details.LoadAll(ctx, users)
-		}
-		level = next
 	}
+	return p
+}
+
+// nextLevel primes the loaders with what a level read, fetches the users
+// its lists name, and returns the objects of the level below.
+func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l *loader.Loaders, p levelPlan, pages []social.ListPage, userPages []*social.Page) []objects {
+	var next []objects
+	for _, sp := range p.pageSpans {
+		var posts []*social.Post
+		for _, pg := range userPages[sp.from:sp.to] {
+			if pg != nil {
+				b.primePage(ctx, pg)
+				posts = append(posts, pg.Posts.Items...)
+			}
+		}
+		next = append(next, objects{typ: "Post", posts: posts, sel: sp.sel})
+	}
+	var users []loader.UserKey
+	for _, sp := range p.spans {
+		if sp.list == social.ListComments {
+			var cs []*social.Comment
+			for _, pg := range pages[sp.from:sp.to] {
+				cs = append(cs, pg.Comments.Items...)
+			}
+			for _, c := range cs {
+				l.Comments.Prime(c.ID, c)
+			}
+			if authorSel := sp.sel.child(oc, "Comment", "author"); authorSel != nil && !sp.prefetched {
+				users = appendUserKeys(users, commentAuthors(cs), userWants(oc, authorSel))
+			}
+			next = append(next, objects{typ: "Comment", comments: cs, sel: sp.sel})
+			continue
+		}
+		var ids []string
+		for _, pg := range pages[sp.from:sp.to] {
+			ids = append(ids, pg.Users.Items...)
+		}
+		ids = unique(ids)
+		users = appendUserKeys(users, ids, userWants(oc, sp.sel))
+		next = append(next, objects{typ: "User", users: ids, sel: sp.sel})
+	}
+	if len(users) > 0 {
+		l.FetchDetails(ctx, users)
+	}
+	return next
 }
 
 func appendUserKeys(keys []loader.UserKey, ids []string, w social.UserWants) []loader.UserKey {
@@ -336,7 +338,7 @@ func (b batched) follow(ctx context.Context, oc *graphql.OperationContext, level
 		g := level[0]
 		level = level[1:]
 		out = append(out, g)
-		for _, f := range graphql.CollectFields(oc, g.sel, []string{g.typ}) {
+		for _, f := range g.sel.fields(oc, g.typ) {
 			if len(f.Selections) == 0 {
 				continue
 			}
@@ -346,11 +348,11 @@ func (b batched) follow(ctx context.Context, oc *graphql.OperationContext, level
 				for i, p := range g.posts {
 					ids[i] = p.AuthorID
 				}
-				level = append(level, objects{typ: "User", users: unique(ids), sel: f.Selections})
+				level = append(level, objects{typ: "User", users: unique(ids), sel: fieldSel(f)})
 			case f.Name == "author" && g.typ == "Comment":
-				level = append(level, objects{typ: "User", users: commentAuthors(g.comments), sel: f.Selections})
+				level = append(level, objects{typ: "User", users: commentAuthors(g.comments), sel: fieldSel(f)})
 			case (f.Name == "repostOf" && g.typ == "Post") || (f.Name == "post" && g.typ == "Comment"):
-				if !hasLists(oc, f.Selections, "Post") {
+				if !hasLists(oc, fieldSel(f), "Post") {
 					continue // nothing to read ahead below: leave the posts to their resolvers
 				}
 				var ids []string
@@ -362,14 +364,13 @@ func (b batched) follow(ctx context.Context, oc *graphql.OperationContext, level
 				for _, c := range g.comments {
 					ids = append(ids, c.PostID)
 				}
-				posts, _ := l.Posts.LoadAll(ctx, unique(ids))
 				var found []*social.Post
-				for _, p := range posts {
+				for _, p := range l.FetchPosts(ctx, unique(ids)) {
 					if p != nil {
 						found = append(found, p)
 					}
 				}
-				level = append(level, objects{typ: "Post", posts: found, sel: f.Selections})
+				level = append(level, objects{typ: "Post", posts: found, sel: fieldSel(f)})
 			}
 		}
 	}
@@ -378,12 +379,12 @@ func (b batched) follow(ctx context.Context, oc *graphql.OperationContext, level
 
 // hasLists reports whether a selection of typ has a list field somewhere
 // below it, through object fields too.
-func hasLists(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) bool {
-	for _, f := range graphql.CollectFields(oc, sel, []string{typ}) {
+func hasLists(oc *graphql.OperationContext, sel selection, typ string) bool {
+	for _, f := range sel.fields(oc, typ) {
 		if _, ok := listFields[typ][f.Name]; ok || (typ == "User" && f.Name == "posts") {
 			return true
 		}
-		if t, ok := objectFields[typ][f.Name]; ok && hasLists(oc, f.Selections, t) {
+		if t, ok := objectFields[typ][f.Name]; ok && hasLists(oc, fieldSel(f), t) {
 			return true
 		}
 	}

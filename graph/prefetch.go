@@ -21,29 +21,20 @@ import (
 // pageWants reads what the selection of the current Timeline field asks of
 // its posts.
 func (batched) pageWants(ctx context.Context) social.PageWants {
-	return timelineWants(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Selections)
+	return timelineWants(graphql.GetOperationContext(ctx), fieldSel(graphql.GetFieldContext(ctx).Field))
 }
 
 // timelineWants reads what a selection of Timeline fields asks of its posts.
-func timelineWants(oc *graphql.OperationContext, sel ast.SelectionSet) social.PageWants {
+func timelineWants(oc *graphql.OperationContext, sel selection) social.PageWants {
 	var w social.PageWants
-	for _, edges := range graphql.CollectFields(oc, sel, []string{"Timeline"}) {
-		if edges.Name != "edges" {
-			continue
-		}
-		for _, node := range graphql.CollectFields(oc, edges.Selections, []string{"TimelineEdge"}) {
-			if node.Name == "node" {
-				postWants(oc, node.Selections, &w, false)
-			}
-		}
-	}
+	postWants(oc, sel.nodes(oc, "Timeline", "TimelineEdge"), &w, false)
 	return w
 }
 
 // postWants adds what a selection of Post fields needs; original is set
 // for the selection under repostOf.
-func postWants(oc *graphql.OperationContext, sel ast.SelectionSet, w *social.PageWants, original bool) {
-	for _, f := range graphql.CollectFields(oc, sel, []string{"Post"}) {
+func postWants(oc *graphql.OperationContext, sel selection, w *social.PageWants, original bool) {
+	for _, f := range sel.fields(oc, "Post") {
 		switch f.Name {
 		case "author":
 			if original {
@@ -78,35 +69,16 @@ func postWants(oc *graphql.OperationContext, sel ast.SelectionSet, w *social.Pag
 			if first >= 1 && first <= social.MaxFirst {
 				w.Comments = max(w.Comments, first)
 			}
-			if commentAuthorsWanted(oc, f.Selections) {
+			if fieldSel(f).nodes(oc, "CommentConnection", "CommentEdge").child(oc, "Comment", "author") != nil {
 				w.CommentAuthors = true
 			}
 		case "repostOf":
 			if !original {
 				w.Reposts = true
-				postWants(oc, f.Selections, w, true)
+				postWants(oc, fieldSel(f), w, true)
 			}
 		}
 	}
-}
-
-func commentAuthorsWanted(oc *graphql.OperationContext, sel ast.SelectionSet) bool {
-	for _, edges := range graphql.CollectFields(oc, sel, []string{"CommentConnection"}) {
-		if edges.Name != "edges" {
-			continue
-		}
-		for _, node := range graphql.CollectFields(oc, edges.Selections, []string{"CommentEdge"}) {
-			if node.Name != "node" {
-				continue
-			}
-			for _, f := range graphql.CollectFields(oc, node.Selections, []string{"Comment"}) {
-				if f.Name == "author" {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // intArg reads an Int argument with gqlgen's own coercion.
@@ -122,10 +94,10 @@ func intArg(v any) (int, bool) {
 func (batched) primePage(ctx context.Context, page *social.Page) {
 	l := loader.For(ctx)
 	for _, p := range page.Posts.Items {
-		l.Posts.Prime(p.ID, p)
+		l.PrimePost(p.ID, p)
 	}
 	for id, p := range page.Originals {
-		l.Posts.Prime(id, p) // nil: deleted or hidden, repostOf reads null
+		l.PrimePost(id, p) // nil: deleted or hidden, repostOf reads null
 	}
 	for id, u := range page.Users {
 		if u != nil {
@@ -153,7 +125,7 @@ func (batched) primePage(ctx context.Context, page *social.Page) {
 func (r *Resolver) timeline(ctx context.Context, page *social.Page) *model.Timeline {
 	r.ahead.primePage(ctx, page)
 	oc := graphql.GetOperationContext(ctx)
-	sel := nodeSelections(oc, graphql.GetFieldContext(ctx).Field.Selections, "Timeline", "TimelineEdge")
+	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "Timeline", "TimelineEdge")
 	r.ahead.lists(ctx, []objects{{typ: "Post", posts: page.Posts.Items, sel: sel}})
 	c := page.Posts
 	edges := make([]*model.TimelineEdge, len(c.Items))

@@ -3,8 +3,6 @@ package graph
 import (
 	"context"
 
-	"github.com/vektah/gqlparser/v2/ast"
-
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -22,10 +20,10 @@ type readAhead interface {
 	// primePage puts what a page fetch read into the request's loaders.
 	primePage(ctx context.Context, page *social.Page)
 	// users loads users (nil for missing ones) with what sel asks of them.
-	users(ctx context.Context, ids []string, sel ast.SelectionSet) ([]*social.User, error)
+	users(ctx context.Context, ids []string, sel selection) ([]*social.User, error)
 	// comments readies a page of comments and their authors for the
 	// fields below (prefetched: a page fetch brought the authors).
-	comments(ctx context.Context, cs []*social.Comment, authorSel ast.SelectionSet, prefetched bool) error
+	comments(ctx context.Context, cs []*social.Comment, authorSel selection, prefetched bool) error
 	// lists loads, level by level, the lists below objects and their
 	// users (lists.go).
 	lists(ctx context.Context, level []objects)
@@ -39,8 +37,8 @@ type naive struct{}
 
 func (naive) pageWants(context.Context) social.PageWants { return social.PageWants{} }
 func (naive) primePage(context.Context, *social.Page)    {}
-func (naive) users(ctx context.Context, ids []string, _ ast.SelectionSet) ([]*social.User, error) {
+func (naive) users(ctx context.Context, ids []string, _ selection) ([]*social.User, error) {
 	return loader.For(ctx).Users.LoadAll(ctx, ids)
 }
-func (naive) comments(context.Context, []*social.Comment, ast.SelectionSet, bool) error { return nil }
-func (naive) lists(context.Context, []objects)                                          {}
+func (naive) comments(context.Context, []*social.Comment, selection, bool) error { return nil }
+func (naive) lists(context.Context, []objects)                                   {}

@@ -7,10 +7,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
@@ -23,6 +25,7 @@ type readPathNet struct {
 	viewer gatewaytest.User
 	hook   *redisstats.Hook
 	naive  *gatewaytest.Server // the same store served without batching or prefetch
+	split  *gatewaytest.Server // loaders whose every batch holds one key
 }
 
 func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
@@ -83,6 +86,11 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 	n.hook.Install(s.Redis)
 	n.naive = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
 	n.naive.URL = gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{Naive: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	// Batch windows that split every batch, as a loaded machine may: the
+	// read path's answers and round trips must not depend on them.
+	n.split = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
+	n.split.URL = gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
+		Loaders: loader.Config{Wait: time.Nanosecond, BatchCapacity: 1}}))
 	return n
 }
 

@@ -146,7 +146,7 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, e
 		return "", err
 	}
 	l := loader.For(ctx)
-	l.Posts.Clear(id)
+	l.ClearPost(id)
 	l.ClearLists()
 	return id, nil
 }

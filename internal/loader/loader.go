@@ -124,6 +124,12 @@ type Loaders struct {
 	// not render, for the resolver to render instead of fetching again
 	// (homePageKey → *social.Page).
 	homePages sync.Map
+
+	// The read-ahead's way into the loaders above (Fetch*).
+	lists     *eager[social.ListKey, social.ListPage]
+	userPages *eager[social.UserPageKey, *social.Page]
+	details   *eager[UserKey, *social.User]
+	posts     *eager[string, *social.Post]
 }
 
 type homePageKey struct {
@@ -179,6 +185,15 @@ func (l *Loaders) ClearLists() {
 	l.Lists.ClearAll()
 	l.UserPages.ClearAll()
 	l.Details.ClearAll()
+	l.lists.reset()
+	l.userPages.reset()
+	l.details.reset()
+}
+
+// ClearPost forgets a post read so far (deleted by this request).
+func (l *Loaders) ClearPost(id string) {
+	l.Posts.Clear(id)
+	l.posts.forget(id)
 }
 
 // ActAs records that this request authenticated as userID.
@@ -201,42 +216,53 @@ func (l *Loaders) IsSelf(userID string) bool {
 // anonymous).
 func (f *Factory) New(viewerID string) *Loaders {
 	s, o := f.store, f.opts
+	users := batch(s.Users)
+	relations := batch(func(ctx context.Context, ids []string) ([]social.Relation, error) {
+		if viewerID == "" {
+			return make([]social.Relation, len(ids)), nil
+		}
+		return s.Relations(ctx, viewerID, ids)
+	})
+	posts := batch(func(ctx context.Context, ids []string) ([]*social.Post, error) {
+		return s.VisiblePosts(ctx, viewerID, ids)
+	})
+	liked := batch(func(ctx context.Context, ids []string) ([]bool, error) {
+		if viewerID == "" {
+			return make([]bool, len(ids)), nil
+		}
+		return s.Liked(ctx, viewerID, ids)
+	})
+	lists := func(ctx context.Context, keys []social.ListKey) ([]social.ListPage, []error) {
+		return s.ListPages(ctx, viewerID, keys)
+	}
+	userPages := func(ctx context.Context, keys []social.UserPageKey) ([]*social.Page, []error) {
+		return s.UserPages(ctx, viewerID, keys)
+	}
 	l := &Loaders{
 		ViewerID:   viewerID,
-		Users:      dataloadgen.NewLoader(batch(s.Users), o...),
+		Users:      dataloadgen.NewLoader(users, o...),
 		UserCounts: dataloadgen.NewLoader(batch(s.UserCounts), o...),
-		Relations: dataloadgen.NewLoader(batch(func(ctx context.Context, ids []string) ([]social.Relation, error) {
-			if viewerID == "" {
-				return make([]social.Relation, len(ids)), nil
-			}
-			return s.Relations(ctx, viewerID, ids)
-		}), o...),
-		Posts: dataloadgen.NewLoader(batch(func(ctx context.Context, ids []string) ([]*social.Post, error) {
-			return s.VisiblePosts(ctx, viewerID, ids)
-		}), o...),
+		Relations:  dataloadgen.NewLoader(relations, o...),
+		Posts:      dataloadgen.NewLoader(posts, o...),
 		PostCounts: dataloadgen.NewLoader(batch(s.PostCounts), o...),
-		Liked: dataloadgen.NewLoader(batch(func(ctx context.Context, ids []string) ([]bool, error) {
-			if viewerID == "" {
-				return make([]bool, len(ids)), nil
-			}
-			return s.Liked(ctx, viewerID, ids)
-		}), o...),
-		Comments: dataloadgen.NewLoader(batch(s.Comments), o...),
-		Lists: dataloadgen.NewLoader(func(ctx context.Context, keys []social.ListKey) ([]social.ListPage, []error) {
-			return s.ListPages(ctx, viewerID, keys)
-		}, o...),
-		UserPages: dataloadgen.NewLoader(func(ctx context.Context, keys []social.UserPageKey) ([]*social.Page, []error) {
-			return s.UserPages(ctx, viewerID, keys)
-		}, o...),
+		Liked:      dataloadgen.NewLoader(liked, o...),
+		Comments:   dataloadgen.NewLoader(batch(s.Comments), o...),
+		Lists:      dataloadgen.NewLoader(lists, o...),
+		UserPages:  dataloadgen.NewLoader(userPages, o...),
 	}
-	l.Details = dataloadgen.NewLoader(l.details(s), o...)
+	details := l.detailsBatch(s)
+	l.Details = dataloadgen.NewLoader(details, o...)
+	l.lists = newEager(l.Lists, lists)
+	l.userPages = newEager(l.UserPages, userPages)
+	l.details = newEager(l.Details, details)
+	l.posts = newEager(l.Posts, posts)
 	return l
 }
 
-// details is the batch function of Details: one UserDetails call for the
+// detailsBatch is the batch function of Details: one UserDetails call for the
 // batch's users with everything any of its keys wants, whose results also
 // prime the per-field loaders.
-func (l *Loaders) details(s Store) func(context.Context, []UserKey) ([]*social.User, []error) {
+func (l *Loaders) detailsBatch(s Store) func(context.Context, []UserKey) ([]*social.User, []error) {
 	return func(ctx context.Context, keys []UserKey) ([]*social.User, []error) {
 		w := social.UserWants{Profiles: true}
 		ids := make([]string, 0, len(keys))
