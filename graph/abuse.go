@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -94,7 +95,7 @@ func (getOnlyQueries) MutateOperationContext(ctx context.Context, oc *graphql.Op
 // with a coded error, instead of the websocket library's plain-text one.
 // allowed decides cross-origin requests: the CORS allow-list, so browsers
 // get one answer for fetch and for websockets.
-func checkUpgrade(allowed func(*http.Request) bool, next http.Handler) http.Handler {
+func checkUpgrade(allowed func(*http.Request) bool, socks *sockets, authn auth.Authenticator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		up := r.Header.Get("Upgrade")
 		if up == "" {
@@ -114,7 +115,7 @@ func checkUpgrade(allowed func(*http.Request) bool, next http.Handler) http.Hand
 			// No methodKey: the upgrade is a GET, but the operations
 			// sent over the websocket are not, and getOnlyQueries must
 			// let their mutations and subscriptions through.
-			next.ServeHTTP(w, r)
+			socks.serve(w, r, authn, next)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,6 +153,71 @@ func TestPersistedQueriesShared(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Errorf("index holds %d entries (%v), want 3", n, err)
 	}
+}
+
+// TestPersistedQueriesKeptOnlyValid: a document is registered only once
+// it has passed the document limits and validation, and only within the
+// client address's registration budget; over a websocket as over HTTP.
+func TestPersistedQueriesKeptOnlyValid(t *testing.T) {
+	apq := redisstore.APQConfig{TTL: time.Hour, MaxEntries: 100, MaxQueryBytes: 1 << 14}
+	s := gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{APQ: apq,
+		RateLimits: map[string]ratelimit.Limit{ratelimit.RuleAPQIP: {Count: 3, Per: time.Hour}}}})
+	hash := func(doc string) string { sum := sha256.Sum256([]byte(doc)); return hex.EncodeToString(sum[:]) }
+	ext := func(doc string) string {
+		return `"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + hash(doc) + `"}}`
+	}
+	post := func(doc string, withQuery bool) *gatewaytest.Response {
+		body := `{` + ext(doc) + `}`
+		if withQuery {
+			body = `{"query":` + quote(doc) + `,` + ext(doc) + `}`
+		}
+		status, _, out := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(body))
+		return decodeGraphQL(t, status, out)
+	}
+	deep := "{ me " + strings.Repeat("{ followers { edges { node ", 8) + "{ id }" + strings.Repeat(" } } }", 8) + " }"
+	refused := []struct{ name, doc string }{
+		{"does not parse", "query { me { id "},
+		{"does not validate", "query { nosuch }"},
+		{"over the limits", deep},
+		{"a mutation over GET", "mutation M { logout }"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "a mutation over GET" {
+				q := url.Values{"query": {tc.doc}, "extensions": {`{` + ext(tc.doc) + `}`}}
+				httpDo(t, s, "GET", "/query?"+q.Encode(), nil, nil)
+			} else {
+				post(tc.doc, true)
+			}
+			wantCode(t, post(tc.doc, false), "PERSISTED_QUERY_NOT_FOUND")
+		})
+	}
+	t.Run("over a websocket", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c := wsOpen(ctx, t, s, "")
+		bad := "query { nosuch2 }"
+		wsSend(ctx, t, c, wsMessage{ID: "1", Type: "subscribe", Payload: []byte(`{"query":` + quote(bad) + `,` + ext(bad) + `}`)})
+		if _, err := wsNext(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, post(bad, false), "PERSISTED_QUERY_NOT_FOUND")
+	})
+	t.Run("budget", func(t *testing.T) {
+		kept := 0
+		for i := 0; i < 5; i++ {
+			doc := fmt.Sprintf("query B%d { __typename }", i)
+			if r := post(doc, true); r.Str("__typename") != "Query" {
+				t.Fatalf("a document over the budget did not run: %+v", r)
+			}
+			if post(doc, false).Str("__typename") == "Query" {
+				kept++
+			}
+		}
+		if kept != 3 {
+			t.Errorf("%d of 5 registrations kept, want the budget's 3", kept)
+		}
+	})
 }
 
 // TestCORS: the allow-list answers preflights for its origins only, and

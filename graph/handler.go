@@ -74,6 +74,9 @@ type Options struct {
 	// PersistedQueries caches automatic persisted queries (hash →
 	// document); nil: a small cache in this process.
 	PersistedQueries graphql.Cache[string]
+	// Sockets bound websockets: how many, how idle, how often their
+	// token is checked again.
+	Sockets SocketLimits
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
 	FastStats *FastStats
@@ -103,8 +106,17 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	docs := smallOnly[*ast.QueryDocument]{lru.New[*ast.QueryDocument](1000), func(q string, _ *ast.QueryDocument) int { return len(q) }}
 	guard.UseParsed(func(q string) (*ast.QueryDocument, bool) { return docs.Get(context.Background(), q) })
 	srv := handler.New(es)
+	slots := newLimiter(o)
+	socks := newSockets(o.Sockets)
+	ping := o.Sockets.Ping
+	if ping <= 0 {
+		ping = 15 * time.Second
+	}
 	srv.AddTransport(transport.Websocket{
-		KeepAlivePingInterval: 15 * time.Second,
+		// Pings on both subprotocols; on graphql-transport-ws a peer
+		// that does not answer one within two intervals is closed.
+		KeepAlivePingInterval: ping,
+		PingPongInterval:      ping,
 		// A client that never sends connection_init would otherwise hold
 		// its connection and goroutines for ever.
 		InitTimeout: 10 * time.Second,
@@ -124,6 +136,9 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 				vctx, err := auth.ViewerFromHeader(ctx, authn, h)
 				if err != nil {
 					return refuseSocket(ctx, err)
+				}
+				if s := socketFrom(ctx); s != nil {
+					s.token = bearer(h) // checked again by the gate for each operation
 				}
 				return vctx, nil, nil
 			}
@@ -145,9 +160,14 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	srv.Use(guardExtension{guard})
 	srv.SetParserTokenLimit(o.Limits.Tokens)
 	srv.Use(getOnlyQueries{})
+	// Last of the checks of a document: what reaches it was valid and
+	// allowed on its transport.
+	srv.Use(apqRegister{cache: apq, budget: o.Limiter})
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}
+	g := &gate{authn: authn, budget: o.Limiter, slots: slots, guard: guard, maxBytes: o.Limits.ResponseBytes}
+	srv.AroundOperations(g.around)
 	srv.AroundOperations(operationDeadline(o.RequestTimeout))
 	srv.AroundFields(boundFields)
 	srv.SetDisableSuggestion(!o.Suggestions)
@@ -177,8 +197,9 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	if o.Limiter != nil && o.Limiter.Has(ratelimit.RuleMutationUser) {
 		srv.AroundFields(mutationBudget(o.Limiter))
 	}
-	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed,
-		limitBody(o.MaxBodyBytes, guard, apq, authenticate(authn, newLimiter(o, srv)))))
+	slots.next = srv
+	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed, socks, authn,
+		limitBody(o.MaxBodyBytes, guard, apq, authenticate(authn, slots))))
 }
 
 // afterResponse, when set (by this package's tests), sees every response
@@ -318,7 +339,7 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 			writeError(w, http.StatusBadRequest, social.BadUserInput, "the request has no query")
 			return
 		}
-		ctx := r.Context()
+		ctx := withAPQPending(r.Context())
 		if p.Query == "" && p.hash != "" {
 			if doc, ok := apq.Get(ctx, p.hash); ok {
 				p.Query = doc

@@ -360,12 +360,16 @@ func wsSend(ctx context.Context, t *testing.T, c *websocket.Conn, m wsMessage) {
 	}
 }
 
-// wsNext reads the next message other than a ping.
+// wsNext reads the next message other than a ping, answering pings as a
+// graphql-transport-ws client does.
 func wsNext(ctx context.Context, c *websocket.Conn) (wsMessage, error) {
 	for {
 		var m wsMessage
 		if err := wsjson.Read(ctx, c, &m); err != nil {
 			return m, err
+		}
+		if m.Type == "ping" {
+			_ = wsjson.Write(ctx, c, wsMessage{Type: "pong"})
 		}
 		if m.Type != "ping" && m.Type != "ka" {
 			return m, nil

@@ -111,8 +111,8 @@ type limiter struct {
 	lastFree atomic.Int64
 }
 
-func newLimiter(o Options, next http.Handler) *limiter {
-	l := &limiter{timeout: o.RequestTimeout, maxBytes: o.Limits.ResponseBytes, wait: o.QueueWait, next: next}
+func newLimiter(o Options) *limiter {
+	l := &limiter{timeout: o.RequestTimeout, maxBytes: o.Limits.ResponseBytes, wait: o.QueueWait}
 	if o.MaxConcurrent > 0 {
 		l.slots = make(chan struct{}, o.MaxConcurrent)
 		l.heavy = make(chan struct{}, max(1, o.MaxConcurrent/4))
@@ -122,11 +122,11 @@ func newLimiter(o Options, next http.Handler) *limiter {
 
 func (l *limiter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Upgrade") != "" {
-		// Websockets: the guard extension checks each operation, and
-		// operationDeadline bounds queries and mutations.
+		// Websockets: the operation gate admits each operation.
 		l.next.ServeHTTP(w, r)
 		return
 	}
+	r = r.WithContext(edgeAdmitted(r.Context()))
 	c, _ := r.Context().Value(checkedKey{}).(*checked)
 	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	if c != nil && c.err == nil && c.report.Operation == ast.Subscription {

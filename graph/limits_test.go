@@ -276,3 +276,52 @@ func TestWebsocketLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestWebsocketInFlight: a connection may have eight queries executing (or
+// being written) at once; more are refused at once with RATE_LIMITED, and
+// the execution slots shared with HTTP are taken by socket operations
+// too: with two slots, a third operation waits, then is refused.
+func TestWebsocketInFlight(t *testing.T) {
+	cases := []struct {
+		name           string
+		slots          int
+		send, refused  int
+		refusedMessage string
+	}{
+		{"per connection", 0, 10, 2, "in flight on this connection"},
+		{"execution slots", 2, 3, 1, "the server is busy"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := stalledGateway(t)
+			s := &gatewaytest.Server{Gateway: gw}
+			s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(graph.Options{
+				MaxBodyBytes: 1 << 20, RequestTimeout: 3 * time.Second, Limits: gqlguard.DefaultLimits(20000),
+				MaxConcurrent: tc.slots, QueueWait: 100 * time.Millisecond,
+			}))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c := wsOpen(ctx, t, s, "")
+			for i := range tc.send {
+				payload, _ := json.Marshal(map[string]any{"query": `{ user(name: "someone") { id } }`}) // stuck on Redis
+				wsSend(ctx, t, c, wsMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: payload})
+			}
+			refused := 0
+			for range tc.refused {
+				m, err := wsNext(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Type == "next" && strings.Contains(string(m.Payload), "RATE_LIMITED") && strings.Contains(string(m.Payload), tc.refusedMessage) {
+					refused++
+				}
+				if m, err := wsNext(ctx, c); err != nil || m.Type != "complete" {
+					t.Fatalf("after the refusal: %+v %v", m, err)
+				}
+			}
+			if refused != tc.refused {
+				t.Fatalf("%d refused first, want %d", refused, tc.refused)
+			}
+		})
+	}
+}

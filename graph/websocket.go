@@ -26,7 +26,11 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 	if err != nil {
 		return nil, err
 	}
-	return &checkedConn{WebsocketConn: c}, nil
+	cc := deadlineConn{&checkedConn{WebsocketConn: c}}
+	if s := socketFrom(r.Context()); s != nil {
+		s.conn = cc
+	}
+	return cc, nil
 }
 
 // checkedConn checks the messages of one websocket. It passes on the read

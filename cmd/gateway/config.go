@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/socialgw/gateway/cmd/internal/app"
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
@@ -55,6 +58,8 @@ type Config struct {
 	// subscriptions open in the process, per user and in all.
 	LiveMaxPerUser       int
 	LiveMaxSubscriptions int
+	// Sockets bound websockets: how many, per address, how long idle.
+	Sockets graph.SocketLimits
 
 	// Feed is the timeline and fan-out configuration, shared with
 	// cmd/worker; FanoutWorker runs a fan-out worker inside the gateway.
@@ -102,6 +107,9 @@ func (c *Config) settings() []app.Setting {
 		app.Duration(&c.QueueWait, "queue-wait", "QUEUE_WAIT", "500ms", "how long a request waits for an execution slot before 503"),
 		app.Int(&c.LiveMaxPerUser, "live-max-per-user", "LIVE_MAX_PER_USER", itoa(live.DefaultMaxPerViewer), "live subscriptions one user may hold open on this process; one more is refused (RATE_LIMITED)"),
 		app.Int(&c.LiveMaxSubscriptions, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", itoa(live.DefaultMaxStreams), "live subscriptions this process holds open in all (about 61 KB each when idle); one more is refused (RATE_LIMITED)"),
+		app.Int(&c.Sockets.Max, "ws-max-connections", "WS_MAX_CONNECTIONS", "20000", "websockets this process holds open (fewer when the open-file limit leaves less room); one more upgrade gets 503"),
+		app.Int(&c.Sockets.MaxPerAddress, "ws-max-per-address", "WS_MAX_PER_ADDRESS", "64", "websockets open from one client address; one more upgrade gets 429"),
+		app.Duration(&c.Sockets.Idle, "ws-idle-timeout", "WS_IDLE_TIMEOUT", "5m", "a websocket with no operation running and none started for this long is closed; 0 keeps them"),
 		app.Int(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
 		app.Bool(&c.Demo, "demo", "DEMO", "false", fmt.Sprintf("fill an empty database with a demo network and log two ready sessions (CELEBRITY_THRESHOLD defaults to %d)", demo.DefaultCelebrityThreshold)),
 		app.String(&c.SPADir, "spa-dir", "SPA_DIR", "", "directory served at /app/, for developing a single-page app on the gateway's origin (examples/spa/dist)"),
@@ -128,6 +136,7 @@ func (c *Config) abuseSettings() []app.Setting {
 	return []app.Setting{
 		limit(ratelimit.RuleRequestIP, "RATE_LIMIT_IP", "requests to /query per client address; over it the whole request gets 429"),
 		limit(ratelimit.RuleMutationUser, "RATE_LIMIT_MUTATIONS", "root mutation fields per user (per address when anonymous); aliases count one each"),
+		limit(ratelimit.RuleAPQIP, "RATE_LIMIT_APQ", "persisted queries a client address may register (stored only once they pass the limits and validation); past it they run but are not kept"),
 		limit(auth.RuleLoginIP, "RATE_LIMIT_LOGIN_IP", "login attempts per client address"),
 		limit(auth.RuleLoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "login attempts per account (by name or e-mail alike)"),
 		limit(auth.RuleRegisterIP, "RATE_LIMIT_REGISTER_IP", "registrations per client address"),
@@ -194,7 +203,10 @@ func (c *Config) finish(explicit map[string]bool) error {
 		return errors.New("max concurrent requests and queue wait must not be negative")
 	case c.LiveMaxPerUser < 1 || c.LiveMaxSubscriptions < 1:
 		return errors.New("live subscription bounds must be at least 1")
+	case c.Sockets.Max < 1 || c.Sockets.MaxPerAddress < 1 || c.Sockets.Idle < 0:
+		return errors.New("websocket bounds must be at least 1, and the idle timeout not negative")
 	}
+	c.Sockets.Max = fdBound(c.Sockets.Max)
 	if err := c.Common.Check(); err != nil {
 		return err
 	}
@@ -202,6 +214,21 @@ func (c *Config) finish(explicit map[string]bool) error {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// fdHeadroom are the file descriptors kept for everything but websockets:
+// HTTP requests, Redis connections, /healthz, logs.
+const fdHeadroom = 512
+
+// fdBound lowers a websocket bound to what the process's open-file limit
+// leaves after fdHeadroom (at least 16), so that sockets alone can never
+// take the descriptors an accept or a Redis reconnect needs.
+func fdBound(n int) int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur > math.MaxInt32 {
+		return n
+	}
+	return min(n, max(16, int(lim.Cur)-fdHeadroom))
+}
 
 // orDefault parses an optional boolean.
 func orDefault(v string, def bool) (bool, error) {

@@ -97,6 +97,9 @@ func benchSubscribers(b *testing.B, f *liveFixture, gw *gatewayProcess, author l
 					if err := wsjson.Read(ctx, c, &m); err != nil {
 						return
 					}
+					if m.Type == "ping" { // unanswered, the server closes the connection
+						_ = wsjson.Write(ctx, c, map[string]string{"type": "pong"})
+					}
 					if m.Type == "next" {
 						events <- liveEvent{client: i, post: m.Payload.Data.TimelineUpdated.ID, at: time.Now()}
 					}

@@ -73,6 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			RequestTimeout: cfg.RequestTimeout,
 			MaxBodyBytes:   cfg.MaxBodyBytes,
 			Loaders:        loader.DefaultConfig(),
+			Sockets:        cfg.Sockets,
 		},
 		GraphiQL:    cfg.GraphiQL,
 		CORSOrigins: cfg.CORSOrigins,

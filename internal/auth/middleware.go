@@ -16,13 +16,11 @@ type Authenticator interface {
 // header is an anonymous request; anything else must be a valid bearer
 // token: a bad one is an error, never silently anonymous.
 func ViewerFromHeader(ctx context.Context, a Authenticator, header string) (context.Context, error) {
-	header = strings.TrimSpace(header)
-	if header == "" {
+	if strings.TrimSpace(header) == "" {
 		return ctx, nil
 	}
-	scheme, token, ok := strings.Cut(header, " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+	token, ok := BearerToken(header)
+	if !ok {
 		return ctx, social.Errorf(social.Unauthenticated, "the Authorization header must be \"Bearer <access token>\"")
 	}
 	v, err := a.Authenticate(ctx, token)
@@ -30,4 +28,12 @@ func ViewerFromHeader(ctx context.Context, a Authenticator, header string) (cont
 		return ctx, err
 	}
 	return social.WithViewer(ctx, v), nil
+}
+
+// BearerToken reads the token of an Authorization header value of the
+// form "Bearer <token>" (the scheme in any case).
+func BearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }

@@ -72,6 +72,7 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 	return map[string]ratelimit.Limit{
 		ratelimit.RuleRequestIP:    {Count: 600, Per: time.Minute},
 		ratelimit.RuleMutationUser: {Count: 60, Per: time.Minute},
+		ratelimit.RuleAPQIP:        {Count: 100, Per: time.Hour},
 		auth.RuleLoginIP:           {Count: 20, Per: time.Minute},
 		auth.RuleLoginAccount:      {Count: 10, Per: 15 * time.Minute},
 		auth.RuleRegisterIP:        {Count: 10, Per: time.Hour},
@@ -166,6 +167,10 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	g.Fast = graph.NewFastStats()
 	opts := cfg.GraphQL
 	opts.FastStats = g.Fast
+	if opts.Sockets.RecheckAuth == 0 {
+		// A websocket's token is checked as often as a subscription's.
+		opts.Sockets.RecheckAuth = cfg.Live.RecheckAuth
+	}
 	g.Query = g.NewQueryHandler(opts)
 	return g, nil
 }

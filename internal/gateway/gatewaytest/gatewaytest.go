@@ -59,6 +59,8 @@ type Options struct {
 	// Redis replaces the package's throwaway Redis (a fault test's own
 	// server or cluster); the caller closes it.
 	Redis redis.UniversalClient
+	// Sockets bound websockets (none by default).
+	Sockets *graph.SocketLimits
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -68,6 +70,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 	feed := redisstore.DefaultFeed()
 	var abuse gateway.Abuse
 	var origins []string
+	var sockets graph.SocketLimits
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -87,6 +90,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Redis != nil {
 			rdb = o.Redis
 		}
+		if o.Sockets != nil {
+			sockets = *o.Sockets
+		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -99,7 +105,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		},
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 4,
-		GraphQL:             graph.Options{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20},
+		GraphQL:             graph.Options{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20, Sockets: sockets},
 		Abuse:               abuse,
 		CORSOrigins:         origins,
 		Live:                lc,

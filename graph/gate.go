@@ -1,0 +1,153 @@
+package graph
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// The operation gate: every operation passes it before it executes,
+// whatever carried it. An HTTP request carries one operation, and the
+// HTTP edge has already admitted it (its token checked, the address's
+// budget spent, an execution slot taken, its response bounded) before the
+// body was decoded; it marks the request so (edgeAdmitted). Every other
+// operation (each one sent over a websocket, and any a future transport
+// carries) is admitted here, by the same rules, one operation at a time:
+//
+//   - its connection's token is checked again: a token that expired or
+//     was revoked, or whose user is gone, stops the operation with
+//     UNAUTHENTICATED and closes the connection (4401);
+//   - one event of the client address's request budget is spent;
+//   - at most socketInFlight queries and mutations of one connection run
+//     or wait to be written at once;
+//   - it takes the process's execution slots (the heavy lane too), as an
+//     HTTP request does;
+//   - its response is bounded as it is built (MAX_RESPONSE_BYTES); its
+//     deadline is operationDeadline's.
+type gate struct {
+	authn    auth.Authenticator
+	budget   Limiter // nil: no per-address budget
+	slots    *limiter
+	guard    *gqlguard.Guard
+	maxBytes int
+}
+
+type edgeAdmittedKey struct{}
+
+// edgeAdmitted marks an HTTP request's context: its one operation was
+// admitted at the HTTP edge.
+func edgeAdmitted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, edgeAdmittedKey{}, true)
+}
+
+func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if ctx.Value(edgeAdmittedKey{}) != nil {
+		return next(ctx)
+	}
+	oc := graphql.GetOperationContext(ctx)
+	s := socketFrom(ctx)
+	if s == nil || oc.Operation == nil {
+		// Not an operation of any transport this handler serves (a
+		// document that failed validation has no operation: it runs
+		// nothing).
+		return next(ctx)
+	}
+	s.touch()
+	ctx, err := g.authenticate(ctx, s)
+	if err != nil {
+		if ctx.Err() != nil {
+			return func(context.Context) *graphql.Response { return nil } // the connection is gone
+		}
+		if social.ErrorCode(err) == social.Internal {
+			return refused(ctx, err)
+		}
+		// Told why, then closed: every later operation would fail alike.
+		return ending(ctx, refused(ctx, err), func() {
+			s.close(closeUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
+		})
+	}
+	if g.budget != nil && g.budget.Has(ratelimit.RuleRequestIP) {
+		if err := g.budget.Allow(ctx, ratelimit.RuleRequestIP, s.addr); err != nil {
+			return refused(ctx, err)
+		}
+	}
+	if oc.Operation.Operation == ast.Subscription {
+		s.subs.Add(1)
+		return ending(ctx, next(ctx), func() { s.subs.Add(-1); s.touch() })
+	}
+	select {
+	case s.inflight <- struct{}{}:
+	default:
+		return refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
+			Message: "too many operations in flight on this connection: read the answers before sending more"})
+	}
+	var lanes []chan struct{}
+	if report, gerr := g.guard.Check(oc.RawQuery, oc.OperationName, oc.Variables); gerr == nil && report.ResponseBytes > heavyBytes {
+		lanes = append(lanes, g.slots.heavy)
+	}
+	lanes = append(lanes, g.slots.slots)
+	if !g.slots.acquire(ctx, lanes) {
+		<-s.inflight
+		return refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second, Message: "the server is busy: retry in a second"})
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	ctx = withBudget(ctx, g.maxBytes, func() { cancel(errTooLarge) })
+	return ending(ctx, next(ctx), func() {
+		cancel(nil)
+		g.slots.release(lanes)
+		<-s.inflight
+		s.touch()
+	})
+}
+
+// authenticate checks the connection's token for this operation and puts
+// its viewer in the context (none for a connection without a token).
+func (g *gate) authenticate(ctx context.Context, s *socket) (context.Context, error) {
+	ctx = social.WithViewer(ctx, social.Viewer{}) // anonymous unless the token holds
+	if s.token == "" {
+		return ctx, nil
+	}
+	v, err := g.authn.Authenticate(ctx, s.token)
+	if err != nil {
+		return ctx, err
+	}
+	return social.WithViewer(ctx, v), nil
+}
+
+// refused answers an operation with one error and runs nothing.
+func refused(ctx context.Context, err error) graphql.ResponseHandler {
+	gerr := presentError(ctx, err)
+	sent := false
+	return func(context.Context) *graphql.Response {
+		if sent {
+			return nil
+		}
+		sent = true
+		return &graphql.Response{Errors: gqlerror.List{gerr}}
+	}
+}
+
+// ending calls done once the operation's responses have all been taken
+// and written (the transport asks for the next one only after writing
+// the last), or its context ended.
+func ending(ctx context.Context, h graphql.ResponseHandler, done func()) graphql.ResponseHandler {
+	var once sync.Once
+	stop := context.AfterFunc(ctx, func() { once.Do(done) })
+	return func(rctx context.Context) *graphql.Response {
+		resp := h(rctx)
+		if resp == nil {
+			stop()
+			once.Do(done)
+		}
+		return resp
+	}
+}

@@ -1,0 +1,200 @@
+package graph
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// A websocket carries many operations over one HTTP request, so what HTTP
+// checks once per request is checked here per connection (how many are
+// open, how long they may stay idle, whether their token still holds) and
+// by the operation gate (gate.go) per operation.
+
+// SocketLimits bound websockets (docs/security.md).
+type SocketLimits struct {
+	// Max is the most websockets open in this process, MaxPerAddress the
+	// most from one client address: one more upgrade is refused with 503
+	// (429 per address) and Retry-After. 0: no bound.
+	Max, MaxPerAddress int
+	// Idle closes a connection that has had no operation running and none
+	// started for this long (a subscription keeps it busy). 0: never.
+	Idle time.Duration
+	// Ping is how often the server pings (both subprotocols); on
+	// graphql-transport-ws a peer that has not answered a ping within two
+	// intervals is closed. 0: 15 s.
+	Ping time.Duration
+	// RecheckAuth is how often a connection opened with a token checks
+	// that the token still holds (not expired, not revoked, its user
+	// there); one that does not is closed with 4401.
+	RecheckAuth time.Duration
+}
+
+// socketInFlight bounds the queries and mutations of one connection that
+// are executing or whose answer is being written: a client that sends
+// without reading holds at most this many answers in memory.
+const socketInFlight = 8
+
+// socketWriteTimeout is how long a message may take to reach a client
+// that is not reading before the connection is closed.
+const socketWriteTimeout = 10 * time.Second
+
+// Close codes of graphql-transport-ws used here.
+const (
+	closeUnauthorized = 4401
+	closeTooMany      = 4429
+)
+
+// socket is one websocket connection.
+type socket struct {
+	conn     transport.WebsocketConn // set when accepted
+	addr     string
+	token    string // the bearer token of connection_init or the upgrade
+	inflight chan struct{}
+	subs     atomic.Int32
+	last     atomic.Int64 // unix nanoseconds of the last operation's start or end
+	closed   chan struct{}
+	once     sync.Once
+}
+
+type socketKey struct{}
+
+func socketFrom(ctx context.Context) *socket {
+	s, _ := ctx.Value(socketKey{}).(*socket)
+	return s
+}
+
+func (s *socket) touch() { s.last.Store(time.Now().UnixNano()) }
+
+// close ends the connection with a code and reason the client can act on.
+func (s *socket) close(code int, reason string) {
+	s.once.Do(func() {
+		close(s.closed)
+		if s.conn != nil {
+			_ = s.conn.WriteClose(code, reason)
+			_ = s.conn.Close()
+		}
+	})
+}
+
+// sockets counts open websockets, per address and in all.
+type sockets struct {
+	limits SocketLimits
+	mu     sync.Mutex
+	total  int
+	byAddr map[string]int
+}
+
+func newSockets(l SocketLimits) *sockets {
+	return &sockets{limits: l, byAddr: map[string]int{}}
+}
+
+// admit takes a place for a connection from addr; the error says which
+// bound refused it.
+func (c *sockets) admit(addr string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limits.Max > 0 && c.total >= c.limits.Max {
+		return &social.Error{Code: social.RateLimited, Message: "the server holds as many websockets as it can: retry later", RetryAfter: 5 * time.Second}
+	}
+	if c.limits.MaxPerAddress > 0 && c.byAddr[addr] >= c.limits.MaxPerAddress {
+		return &social.Error{Code: social.RateLimited, Message: "too many websockets from this address: close some first", RetryAfter: 5 * time.Second}
+	}
+	c.total++
+	c.byAddr[addr]++
+	return nil
+}
+
+func (c *sockets) leave(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total--
+	if c.byAddr[addr]--; c.byAddr[addr] <= 0 {
+		delete(c.byAddr, addr)
+	}
+}
+
+// serve admits a websocket upgrade, runs the connection with its
+// socket in the context and watches it until it ends.
+func (c *sockets) serve(w http.ResponseWriter, r *http.Request, authn auth.Authenticator, next http.Handler) {
+	addr := social.ClientIP(r.Context())
+	if err := c.admit(addr); err != nil {
+		writeDomainError(w, r, err)
+		return
+	}
+	defer c.leave(addr)
+	s := &socket{addr: addr, inflight: make(chan struct{}, socketInFlight), closed: make(chan struct{})}
+	s.token = bearer(r.Header.Get("Authorization"))
+	s.touch()
+	// The connection's operations are read one after another: one note
+	// of a persisted query to register does for all (apq.go).
+	ctx, cancel := context.WithCancel(withAPQPending(context.WithValue(r.Context(), socketKey{}, s)))
+	defer cancel()
+	go c.watch(ctx, s, authn)
+	next.ServeHTTP(w, r.WithContext(ctx))
+	s.close(1000, "")
+}
+
+// watch closes a connection that went idle or whose token stopped
+// holding, checking at the sooner of the two bounds and at the token's
+// expiry.
+func (c *sockets) watch(ctx context.Context, s *socket, authn auth.Authenticator) {
+	every := c.limits.RecheckAuth
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	if c.limits.Idle > 0 && c.limits.Idle < every {
+		every = c.limits.Idle
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.closed:
+			return
+		case <-t.C:
+		}
+		if s.token != "" {
+			if _, err := authn.Authenticate(ctx, s.token); err != nil && social.ErrorCode(err) != social.Internal {
+				s.close(closeUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
+				return
+			}
+		}
+		idle := time.Since(time.Unix(0, s.last.Load()))
+		if c.limits.Idle > 0 && len(s.inflight) == 0 && s.subs.Load() == 0 && idle >= c.limits.Idle {
+			s.close(1000, "idle")
+			return
+		}
+	}
+}
+
+// bearer is the token of an Authorization header ("" when absent or not
+// a bearer token: auth.ViewerFromHeader refuses those).
+func bearer(h string) string {
+	token, ok := auth.BearerToken(h)
+	if !ok {
+		return ""
+	}
+	return token
+}
+
+// deadlineConn gives each write a deadline: a client that stops reading
+// is disconnected rather than holding the answers written to it.
+type deadlineConn struct {
+	*checkedConn
+}
+
+func (c deadlineConn) WriteJSON(v any) error {
+	t := time.AfterFunc(socketWriteTimeout, func() { _ = c.checkedConn.Close() })
+	defer t.Stop()
+	return c.checkedConn.WriteJSON(v)
+}

@@ -1,0 +1,257 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/ratelimit"
+)
+
+// subprotocols are the two websocket protocols served.
+var subprotocols = []string{"graphql-transport-ws", "graphql-ws"}
+
+// wsOpen opens a graphql-transport-ws connection, initialised with token
+// ("" for none).
+func wsOpen(ctx context.Context, t *testing.T, s *gatewaytest.Server, token string) *websocket.Conn {
+	t.Helper()
+	return wsOpenWith(ctx, t, s, "graphql-transport-ws", token)
+}
+
+// wsOpenWith opens a connection of either subprotocol.
+func wsOpenWith(ctx context.Context, t *testing.T, s *gatewaytest.Server, proto, token string) *websocket.Conn {
+	t.Helper()
+	c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{proto}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	init := wsMessage{Type: "connection_init"}
+	if token != "" {
+		init.Payload = []byte(`{"Authorization":"Bearer ` + token + `"}`)
+	}
+	wsSend(ctx, t, c, init)
+	if m, err := wsNext(ctx, c); err != nil || m.Type != "connection_ack" {
+		t.Fatalf("connection_init: %+v %v", m, err)
+	}
+	return c
+}
+
+// wsDo runs one operation on a connection and returns its first message
+// (next or error) and the error that ended the read, if any.
+func wsDo(ctx context.Context, t *testing.T, c *websocket.Conn, id, query string) (wsMessage, error) {
+	t.Helper()
+	typ := "subscribe"
+	if c.Subprotocol() == "graphql-ws" {
+		typ = "start"
+	}
+	wsSend(ctx, t, c, wsMessage{ID: id, Type: typ, Payload: []byte(`{"query":` + quote(query) + `}`)})
+	return wsNext(ctx, c)
+}
+
+// TestSocketOperationsAuthorisedEach: an operation on a websocket is
+// authorised as an HTTP request is, each time. After a logout, the
+// user's disappearance, or the token's expiry (with its leeway), the next
+// operation is refused with UNAUTHENTICATED and the connection closes
+// with 4401; HTTP refuses the same token at the same moment.
+func TestSocketOperationsAuthorisedEach(t *testing.T) {
+	s := gatewaytest.New(t)
+	cases := []struct {
+		name   string
+		token  func(u gatewaytest.User) string
+		revoke func(t *testing.T, u gatewaytest.User)
+	}{
+		{"logout", nil, func(t *testing.T, u gatewaytest.User) {
+			s.MustDo(t, u.Token, `mutation { logout }`, nil)
+		}},
+		{"user gone", nil, func(t *testing.T, u gatewaytest.User) {
+			if err := s.Redis.Del(context.Background(), s.Store.Keys().User(u.ID)).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"expired", func(u gatewaytest.User) string {
+			// Past its exp, inside the 30 s leeway for two more seconds.
+			now := time.Now()
+			c := jwt.MapClaims{"sub": u.ID, "iss": "socialgw", "aud": "socialgw-api", "jti": "short-" + u.ID,
+				"iat": now.Add(-time.Minute).Unix(), "exp": now.Add(-28 * time.Second).Unix()}
+			tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(gatewaytest.Secret))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tok
+		}, func(t *testing.T, u gatewaytest.User) { time.Sleep(3 * time.Second) }},
+	}
+	ops := []string{
+		`{ me { id email } }`,
+		`mutation { updateProfile(input: {bio: "still here"}) { id } }`,
+		`mutation { createPost(input: {content: "after the end"}) { id } }`,
+		`subscription { timelineUpdated { id } }`,
+	}
+	for _, tc := range cases {
+		for i, op := range ops {
+			proto := subprotocols[i%2]
+			t.Run(fmt.Sprintf("%s/%s/%d", tc.name, proto, i), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				u := s.Register(t, "sock")
+				token := u.Token
+				if tc.token != nil {
+					token = tc.token(u)
+				}
+				c := wsOpenWith(ctx, t, s, proto, token)
+				if m, err := wsDo(ctx, t, c, "before", `{ me { id } }`); err != nil || !strings.Contains(string(m.Payload), u.ID) {
+					t.Fatalf("before: %+v %v", m, err)
+				}
+				if m, err := wsNext(ctx, c); err != nil || m.Type != "complete" {
+					t.Fatalf("before: %+v %v", m, err)
+				}
+				tc.revoke(t, u)
+				if r := s.Do(t, token, `{ me { id } }`, nil); r.Code() != "UNAUTHENTICATED" {
+					t.Fatalf("HTTP still accepts the token: %+v", r)
+				}
+				m, err := wsDo(ctx, t, c, "after", op)
+				if err != nil || !strings.Contains(string(m.Payload), `"UNAUTHENTICATED"`) || strings.Contains(string(m.Payload), `"data":{`) {
+					t.Fatalf("after: %+v %s %v; want UNAUTHENTICATED and nothing run", m, m.Payload, err)
+				}
+				var ce websocket.CloseError
+				for err == nil {
+					_, err = wsNext(ctx, c)
+				}
+				if !errors.As(err, &ce) || ce.Code != 4401 {
+					t.Fatalf("connection ended with %v, want close 4401", err)
+				}
+			})
+		}
+	}
+	if r := s.Do(t, "", `{ me { id } }`, nil); r.Get("me") != nil || len(r.Errors) > 0 {
+		t.Fatalf("the server stopped serving: %+v", r)
+	}
+}
+
+// TestSocketClosedWhenTokenEnds: an open connection whose token is
+// revoked closes within the recheck bound even when it sends nothing.
+func TestSocketClosedWhenTokenEnds(t *testing.T) {
+	s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{RecheckAuth: 200 * time.Millisecond}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u := s.Register(t, "quiet")
+	c := wsOpen(ctx, t, s, u.Token)
+	s.MustDo(t, u.Token, `mutation { logout }`, nil)
+	start := time.Now()
+	_, err := wsNext(ctx, c)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 4401 {
+		t.Fatalf("got %v, want close 4401", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("closed after %s", d)
+	}
+}
+
+// TestSocketBounds: the limits a connection meets, each on its own
+// server: the address's request budget spent per operation, idle
+// connections closed, connections per address capped, graphql-transport-ws
+// pinged and a peer that never answers closed.
+func TestSocketBounds(t *testing.T) {
+	for _, proto := range subprotocols {
+		t.Run("request budget per operation/"+proto, func(t *testing.T) { requestBudgetPerOperation(t, proto) })
+	}
+	socketLimits(t)
+}
+
+func requestBudgetPerOperation(t *testing.T, proto string) {
+	{
+		s := gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{RateLimits: map[string]ratelimit.Limit{
+			ratelimit.RuleRequestIP: {Count: 5, Per: time.Minute}}}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c := wsOpenWith(ctx, t, s, proto, "") // the upgrade spends one
+		codes := []string{}
+		for i := 0; i < 6; i++ {
+			m, err := wsDo(ctx, t, c, fmt.Sprint(i), `{ me { id } }`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code := "ok"
+			if strings.Contains(string(m.Payload), "RATE_LIMITED") {
+				code = "RATE_LIMITED"
+			}
+			codes = append(codes, code)
+			if _, err := wsNext(ctx, c); err != nil { // complete
+				t.Fatal(err)
+			}
+		}
+		if strings.Join(codes, " ") != "ok ok ok ok RATE_LIMITED RATE_LIMITED" {
+			t.Fatalf("answers: %v", codes)
+		}
+	}
+}
+
+func socketLimits(t *testing.T) {
+	t.Run("idle", func(t *testing.T) {
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Idle: 300 * time.Millisecond}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c := wsOpen(ctx, t, s, "")
+		_, err := wsNext(ctx, c)
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.StatusNormalClosure || ce.Reason != "idle" {
+			t.Fatalf("got %v, want closed as idle", err)
+		}
+	})
+	t.Run("per address", func(t *testing.T) {
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{MaxPerAddress: 2}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		a := wsOpen(ctx, t, s, "")
+		wsOpen(ctx, t, s, "")
+		_, resp, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("third connection: %v %+v; want 429 with Retry-After", err, resp)
+		}
+		a.Close(websocket.StatusNormalClosure, "")
+		ok := false
+		for i := 0; i < 50 && !ok; i++ { // the place is given back once the server sees the close
+			c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+			if ok = err == nil; ok {
+				c.CloseNow()
+			} else {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		if !ok {
+			t.Fatal("a place was not given back after a close")
+		}
+	})
+	t.Run("ping and pong", func(t *testing.T) {
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Ping: 100 * time.Millisecond}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c := wsOpen(ctx, t, s, "")
+		start := time.Now()
+		for {
+			var m wsMessage
+			err := wsjson.Read(ctx, c, &m) // pings not answered
+			if err != nil {
+				if time.Since(start) > 2*time.Second {
+					t.Fatalf("closed after %s: %v", time.Since(start), err)
+				}
+				return
+			}
+			if m.Type != "ping" {
+				t.Fatalf("unexpected %+v", m)
+			}
+		}
+	})
+}
