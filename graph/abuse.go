@@ -142,3 +142,29 @@ func sameOrigin(r *http.Request) bool {
 	_, host, ok := strings.Cut(o, "://")
 	return ok && strings.EqualFold(host, r.Host)
 }
+
+// noIntrospection refuses, when introspection is off, a document that
+// asks for it (__schema or __type), as a validation error: gqlgen would
+// run it and fail each such field with an internal error, logged.
+type noIntrospection struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = noIntrospection{}
+
+func (noIntrospection) ExtensionName() string                   { return "NoIntrospection" }
+func (noIntrospection) Validate(graphql.ExecutableSchema) error { return nil }
+func (noIntrospection) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return nil
+	}
+	for _, f := range collect(oc, oc.Operation.SelectionSet, "Query") {
+		if f.Name == "__schema" || f.Name == "__type" {
+			err := gqlerror.Errorf("introspection is disabled on this server")
+			err.Extensions = map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}
+			return err
+		}
+	}
+	return nil
+}

@@ -166,6 +166,8 @@ func TestBadInput(t *testing.T) {
 			`{"query":"{ __typename }"}`}, 400, "BAD_USER_INPUT"},
 		{"websocket upgrade by POST", badRequest{"POST", "/query", ws, ""}, 400, "BAD_USER_INPUT"},
 		{"websocket upgrade without a key", badRequest{"GET", "/query", noKey, ""}, 400, "BAD_USER_INPUT"},
+		{"a member named twice", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType, "Authorization": "Bearer " + author.Token},
+			`{"query":"{ me { id } }","query":"mutation { logout }"}`}, 400, "BAD_USER_INPUT"},
 		{"websocket from a foreign origin", badRequest{"GET", "/query", withOrigin, ""}, 403, "FORBIDDEN"},
 		{"PUT", badRequest{"PUT", "/query", map[string]string{"Content-Type": jsonType}, `{"query":"{ __typename }"}`}, 405, "BAD_USER_INPUT"},
 		{"form body", badRequest{"POST", "/query", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "query=%7B__typename%7D"}, 415, "BAD_USER_INPUT"},

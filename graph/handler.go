@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -165,6 +166,8 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	srv.Use(apqRegister{cache: apq, budget: o.Limiter})
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
+	} else {
+		srv.Use(noIntrospection{})
 	}
 	g := &gate{authn: authn, budget: o.Limiter, slots: slots, guard: guard, maxBytes: o.Limits.ResponseBytes}
 	srv.AroundOperations(g.around)
@@ -198,13 +201,25 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		srv.AroundFields(mutationBudget(o.Limiter))
 	}
 	slots.next = srv
-	return clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed, socks, authn,
-		limitBody(o.MaxBodyBytes, guard, apq, authenticate(authn, slots))))
+	return noStore(clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed, socks, authn,
+		limitBody(o.MaxBodyBytes, guard, apq, authenticate(authn, slots)))))
 }
 
 // afterResponse, when set (by this package's tests), sees every response
 // with its operation.
 var afterResponse func(context.Context, *graphql.Response)
+
+// noStore marks every answer of /query as personal and typed: no cache
+// keeps it (it may hold the viewer's data), and no browser sniffs a type
+// other than the one it declares.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
 
 // refuseSocket ends a websocket whose connection_init carried a bad token:
 // closed with 4403 (graphql-transport-ws's "Forbidden"), or 4500 with the
@@ -442,10 +457,41 @@ func decodeParams(raw []byte) (*graphql.RawParams, error) {
 	if err := decodeJSON(raw, p); err != nil {
 		return nil, err
 	}
+	if err := uniqueKeys(raw); err != nil {
+		return nil, err
+	}
 	if !finiteNumbers(p.Variables) || !finiteNumbers(p.Extensions) {
 		return nil, errors.New("a number out of range")
 	}
 	return p, nil
+}
+
+// uniqueKeys refuses a body whose object names a member twice:
+// encoding/json keeps the last, so {"query":"{me{id}}","query":"mutation
+// {logout}"} would run the logout that a proxy reading the first member
+// took for a query. Only the top level is read here: it decides what runs.
+func uniqueKeys(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return fmt.Errorf("the member %q appears twice", k)
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeObject decodes a GET request's variables or extensions as

@@ -139,6 +139,9 @@ func TestTransports(t *testing.T) {
 			if strings.Contains(string(body), "Go value") || strings.Contains(string(body), "RawParams") {
 				t.Errorf("error leaks Go internals: %s", body)
 			}
+			if h.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(h.Get("Cache-Control"), "no-") {
+				t.Errorf("headers %v: want nosniff and no caching", h)
+			}
 		})
 	}
 	if bio := s.MustDo(t, "", `{ user(id: "`+u.ID+`") { bio } }`, nil).Get("user.bio"); bio != nil {

@@ -143,8 +143,7 @@ func (c *sockets) serve(w http.ResponseWriter, r *http.Request, authn auth.Authe
 }
 
 // watch closes a connection that went idle or whose token stopped
-// holding, checking at the sooner of the two bounds and at the token's
-// expiry.
+// holding, checking at the sooner of the two bounds.
 func (c *sockets) watch(ctx context.Context, s *socket, authn auth.Authenticator) {
 	every := c.limits.RecheckAuth
 	if every <= 0 {
@@ -155,6 +154,7 @@ func (c *sockets) watch(ctx context.Context, s *socket, authn auth.Authenticator
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	ended := 0 // checks that found the token no longer holding
 	for {
 		select {
 		case <-ctx.Done():
@@ -165,9 +165,15 @@ func (c *sockets) watch(ctx context.Context, s *socket, authn auth.Authenticator
 		}
 		if s.token != "" {
 			if _, err := authn.Authenticate(ctx, s.token); err != nil && social.ErrorCode(err) != social.Internal {
-				s.close(closeUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
-				return
+				ended++
 			}
+		}
+		// Open subscriptions check the token too, and end with an
+		// UNAUTHENTICATED error the client can act on: the connection
+		// closes once they have, or two checks later at the latest.
+		if ended > 0 && (s.subs.Load() == 0 || ended > 2) {
+			s.close(closeUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
+			return
 		}
 		idle := time.Since(time.Unix(0, s.last.Load()))
 		if c.limits.Idle > 0 && len(s.inflight) == 0 && s.subs.Load() == 0 && idle >= c.limits.Idle {

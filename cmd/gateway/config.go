@@ -28,6 +28,9 @@ type Config struct {
 	app.Common // Redis, logging, shutdown: shared with cmd/worker
 
 	ListenAddr string
+	// MetricsAddr is the operators' listener of /metrics ("" in
+	// development: /metrics on ListenAddr; in production: none).
+	MetricsAddr string
 
 	JWTMethod         string
 	JWTSecret         string
@@ -82,6 +85,7 @@ func (c *Config) settings() []app.Setting {
 	def := gqlguard.DefaultLimits(20000)
 	own := []app.Setting{
 		app.String(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
+		app.String(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "", "a separate address serving /metrics only (for operators: keep it off the public network); empty: /metrics on LISTEN_ADDR, and nowhere with PRODUCTION=true"),
 		app.String(&c.JWTMethod, "jwt-method", "JWT_METHOD", "HS256", "access-token signature: HS256 (JWT_SECRET), EdDSA or RS256 (key files)"),
 		app.String(&c.JWTSecret, "jwt-secret", "JWT_SECRET", "", "HS256 secret, at least 32 bytes; empty generates one per process (tokens die on restart)"),
 		app.String(&c.JWTPrivateKeyFile, "jwt-private-key-file", "JWT_PRIVATE_KEY_FILE", "", "PEM private key for EdDSA or RS256"),

@@ -75,10 +75,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			Loaders:        loader.DefaultConfig(),
 			Sockets:        cfg.Sockets,
 		},
-		GraphiQL:    cfg.GraphiQL,
-		CORSOrigins: cfg.CORSOrigins,
-		Abuse:       cfg.Abuse,
-		SPADir:      cfg.SPADir,
+		GraphiQL: cfg.GraphiQL,
+		// Public listeners never serve /metrics in production.
+		MetricsElsewhere: cfg.MetricsAddr != "" || cfg.Production,
+		CORSOrigins:      cfg.CORSOrigins,
+		Abuse:            cfg.Abuse,
+		SPADir:           cfg.SPADir,
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
@@ -122,6 +124,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// Shutdown waits for open requests, SSE subscriptions among them:
 	// ending the subscriptions lets them finish.
 	srv.RegisterOnShutdown(gw.Close)
+	errc := make(chan error, 2)
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", gateway.MetricsHandler(reg))
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		defer msrv.Close()
+		log.Info("metrics served", "url", baseURL(mln.Addr())+"/metrics")
+		go func() { errc <- msrv.Serve(mln) }()
+	}
 	base := baseURL(ln.Addr())
 	log.Info("listening", "url", base, "graphql", base+"/query")
 	if cfg.GraphiQL {
@@ -134,7 +149,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		ready(base)
 	}
 
-	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,6 +233,15 @@ func TestProductionSwitches(t *testing.T) {
 			if got := r.Data["__schema"] != nil && len(r.Errors) == 0; got != tt.introspection {
 				t.Errorf("introspection answered = %v, want %v: %+v", got, tt.introspection, r)
 			}
+			aliased := g.query(t, "", `{ a: __type(name: "User") { name } b: __schema { types { name } } }`, nil)
+			if !tt.introspection && (r.Code() != "GRAPHQL_VALIDATION_FAILED" || aliased.Code() != "GRAPHQL_VALIDATION_FAILED" ||
+				strings.Contains(g.out.String(), "level=ERROR")) {
+				t.Errorf("introspection refused with %q (want GRAPHQL_VALIDATION_FAILED, nothing logged as an error):\n%s", r.Code(), g.out)
+			}
+			wantMetrics := map[bool]int{true: 404, false: 200}[tt.env["PRODUCTION"] != ""]
+			if status, _, _ := g.get(t, "/metrics"); status != wantMetrics {
+				t.Errorf("/metrics = %d, want %d", status, wantMetrics)
+			}
 			r = g.query(t, "", `{ mee { id } }`, nil)
 			if len(r.Errors) == 0 {
 				t.Fatalf("unknown field accepted")
@@ -243,6 +253,28 @@ func TestProductionSwitches(t *testing.T) {
 				t.Errorf("/healthz = %d", status)
 			}
 		})
+	}
+}
+
+// TestMetricsListener: with METRICS_ADDR, /metrics is served there only.
+func TestMetricsListener(t *testing.T) {
+	env := redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret, "PRODUCTION": "true", "METRICS_ADDR": "127.0.0.1:0"})
+	g := launch(t, env)
+	if status, _, _ := g.get(t, "/metrics"); status != 404 {
+		t.Errorf("/metrics on the public listener = %d, want 404", status)
+	}
+	m := regexp.MustCompile(`metrics served" url=(\S+)`).FindStringSubmatch(g.out.String())
+	if m == nil {
+		t.Fatalf("no metrics address logged:\n%s", g.out)
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "go_goroutines") {
+		t.Fatalf("%s = %d", m[1], resp.StatusCode)
 	}
 }
 

@@ -41,6 +41,9 @@ type Config struct {
 	GraphQL graph.Options
 	// GraphiQL serves the IDE at /.
 	GraphiQL bool
+	// MetricsElsewhere leaves /metrics out of Handler: it is served on
+	// an operator's listener of its own (MetricsHandler).
+	MetricsElsewhere bool
 	// CORSOrigins may call the API from a browser and open websockets.
 	CORSOrigins []string
 	// Abuse are the rate limits, the refresh grace window and the

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,24 +38,17 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 	if g.Hub != nil {
 		registerLive(reg, g.Hub)
 	}
-	store := g.Store
+	ready := &readiness{ping: g.Store.Ping}
 
 	mux := http.NewServeMux()
 	mux.Handle("/query", g.Query)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, req *http.Request) {
-		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
-		defer cancel()
-		if err := store.Ping(ctx); err != nil {
-			reqlog.Logger(ctx).Warn("not ready: redis does not answer", "err", err)
-			http.Error(w, "redis unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ready\n"))
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /readyz", ready)
+	if !g.cfg.MetricsElsewhere {
+		mux.Handle("GET /metrics", MetricsHandler(reg))
+	}
 	if g.cfg.GraphiQL {
 		ide := graphiql.Handler("Social gateway", "/query")
 		mux.Handle("/", ide)
@@ -67,6 +62,47 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 		h = g.cors.Handler(mux)
 	}
 	return reqlog.Middleware(log, accessLog(m, h))
+}
+
+// MetricsHandler serves /metrics from reg, at most one scrape at a time
+// (a flood of scrapes waits rather than each gathering every metric).
+func MetricsHandler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: 1})
+}
+
+// readiness answers /readyz from a probe of Redis made at most once a
+// readyEvery: a flood of probes costs Redis one PING a second, not one
+// each.
+type readiness struct {
+	ping func(context.Context) error
+
+	mu     sync.Mutex
+	at     time.Time
+	err    error
+	probes atomic.Int64 // PINGs sent, for the tests
+}
+
+const readyEvery = time.Second
+
+func (r *readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	if time.Since(r.at) >= readyEvery {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		r.err = r.ping(ctx)
+		cancel()
+		r.at = time.Now()
+		r.probes.Add(1)
+		if r.err != nil {
+			reqlog.Logger(req.Context()).Warn("not ready: redis does not answer", "err", r.err)
+		}
+	}
+	err := r.err
+	r.mu.Unlock()
+	if err != nil {
+		http.Error(w, "redis unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
 }
 
 // spa serves the files of dir at /app/, revalidated on every load: it is
