@@ -1096,7 +1096,7 @@ enum Visibility {
   PUBLIC
   "Only the users listed in onlyTo (and the author) may see it."
   ONLY_TO
-  "Everybody except the users listed in notTo may see it."
+  "Every signed-in user except those listed in notTo (and the users they cannot see posts of) may see it; anonymous readers may not."
   NOT_TO
 }
 

@@ -177,8 +177,8 @@ func checkFeedNet(t *testing.T, s *feedServer, n *feedNet) []string {
 			return false
 		case n.onlyTo[j] != nil:
 			return has(n.onlyTo[j], v)
-		case n.notTo[j] != nil:
-			return v == "" || !has(n.notTo[j], v)
+		case n.notTo[j] != nil: // not public: signed-in readers it does not list
+			return v != "" && !has(n.notTo[j], v)
 		}
 		return true
 	}

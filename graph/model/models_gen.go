@@ -106,7 +106,7 @@ const (
 	VisibilityPublic Visibility = "PUBLIC"
 	// Only the users listed in onlyTo (and the author) may see it.
 	VisibilityOnlyTo Visibility = "ONLY_TO"
-	// Everybody except the users listed in notTo may see it.
+	// Every signed-in user except those listed in notTo (and the users they cannot see posts of) may see it; anonymous readers may not.
 	VisibilityNotTo Visibility = "NOT_TO"
 )
 

@@ -184,7 +184,7 @@ func TestVisiblePosts(t *testing.T) {
 		viewer string
 		want   string // visibility of public, only, not, missing, malformed
 	}{
-		{"", "y.y.."},
+		{"", "y...."}, // NOT_TO is for signed-in readers only
 		{author, "yyy.."},
 		{friend, "yyy.."},
 		{stranger, "y.y.."},

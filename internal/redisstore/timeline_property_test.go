@@ -64,8 +64,8 @@ func checkModel(t *testing.T, s *redisstore.Store, sc scenario, a *applied) {
 			return false
 		case p.onlyTo != nil:
 			return v != "" && in(p.onlyTo, v)
-		case p.notTo != nil:
-			return v == "" || !in(p.notTo, v)
+		case p.notTo != nil: // not public: signed-in readers it does not list
+			return v != "" && !in(p.notTo, v)
 		}
 		return true
 	}

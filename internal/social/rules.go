@@ -118,10 +118,11 @@ type AccessFacts struct {
 
 // PostAccess is the visibility policy: whether viewerID ("" when
 // anonymous) may see p (nil when it does not exist). Authors always see
-// their own posts. Anonymous viewers see PUBLIC and NOT_TO posts, never
-// ONLY_TO ones. A signed-in viewer sees nothing of an author on the other
-// side of a block, ONLY_TO posts only when listed, NOT_TO posts unless
-// listed.
+// their own posts. Anonymous viewers see PUBLIC posts only: a NOT_TO post
+// is hidden from the users it lists, and a reader who drops their token
+// must not become someone it does not list. A signed-in viewer sees
+// nothing of an author on the other side of a block, ONLY_TO posts only
+// when listed, NOT_TO posts unless listed.
 func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
 	switch {
 	case p == nil:
@@ -129,7 +130,7 @@ func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
 	case p.AuthorID == viewerID:
 		return Visible
 	case viewerID == "":
-		if p.Visibility == OnlyTo {
+		if p.Visibility != Public {
 			return Hidden
 		}
 		return Visible

@@ -118,7 +118,7 @@ func TestPostAccess(t *testing.T) {
 		{"missing", "2", nil, social.AccessFacts{}, social.Missing},
 		{"missing to anonymous", "", nil, social.AccessFacts{}, social.Missing},
 		{"public to anonymous", "", post(social.Public), social.AccessFacts{}, social.Visible},
-		{"notTo to anonymous", "", post(social.NotTo), social.AccessFacts{}, social.Visible},
+		{"notTo to anonymous", "", post(social.NotTo), social.AccessFacts{}, social.Hidden},
 		{"onlyTo to anonymous", "", post(social.OnlyTo), social.AccessFacts{}, social.Hidden},
 		{"public", "2", post(social.Public), social.AccessFacts{}, social.Visible},
 		{"onlyTo, listed", "2", post(social.OnlyTo), social.AccessFacts{InOnlyTo: true}, social.Visible},
