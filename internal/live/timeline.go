@@ -136,6 +136,15 @@ func (t *Timelines) Stream(ctx context.Context, v social.Viewer, since string) (
 	// returns.
 	s.busy.Store(true)
 	sub, err := t.Hub.Subscribe(ctx, s.kick, t.Store.LiveChannels(v.UserID)...)
+	if errors.Is(err, ErrClosed) {
+		// The process is shutting down: a stream that starts now ends as
+		// the open ones do, completed, and the client reconnects
+		// elsewhere.
+		t.release(v.UserID)
+		done := make(chan *social.Post)
+		close(done)
+		return done, func() error { return nil }, nil
+	}
 	if err != nil {
 		t.release(v.UserID)
 		return nil, nil, fmt.Errorf("subscribe to the live timeline of %s: %w", v.UserID, err)

@@ -158,3 +158,21 @@ func TestStreamCatchUpStartsAtNewest(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestStreamAfterClose: a stream started while the process shuts down (its
+// hub closed) completes at once, as the open ones do, without an error:
+// the client reconnects to another gateway.
+func TestStreamAfterClose(t *testing.T) {
+	h, _ := newHub(t, live.HubConfig{})
+	tl := &live.Timelines{Hub: h, Store: &fakeStore{channel: "c"}, Sessions: noRevocation{}, MaxPerViewer: 1}
+	h.Close()
+	for range 2 { // the place it took is given back
+		posts, end, err := tl.Stream(context.Background(), social.Viewer{UserID: "1"}, "")
+		if err != nil {
+			t.Fatalf("Stream after Close: %v", err)
+		}
+		if _, open := <-posts; open || end() != nil {
+			t.Fatalf("the stream did not complete cleanly")
+		}
+	}
+}
