@@ -38,6 +38,10 @@ type Config struct {
 	// Consumer names this worker within the group; it must be unique among
 	// the workers running at once (default: host-pid-random).
 	Consumer string
+	// Alive prefixes the keys by which workers show they live: each
+	// renews Alive+Consumer, with a TTL of the dead-worker bound (default
+	// Stream + ":alive:"; keep it in the stream's slot on Redis Cluster).
+	Alive string
 
 	Read          int           // entries per read, default 16
 	Block         time.Duration // how long a read waits for new entries, default 1s; also bounds how long shutdown waits for a read
@@ -70,6 +74,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Consumer == "" {
 		c.Consumer = DefaultConsumer()
+	}
+	if c.Alive == "" {
+		c.Alive = c.Stream + ":alive:"
 	}
 	set := func(p *int, def int) {
 		if *p <= 0 {
@@ -116,6 +123,7 @@ type Worker struct {
 	// Run and Drain use these from one goroutine at a time.
 	groupReady bool
 	nextClaim  time.Time
+	nextBeat   time.Time
 }
 
 // New returns a worker; log may be nil.
@@ -197,6 +205,9 @@ func (w *Worker) round(ctx context.Context, block time.Duration) (int, error) {
 
 func (w *Worker) step(ctx context.Context, block time.Duration) (int, error) {
 	if err := w.ensureGroup(ctx); err != nil {
+		return 0, err
+	}
+	if err := w.beat(ctx); err != nil {
 		return 0, err
 	}
 	var msgs []redis.XMessage
@@ -284,10 +295,15 @@ func (w *Worker) claimStale(ctx context.Context) ([]redis.XMessage, error) {
 }
 
 // pruneConsumers removes from the group the consumers of workers that
-// died: idle for longer than any live worker can be (a live one reads at
-// least every Block) and with nothing pending (claimStale has taken their
-// entries over). Without it every crashed or restarted worker would stay
-// listed in the group for ever.
+// died. Liveness is what a worker renews itself (beat): its key expires
+// deadAfter after the last renewal. XINFO's idle time cannot serve: before
+// Redis 7.2 a blocking read that returns nothing does not reset it, and
+// two idle live workers took each other for dead. The idle time is only a
+// first filter (a consumer seen recently is alive). Removal checks that
+// the key is gone and that the consumer owns no pending entry in one
+// script: an entry handed to it between a check and a delete would lose
+// its pending entry, and could never be claimed again. Without pruning
+// every crashed or restarted worker would stay listed for ever.
 func (w *Worker) pruneConsumers(ctx context.Context) error {
 	consumers, err := w.rdb.XInfoConsumers(ctx, w.cfg.Stream, w.cfg.Group).Result()
 	if err != nil {
@@ -297,11 +313,37 @@ func (w *Worker) pruneConsumers(ctx context.Context) error {
 		if c.Name == w.cfg.Consumer || c.Pending > 0 || c.Idle < w.deadAfter() {
 			continue
 		}
-		if err := w.rdb.XGroupDelConsumer(ctx, w.cfg.Stream, w.cfg.Group, c.Name).Err(); err != nil {
+		removed, err := removeDeadScript.Run(ctx, w.rdb, []string{w.cfg.Stream, w.cfg.Alive + c.Name}, w.cfg.Group, c.Name).Int()
+		if err != nil {
 			return fmt.Errorf("remove consumer %s: %w", c.Name, err)
 		}
-		w.log.Info("fan-out: removed the consumer of a worker that is gone", "gone", c.Name, "idle", c.Idle)
+		if removed > 0 {
+			w.log.Info("fan-out: removed the consumer of a worker that is gone", "gone", c.Name, "idle", c.Idle)
+		}
 	}
+	return nil
+}
+
+// removeDeadScript removes a consumer whose worker's key is gone and that
+// owns no pending entry, atomically; 1 when it did.
+//
+// KEYS: stream, the worker's key. ARGV: group, consumer.
+var removeDeadScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return 0 end
+return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2]) >= 0 and 1 or 0
+`)
+
+// beat renews this worker's key, at most every third of deadAfter.
+func (w *Worker) beat(ctx context.Context) error {
+	now := time.Now()
+	if now.Before(w.nextBeat) {
+		return nil
+	}
+	if err := w.rdb.Set(ctx, w.cfg.Alive+w.cfg.Consumer, "1", w.deadAfter()).Err(); err != nil {
+		return fmt.Errorf("renew the worker's key: %w", err)
+	}
+	w.nextBeat = now.Add(w.deadAfter() / 3)
 	return nil
 }
 

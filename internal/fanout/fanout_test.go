@@ -353,3 +353,44 @@ func TestPrunesConsumersOfDeadWorkers(t *testing.T) {
 		t.Fatalf("handled %d jobs, want 2 (the dead worker's job claimed, the other read)", handled.Load())
 	}
 }
+
+// TestIdleWorkersKeepEachOther: two live workers that have each handled
+// a job and then have nothing to do never remove each other's consumer,
+// however long they wait. Before Redis 7.2 a blocking read that returns
+// nothing does not reset a consumer's idle time in XINFO, so liveness
+// comes from a key each worker renews; this runs on the Redis the tests
+// start (7.0 in CI).
+func TestIdleWorkersKeepEachOther(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rdb, cfg := queue(t)
+	cfg.MinIdle, cfg.Block, cfg.Read = 20*time.Millisecond, 10*time.Millisecond, 1
+	// deadAfter = max(2 MinIdle, 10 Block) = 100ms: watch for 15 of them.
+	// Each takes one job and holds it until the other has one too.
+	var wg, both sync.WaitGroup
+	both.Add(2)
+	for _, name := range []string{"a", "b"} {
+		c := cfg
+		c.Consumer = name
+		w := newWorker(t, rdb, c, func(context.Context, map[string]string) error { both.Done(); both.Wait(); return nil })
+		wg.Go(func() { _ = w.Run(ctx) })
+	}
+	addJobs(t, rdb, cfg.Stream, 2)
+	eventually(t, "both jobs handled", func() bool {
+		n, err := rdb.XLen(ctx, cfg.Stream).Result()
+		return err == nil && n == 0
+	})
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		cs, err := rdb.XInfoConsumers(ctx, cfg.Stream, fanout.DefaultGroup).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) != 2 {
+			t.Fatalf("consumers %+v: a live worker was removed", cs)
+		}
+	}
+	cancel()
+	wg.Wait()
+}

@@ -14,6 +14,9 @@ import (
 // dead-letter stream, both in one hash slot.
 type Queue struct {
 	Stream, Dead string
+	// Alive prefixes the keys by which the shard's workers show they live
+	// (Config.Alive).
+	Alive string
 }
 
 // Pool consumes a queue sharded over several streams, one Worker per
@@ -39,7 +42,7 @@ func NewPool(rdb redis.UniversalClient, cfg Config, queues []Queue, handle Handl
 	p := &Pool{}
 	for i, q := range queues {
 		c := cfg
-		c.Stream, c.Dead = q.Stream, q.Dead
+		c.Stream, c.Dead, c.Alive = q.Stream, q.Dead, q.Alive
 		if i > 0 {
 			// One consumer name for the process in every shard's group.
 			c.Consumer = p.workers[0].cfg.Consumer

@@ -96,7 +96,7 @@ func (c FeedConfig) Validate() error {
 func (s *Store) FanoutQueue() []fanout.Queue {
 	out := make([]fanout.Queue, s.feed.FanoutShards)
 	for i := range out {
-		out[i] = fanout.Queue{Stream: s.keys.FanoutShard(i), Dead: s.keys.FanoutDeadShard(i)}
+		out[i] = fanout.Queue{Stream: s.keys.FanoutShard(i), Dead: s.keys.FanoutDeadShard(i), Alive: s.keys.FanoutAliveShard(i)}
 	}
 	return out
 }

@@ -163,6 +163,11 @@ func (k Keys) FanoutShard(i int) string { return k.prefix + fanoutTag(i) + ":job
 // FanoutDeadShard is the dead-letter stream of one shard, in its slot.
 func (k Keys) FanoutDeadShard(i int) string { return k.prefix + fanoutTag(i) + ":dead" }
 
+// FanoutAliveShard prefixes the keys (a string each, with a TTL) by which
+// the workers of one shard show they live: the prefix and the consumer's
+// name, in the shard's slot.
+func (k Keys) FanoutAliveShard(i int) string { return k.prefix + fanoutTag(i) + ":alive:" }
+
 func fanoutTag(i int) string {
 	if i == 0 {
 		return "{fanout}"
