@@ -18,8 +18,8 @@ func authPayload(ctx context.Context, r *auth.Result) *model.AuthPayload {
 
 func pageInfo[T any](c social.Connection[T]) *model.PageInfo {
 	pi := &model.PageInfo{HasNextPage: c.HasNext}
-	if n := len(c.Cursors); n > 0 {
-		pi.EndCursor = &c.Cursors[n-1]
+	if end := c.EndCursor(); end != "" {
+		pi.EndCursor = &end
 	}
 	return pi
 }

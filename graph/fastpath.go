@@ -423,20 +423,20 @@ func (fr *fastRenderer) timeline(sel ast.SelectionSet) bool {
 				})
 			})
 		default: // pageInfo
-			return fr.pageInfo(f.Selections, c.HasNext, c.Cursors)
+			return fr.pageInfo(f.Selections, c.HasNext, c.EndCursor())
 		}
 	})
 }
 
-func (fr *fastRenderer) pageInfo(sel ast.SelectionSet, hasNext bool, cursors []string) bool {
+func (fr *fastRenderer) pageInfo(sel ast.SelectionSet, hasNext bool, end string) bool {
 	return fr.object(sel, "PageInfo", func(f graphql.CollectedField) bool {
 		switch {
 		case f.Name == "hasNextPage":
 			fr.bool(hasNext)
-		case len(cursors) == 0:
+		case end == "":
 			fr.null()
 		default:
-			fr.str(cursors[len(cursors)-1])
+			fr.str(end)
 		}
 		return true
 	})
@@ -517,7 +517,7 @@ func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
 			fr.int(c.Total)
 			return true
 		case "pageInfo":
-			return fr.pageInfo(cf.Selections, c.HasNext, c.Cursors)
+			return fr.pageInfo(cf.Selections, c.HasNext, c.EndCursor())
 		}
 		return fr.list(len(c.Items), func(i int) bool {
 			return fr.object(cf.Selections, "CommentEdge", func(ef graphql.CollectedField) bool {

@@ -172,6 +172,11 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	g := &gate{authn: authn, budget: o.Limiter, slots: slots, guard: guard, maxBytes: o.Limits.ResponseBytes}
 	srv.AroundOperations(g.around)
 	srv.AroundOperations(operationDeadline(o.RequestTimeout))
+	// Every operation, whatever carries it, may make the store read past
+	// its pages' sizes only so far (social.ReadBudget).
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		return next(social.WithReadBudget(ctx, social.DefaultReadBudget))
+	})
 	srv.AroundFields(boundFields)
 	srv.SetDisableSuggestion(!o.Suggestions)
 	srv.SetErrorPresenter(presentError)

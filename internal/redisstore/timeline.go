@@ -48,9 +48,11 @@ func postCursor(id string) string { return social.EncodeCursor(id) }
 // Reading a page drops what the viewer may not see, so a page reads more
 // candidates than it shows, and reads again (from where it stopped) until
 // the page is full or the source runs out: pages are full and HasNext is
-// exact. The rounds are bounded: a page whose candidates are nearly all
-// hidden from the viewer ends early, with HasNext set and the cursor of its
-// last post.
+// exact. The rounds are bounded, and rounds after the first spend the
+// operation's read budget (social.TakeReadBudget): a page whose
+// candidates are nearly all hidden from the viewer ends early, short or
+// empty, with HasNext set and an End cursor at the last candidate read, so
+// the client goes on from there.
 const (
 	pageRounds   = 6
 	maxCandidate = 1000
@@ -72,6 +74,8 @@ type userPosts struct {
 	done      bool // blocked, or enough read, or nothing more to read
 	blocked   bool // a block stands either way: the page is empty
 	exhausted bool // the user has nothing more below before
+	scanned   bool // candidates were read
+	count     int  // candidates this round reads
 	ids       *redis.StringSliceCmd
 	blocks    [2]*redis.BoolCmd
 	out       []*social.Post
@@ -95,9 +99,18 @@ func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []socia
 	for round := 0; round < pageRounds; round++ {
 		open := pages[:0:0]
 		for _, pg := range pages {
-			if !pg.done {
-				open = append(open, pg)
+			if pg.done {
+				continue
 			}
+			// The first read of a page is what its size asks for; later
+			// ones spend the operation's read budget.
+			if pg.count = candidates(pg.first, round); round > 0 {
+				if pg.count = social.TakeReadBudget(ctx, pg.count); pg.count == 0 {
+					pg.done = true
+					continue
+				}
+			}
+			open = append(open, pg)
 		}
 		if len(open) == 0 {
 			break
@@ -105,7 +118,7 @@ func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []socia
 		_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 			for _, pg := range open {
 				pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
-					Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(candidates(pg.first, round)),
+					Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count),
 				})
 				if round == 0 && viewerID != "" && viewerID != pg.user {
 					pg.blocks = [2]*redis.BoolCmd{
@@ -128,7 +141,7 @@ func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []socia
 			}
 			pg.blocks = [2]*redis.BoolCmd{}
 			read := pg.ids.Val()
-			pg.exhausted = len(read) < candidates(pg.first, round)
+			pg.exhausted = len(read) < pg.count
 			if len(read) == 0 {
 				pg.done = true
 				continue
@@ -137,6 +150,7 @@ func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []socia
 				ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
 			}
 			pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
+			pg.scanned = true
 		}
 		if len(ids) == 0 {
 			break
@@ -170,6 +184,12 @@ func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []socia
 		}
 		if !pg.blocked {
 			out[i] = postPage(pg.out, pg.first, !pg.exhausted)
+			if pg.scanned && !pg.exhausted && len(pg.out) <= pg.first {
+				// Short: the rounds or the operation's read budget ran out
+				// while the candidates read were hidden. Go on from the
+				// last one read.
+				out[i].HasNext, out[i].End = true, postCursor(strconv.FormatInt(pg.before, 10))
+			}
 		}
 	}
 	return out, errs

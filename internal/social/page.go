@@ -66,11 +66,27 @@ type Connection[T any] struct {
 	Cursors []string
 	HasNext bool
 	Total   int
+	// End, when set, is where the next page starts, past the last item: a
+	// page whose read budget ran out while the candidates it read were
+	// hidden from the viewer (ReadBudget) ends there, short or empty.
+	End string
+}
+
+// EndCursor is the cursor the next page starts after ("" for an empty
+// page that cannot go on).
+func (c Connection[T]) EndCursor() string {
+	if c.End != "" {
+		return c.End
+	}
+	if n := len(c.Cursors); n > 0 {
+		return c.Cursors[n-1]
+	}
+	return ""
 }
 
 // PostIDs returns the page of the ids of a page of posts.
 func PostIDs(c Connection[*Post]) Connection[string] {
-	out := Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, Total: c.Total}
+	out := Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, Total: c.Total, End: c.End}
 	out.Items = make([]string, len(c.Items))
 	for i, p := range c.Items {
 		out.Items[i] = p.ID
