@@ -113,10 +113,11 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 // its viewer in the context (none for a connection without a token).
 func (g *gate) authenticate(ctx context.Context, s *socket) (context.Context, error) {
 	ctx = social.WithViewer(ctx, social.Viewer{}) // anonymous unless the token holds
-	if s.token == "" {
+	token := s.bearerToken()
+	if token == "" {
 		return ctx, nil
 	}
-	v, err := g.authn.Authenticate(ctx, s.token)
+	v, err := g.authn.Authenticate(ctx, token)
 	if err != nil {
 		return ctx, err
 	}

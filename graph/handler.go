@@ -139,7 +139,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 					return refuseSocket(ctx, err)
 				}
 				if s := socketFrom(ctx); s != nil {
-					s.token = bearer(h) // checked again by the gate for each operation
+					s.setToken(bearer(h)) // checked again by the gate for each operation
 				}
 				return vctx, nil, nil
 			}

@@ -54,14 +54,35 @@ const (
 
 // socket is one websocket connection.
 type socket struct {
-	conn     transport.WebsocketConn // set when accepted
 	addr     string
-	token    string // the bearer token of connection_init or the upgrade
 	inflight chan struct{}
 	subs     atomic.Int32
 	last     atomic.Int64 // unix nanoseconds of the last operation's start or end
 	closed   chan struct{}
 	once     sync.Once
+
+	mu    sync.Mutex
+	conn  transport.WebsocketConn // set when accepted
+	token string                  // the bearer token of connection_init or the upgrade
+}
+
+func (s *socket) setConn(c transport.WebsocketConn) {
+	s.mu.Lock()
+	s.conn = c
+	s.mu.Unlock()
+}
+
+func (s *socket) setToken(t string) {
+	s.mu.Lock()
+	s.token = t
+	s.mu.Unlock()
+}
+
+// bearerToken is the token the connection's operations are authorised with.
+func (s *socket) bearerToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token
 }
 
 type socketKey struct{}
@@ -77,9 +98,12 @@ func (s *socket) touch() { s.last.Store(time.Now().UnixNano()) }
 func (s *socket) close(code int, reason string) {
 	s.once.Do(func() {
 		close(s.closed)
-		if s.conn != nil {
-			_ = s.conn.WriteClose(code, reason)
-			_ = s.conn.Close()
+		s.mu.Lock()
+		c := s.conn
+		s.mu.Unlock()
+		if c != nil {
+			_ = c.WriteClose(code, reason)
+			_ = c.Close()
 		}
 	})
 }
@@ -131,7 +155,7 @@ func (c *sockets) serve(w http.ResponseWriter, r *http.Request, authn auth.Authe
 	}
 	defer c.leave(addr)
 	s := &socket{addr: addr, inflight: make(chan struct{}, socketInFlight), closed: make(chan struct{})}
-	s.token = bearer(r.Header.Get("Authorization"))
+	s.setToken(bearer(r.Header.Get("Authorization")))
 	s.touch()
 	// The connection's operations are read one after another: one note
 	// of a persisted query to register does for all (apq.go).
@@ -163,8 +187,8 @@ func (c *sockets) watch(ctx context.Context, s *socket, authn auth.Authenticator
 			return
 		case <-t.C:
 		}
-		if s.token != "" {
-			if _, err := authn.Authenticate(ctx, s.token); err != nil && social.ErrorCode(err) != social.Internal {
+		if token := s.bearerToken(); token != "" {
+			if _, err := authn.Authenticate(ctx, token); err != nil && social.ErrorCode(err) != social.Internal {
 				ended++
 			}
 		}

@@ -28,7 +28,7 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 	}
 	cc := deadlineConn{&checkedConn{WebsocketConn: c}}
 	if s := socketFrom(r.Context()); s != nil {
-		s.conn = cc
+		s.setConn(cc)
 	}
 	return cc, nil
 }
