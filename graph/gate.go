@@ -28,7 +28,10 @@ import (
 //     UNAUTHENTICATED and closes the connection (4401);
 //   - one event of the client address's request budget is spent;
 //   - at most socketInFlight queries and mutations of one connection run
-//     or wait to be written at once;
+//     or wait to be written at once: the connection's read loop reserves
+//     a place before it reads each message and waits when there is none
+//     (socketAdmission), so a client that sends without reading is held
+//     back by TCP rather than queued in the process;
 //   - it takes the process's execution slots (the heavy lane too), as an
 //     HTTP request does;
 //   - its response is bounded as it is built (MAX_RESPONSE_BYTES); its
@@ -62,33 +65,34 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 		return next(ctx)
 	}
 	s.touch()
+	// A query or mutation holds the in-flight place the connection's
+	// read loop reserved for its message (socketAdmission) until its
+	// answer is written; whatever happens below gives it back once.
+	var once sync.Once
+	done := func() {}
+	if oc.Operation.Operation != ast.Subscription {
+		s.running.Add(1)
+		done = func() { once.Do(func() { <-s.inflight; s.running.Add(-1); s.touch() }) }
+	}
 	ctx, err := g.authenticate(ctx, s)
 	if err != nil {
-		if ctx.Err() != nil {
-			return func(context.Context) *graphql.Response { return nil } // the connection is gone
-		}
-		if social.ErrorCode(err) == social.Internal {
-			return refused(ctx, err)
+		if social.ErrorCode(err) == social.Internal || ctx.Err() != nil {
+			return ending(ctx, refused(ctx, err), done)
 		}
 		// Told why, then closed: every later operation would fail alike.
 		return ending(ctx, refused(ctx, err), func() {
+			done()
 			s.close(closeUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
 		})
 	}
 	if g.budget != nil && g.budget.Has(ratelimit.RuleRequestIP) {
 		if err := g.budget.Allow(ctx, ratelimit.RuleRequestIP, s.addr); err != nil {
-			return refused(ctx, err)
+			return ending(ctx, refused(ctx, err), done)
 		}
 	}
 	if oc.Operation.Operation == ast.Subscription {
 		s.subs.Add(1)
 		return ending(ctx, next(ctx), func() { s.subs.Add(-1); s.touch() })
-	}
-	select {
-	case s.inflight <- struct{}{}:
-	default:
-		return refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
-			Message: "too many operations in flight on this connection: read the answers before sending more"})
 	}
 	var lanes []chan struct{}
 	if report, gerr := g.guard.Check(oc.RawQuery, oc.OperationName, oc.Variables); gerr == nil && report.ResponseBytes > heavyBytes {
@@ -96,16 +100,15 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 	}
 	lanes = append(lanes, g.slots.slots)
 	if !g.slots.acquire(ctx, lanes) {
-		<-s.inflight
-		return refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second, Message: "the server is busy: retry in a second"})
+		return ending(ctx, refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
+			Message: "the server is busy: retry in a second"}), done)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	ctx = withBudget(ctx, g.maxBytes, func() { cancel(errTooLarge) })
 	return ending(ctx, next(ctx), func() {
 		cancel(nil)
 		g.slots.release(lanes)
-		<-s.inflight
-		s.touch()
+		done()
 	})
 }
 
@@ -124,8 +127,12 @@ func (g *gate) authenticate(ctx context.Context, s *socket) (context.Context, er
 	return social.WithViewer(ctx, v), nil
 }
 
-// refused answers an operation with one error and runs nothing.
+// refused answers an operation with one error and runs nothing; nothing
+// when its connection is gone (an error then is no news, and not logged).
 func refused(ctx context.Context, err error) graphql.ResponseHandler {
+	if ctx.Err() != nil {
+		return func(context.Context) *graphql.Response { return nil }
+	}
 	gerr := presentError(ctx, err)
 	sent := false
 	return func(context.Context) *graphql.Response {
@@ -151,4 +158,26 @@ func ending(ctx context.Context, h graphql.ResponseHandler, done func()) graphql
 		}
 		return resp
 	}
+}
+
+// socketAdmission runs in a websocket's read loop, once a message's
+// document has been parsed and validated: a query or mutation claims the
+// in-flight place the loop reserved for the message (the gate gives it
+// back when its answer is written); any other message's place returns
+// when the loop reads the next one. A document that fails validation
+// never gets here and claims nothing.
+type socketAdmission struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = socketAdmission{}
+
+func (socketAdmission) ExtensionName() string                   { return "SocketAdmission" }
+func (socketAdmission) Validate(graphql.ExecutableSchema) error { return nil }
+func (socketAdmission) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if s := socketFrom(ctx); s != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
+		s.claim()
+	}
+	return nil
 }

@@ -161,14 +161,17 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	srv.Use(guardExtension{guard})
 	srv.SetParserTokenLimit(o.Limits.Tokens)
 	srv.Use(getOnlyQueries{})
-	// Last of the checks of a document: what reaches it was valid and
-	// allowed on its transport.
-	srv.Use(apqRegister{cache: apq, budget: o.Limiter})
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {
 		srv.Use(noIntrospection{})
 	}
+	// Last of the checks of a document: what reaches it was valid and
+	// allowed on its transport.
+	srv.Use(apqRegister{cache: apq, budget: o.Limiter})
+	// After every check that can refuse a document: an operation that
+	// claims its connection's place is sure to be dispatched.
+	srv.Use(socketAdmission{})
 	g := &gate{authn: authn, budget: o.Limiter, slots: slots, guard: guard, maxBytes: o.Limits.ResponseBytes}
 	srv.AroundOperations(g.around)
 	srv.AroundOperations(operationDeadline(o.RequestTimeout))

@@ -455,10 +455,15 @@ func operationDeadline(d time.Duration) graphql.OperationMiddleware {
 		}
 		ctx, cancel := context.WithTimeoutCause(ctx, d, errDeadline)
 		h := next(ctx)
+		first := true
 		return func(rctx context.Context) *graphql.Response {
 			defer cancel()
 			resp := h(ctx)
-			if resp == nil && context.Cause(ctx) == errDeadline {
+			// Only in place of the first response: later calls ask whether
+			// there is another, and nil ends the operation.
+			wasFirst := first
+			first = false
+			if resp == nil && wasFirst && context.Cause(ctx) == errDeadline {
 				return &graphql.Response{Errors: gqlerror.List{{
 					Message:    fmt.Sprintf("the request took longer than %s and was stopped", d),
 					Extensions: map[string]any{"code": string(social.Internal)},

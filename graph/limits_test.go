@@ -278,50 +278,56 @@ func TestWebsocketLimits(t *testing.T) {
 }
 
 // TestWebsocketInFlight: a connection may have eight queries executing (or
-// being written) at once; more are refused at once with RATE_LIMITED, and
-// the execution slots shared with HTTP are taken by socket operations
-// too: with two slots, a third operation waits, then is refused.
+// being written) at once; the read loop reads no further message until
+// one of them ends, so a client that sends more waits (TCP holds it
+// back) rather than queueing work in the process. The execution slots
+// shared with HTTP are taken by socket operations too: with two slots, a
+// third operation waits, then is refused.
 func TestWebsocketInFlight(t *testing.T) {
-	cases := []struct {
-		name           string
-		slots          int
-		send, refused  int
-		refusedMessage string
-	}{
-		{"per connection", 0, 10, 2, "in flight on this connection"},
-		{"execution slots", 2, 3, 1, "the server is busy"},
+	stuck, _ := json.Marshal(map[string]any{"query": `{ user(name: "someone") { id } }`}) // on a Redis that never answers
+	open := func(t *testing.T, slots int, timeout time.Duration) (context.Context, *websocket.Conn) {
+		gw := stalledGateway(t)
+		s := &gatewaytest.Server{Gateway: gw}
+		s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(graph.Options{
+			MaxBodyBytes: 1 << 20, RequestTimeout: timeout, Limits: gqlguard.DefaultLimits(20000),
+			MaxConcurrent: slots, QueueWait: 100 * time.Millisecond,
+		}))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		t.Cleanup(cancel)
+		return ctx, wsOpen(ctx, t, s, "")
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			gw := stalledGateway(t)
-			s := &gatewaytest.Server{Gateway: gw}
-			s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(graph.Options{
-				MaxBodyBytes: 1 << 20, RequestTimeout: 3 * time.Second, Limits: gqlguard.DefaultLimits(20000),
-				MaxConcurrent: tc.slots, QueueWait: 100 * time.Millisecond,
-			}))
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c := wsOpen(ctx, t, s, "")
-			for i := range tc.send {
-				payload, _ := json.Marshal(map[string]any{"query": `{ user(name: "someone") { id } }`}) // stuck on Redis
-				wsSend(ctx, t, c, wsMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: payload})
+	t.Run("per connection", func(t *testing.T) {
+		const timeout = time.Second
+		ctx, c := open(t, 0, timeout)
+		start := time.Now()
+		for i := range 10 {
+			wsSend(ctx, t, c, wsMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: stuck})
+		}
+		answered := map[string]time.Duration{}
+		for len(answered) < 10 {
+			m, err := wsNext(ctx, c)
+			if err != nil {
+				t.Fatal(err)
 			}
-			refused := 0
-			for range tc.refused {
-				m, err := wsNext(ctx, c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if m.Type == "next" && strings.Contains(string(m.Payload), "RATE_LIMITED") && strings.Contains(string(m.Payload), tc.refusedMessage) {
-					refused++
-				}
-				if m, err := wsNext(ctx, c); err != nil || m.Type != "complete" {
-					t.Fatalf("after the refusal: %+v %v", m, err)
-				}
+			if m.Type == "next" {
+				answered[m.ID] = time.Since(start)
 			}
-			if refused != tc.refused {
-				t.Fatalf("%d refused first, want %d", refused, tc.refused)
+		}
+		for i := range 10 {
+			d := answered[strconv.Itoa(i)]
+			if late := i >= 8; late != (d >= 2*timeout-200*time.Millisecond) {
+				t.Errorf("operation %d answered after %s: the first eight run at once, the others after", i, d)
 			}
-		})
-	}
+		}
+	})
+	t.Run("execution slots", func(t *testing.T) {
+		ctx, c := open(t, 2, 3*time.Second)
+		for i := range 3 {
+			wsSend(ctx, t, c, wsMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: stuck})
+		}
+		m, err := wsNext(ctx, c)
+		if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), "RATE_LIMITED") || !strings.Contains(string(m.Payload), "the server is busy") {
+			t.Fatalf("first answer %+v %s %v, want the third refused as busy", m, m.Payload, err)
+		}
+	})
 }

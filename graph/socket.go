@@ -54,9 +54,15 @@ const (
 
 // socket is one websocket connection.
 type socket struct {
+	// reserved: the read loop holds a place of inflight for the message
+	// it read last; claimed: an operation of that message took it over.
+	// Only the read loop's goroutine touches them.
+	reserved, claimed bool
+
 	addr     string
 	inflight chan struct{}
 	subs     atomic.Int32
+	running  atomic.Int32 // queries and mutations admitted and not yet answered
 	last     atomic.Int64 // unix nanoseconds of the last operation's start or end
 	closed   chan struct{}
 	once     sync.Once
@@ -93,6 +99,27 @@ func socketFrom(ctx context.Context) *socket {
 }
 
 func (s *socket) touch() { s.last.Store(time.Now().UnixNano()) }
+
+// reserve is called by the read loop before it reads a message: it gives
+// back the place of the last message unless an operation claimed it, then
+// waits for a place for the next one; false when the connection closed.
+func (s *socket) reserve() bool {
+	if s.reserved && !s.claimed {
+		<-s.inflight
+	}
+	s.reserved, s.claimed = false, false
+	select {
+	case s.inflight <- struct{}{}:
+		s.reserved = true
+		return true
+	case <-s.closed:
+		return false
+	}
+}
+
+// claim hands the place reserved for the message just read to its
+// operation.
+func (s *socket) claim() { s.claimed = true }
 
 // close ends the connection with a code and reason the client can act on.
 func (s *socket) close(code int, reason string) {
@@ -200,7 +227,7 @@ func (c *sockets) watch(ctx context.Context, s *socket, authn auth.Authenticator
 			return
 		}
 		idle := time.Since(time.Unix(0, s.last.Load()))
-		if c.limits.Idle > 0 && len(s.inflight) == 0 && s.subs.Load() == 0 && idle >= c.limits.Idle {
+		if c.limits.Idle > 0 && s.running.Load() == 0 && s.subs.Load() == 0 && idle >= c.limits.Idle {
 			s.close(1000, "idle")
 			return
 		}

@@ -26,8 +26,9 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 	if err != nil {
 		return nil, err
 	}
-	cc := deadlineConn{&checkedConn{WebsocketConn: c}}
-	if s := socketFrom(r.Context()); s != nil {
+	s := socketFrom(r.Context())
+	cc := deadlineConn{&checkedConn{WebsocketConn: c, sock: s}}
+	if s != nil {
 		s.setConn(cc)
 	}
 	return cc, nil
@@ -36,13 +37,21 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 // checkedConn checks the messages of one websocket. It passes on the read
 // limit and deadlines gqlgen sets (the optional interfaces of the
 // connection it wraps).
-type checkedConn struct{ transport.WebsocketConn }
+type checkedConn struct {
+	transport.WebsocketConn
+	sock *socket // nil outside the gateway's handler
+}
 
 // closeInvalidPayload is RFC 6455's status for a message whose data is
 // not consistent with its type (invalid UTF-8 in a text message).
 const closeInvalidPayload = 1007
 
 func (c *checkedConn) NextReader() (int, io.Reader, error) {
+	// No message is read while the connection's operations fill their
+	// places: TCP holds the client back (socket.reserve).
+	if c.sock != nil && !c.sock.reserve() {
+		return 0, nil, transport.ErrWebsocketClosed
+	}
 	typ, r, err := c.WebsocketConn.NextReader()
 	if err != nil {
 		return typ, r, err

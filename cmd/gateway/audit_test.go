@@ -29,6 +29,7 @@ func needNode(t *testing.T) {
 // npmCI installs dir's locked packages when node_modules is missing.
 func npmCI(t *testing.T, dir string) {
 	t.Helper()
+	redistest.Slow(t, "installs npm packages and runs node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil {
 		return
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // chromiumPath is where the Debian package chromium installs the browser.
@@ -40,6 +42,7 @@ type browser struct {
 // test without Chromium (fails instead when REQUIRE_BROWSER=1).
 func newBrowser(ctx context.Context, t *testing.T, baseURL string) *browser {
 	t.Helper()
+	redistest.Slow(t, "drives Chromium")
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv("REQUIRE_BROWSER") == "1" {
 			t.Fatalf("REQUIRE_BROWSER=1, but Chromium is not available: %v", err)

@@ -67,6 +67,7 @@ func startProcess(t *testing.T, env map[string]string) string {
 // read the process's log (shown when the test failed).
 func startGatewayProcess(t testing.TB, env map[string]string) *gatewayProcess {
 	t.Helper()
+	redistest.Slow(t, "starts gateway processes")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	for k, v := range env {

@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // Secret is the JWT secret of the processes the tests start.
@@ -42,6 +44,7 @@ var (
 // returns the directory holding them.
 func Binaries(tb testing.TB) string {
 	tb.Helper()
+	redistest.Slow(tb, "builds and runs gateway and worker processes")
 	buildOnce.Do(func() {
 		root, err := moduleRoot()
 		if err != nil {

@@ -47,6 +47,16 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// Slow skips a test in the fast tier (go test -short): one that starts
+// processes, a browser, npm or a cluster, or waits on wall time. The full
+// run, the README's command and CI's, runs it.
+func Slow(tb testing.TB, why string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("not in -short: " + why)
+	}
+}
+
 // Addr returns host:port of the package's Redis server, starting it on
 // first use.
 func Addr(tb testing.TB) string {
