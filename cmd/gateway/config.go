@@ -142,7 +142,7 @@ func (c *Config) abuseSettings() []app.Setting {
 		limit(ratelimit.RuleMutationUser, "RATE_LIMIT_MUTATIONS", "root mutation fields per user (per address when anonymous); aliases count one each"),
 		limit(ratelimit.RuleAPQIP, "RATE_LIMIT_APQ", "persisted queries a client address may register (stored only once they pass the limits and validation); past it they run but are not kept"),
 		limit(auth.RuleLoginIP, "RATE_LIMIT_LOGIN_IP", "login attempts per client address"),
-		limit(auth.RuleLoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "login attempts per account (by name or e-mail alike)"),
+		limit(auth.RuleLoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "login attempts per login as typed (a name and an e-mail address each have their own budget)"),
 		limit(auth.RuleRegisterIP, "RATE_LIMIT_REGISTER_IP", "registrations per client address"),
 		limit(auth.RuleRegisterName, "RATE_LIMIT_REGISTER_NAME", "registration attempts per user name"),
 		{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Def: "", Usage: "comma-separated proxy addresses or CIDRs whose X-Forwarded-For names the client address",

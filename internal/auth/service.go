@@ -191,14 +191,12 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 	if err != nil && !social.IsCode(err, social.NotFound) {
 		return nil, err
 	}
-	// One budget per account, whether it is named by its name or its
-	// e-mail address; an unknown login has a budget of its own spelling,
-	// so the limit answers alike for accounts that exist and do not.
-	subject := "u:" + id
-	if !known {
-		subject = "l:" + strings.ToLower(login)
-	}
-	if err := s.allow(ctx, RuleLoginAccount, subject); err != nil {
+	// One budget per login as typed (normalized), whether an account
+	// answers to it or not: a budget shared by an account's name and
+	// e-mail address would tell who holds which address (ten failures
+	// for "bob", then "bob@example.com" refused where other addresses are
+	// not), and one for unknown logins alone would tell which exist.
+	if err := s.allow(ctx, RuleLoginAccount, "l:"+strings.ToLower(login)); err != nil {
 		return nil, err
 	}
 	if !known {
