@@ -11,6 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
@@ -460,7 +461,7 @@ func TestBadTokenIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fam, _, _ := strings.Cut(revoked.RefreshToken, ".")
+	fam := auth.SessionOf(revoked.RefreshToken)
 	if err := s.Store.RevokeSession(context.Background(), fam); err != nil {
 		t.Fatal(err)
 	}

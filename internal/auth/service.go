@@ -218,14 +218,43 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 func (s *Service) StartSession(ctx context.Context, u *social.User) (*Result, error) {
 	family := randomID(16)
 	refresh := family + "." + randomID(32)
-	if err := s.Sessions.CreateSession(ctx, family, u.ID, hashToken(refresh), randomID(32), s.RefreshTTL); err != nil {
+	sid := sessionID(family)
+	if err := s.Sessions.CreateSession(ctx, sid, u.ID, hashToken(refresh), randomID(32), s.RefreshTTL); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
-	return s.issue(u, family, refresh)
+	return s.issue(u, sid, refresh)
 }
 
-func (s *Service) issue(u *social.User, family, refresh string) (*Result, error) {
-	access, claims, err := s.Tokens.Issue(u.ID, family)
+// sessionID names the session of a refresh-token family: in the store,
+// and in the access tokens (sid) that logout uses to revoke it. It is a
+// hash of the family, so an access token, which travels further than a
+// refresh token (logs, proxies, third parties), does not hold the
+// family: with it one could forge "family.anything", have it taken for
+// a reused token, and so end the session (and raise a false theft
+// warning).
+func sessionID(family string) string {
+	sum := sha256.Sum256([]byte("session\x00" + family))
+	return "s" + hex.EncodeToString(sum[:16])
+}
+
+// isSessionID reports whether x has the form sessionID gives.
+func isSessionID(x string) bool {
+	if len(x) != 33 || x[0] != 's' {
+		return false
+	}
+	_, err := hex.DecodeString(x[1:])
+	return err == nil
+}
+
+// SessionOf is the session a refresh token belongs to, as access tokens
+// and the session store name it.
+func SessionOf(refresh string) string {
+	family, _, _ := strings.Cut(refresh, ".")
+	return sessionID(family)
+}
+
+func (s *Service) issue(u *social.User, sid, refresh string) (*Result, error) {
+	access, claims, err := s.Tokens.Issue(u.ID, sid)
 	if err != nil {
 		return nil, err
 	}
@@ -251,16 +280,25 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 	if !ok || family == "" || len(refresh) > 256 {
 		return nil, errBadRefresh
 	}
-	key, err := s.Sessions.SessionKey(ctx, family)
+	sid := sessionID(family)
+	key, err := s.Sessions.SessionKey(ctx, sid)
+	if social.IsCode(err, social.Unauthenticated) && !isSessionID(family) {
+		// A session opened before sessions were named by a hash is
+		// stored under its family, and its access tokens carry that.
+		// (Never for a family shaped like a session id: that is an
+		// access token's sid passed off as a family.)
+		sid = family
+		key, err = s.Sessions.SessionKey(ctx, sid)
+	}
 	if err != nil {
 		return nil, err
 	}
 	next := family + "." + successor(key, refresh)
-	uid, err := s.Sessions.RotateSession(ctx, family, hashToken(refresh), hashToken(next), s.RefreshGrace, s.RefreshTTL)
+	uid, err := s.Sessions.RotateSession(ctx, sid, hashToken(refresh), hashToken(next), s.RefreshGrace, s.RefreshTTL)
 	if errors.Is(err, ErrRefreshReused) {
 		// A stolen token, or a client that lost its newest one: either
 		// way operators want to see it.
-		reqlog.Logger(ctx).Warn("refresh token reused: session revoked", "session", family, "client", social.ClientIP(ctx))
+		reqlog.Logger(ctx).Warn("refresh token reused: session revoked", "session", sid, "client", social.ClientIP(ctx))
 	}
 	if err != nil {
 		return nil, err
@@ -269,7 +307,7 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 	if social.IsCode(err, social.NotFound) {
 		// The session outlived its user: end it rather than answer for
 		// an account that is gone.
-		if err := s.Sessions.RevokeSession(ctx, family); err != nil {
+		if err := s.Sessions.RevokeSession(ctx, sid); err != nil {
 			return nil, fmt.Errorf("revoke session of a missing user: %w", err)
 		}
 		return nil, errBadRefresh
@@ -277,7 +315,7 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	return s.issue(u, family, next)
+	return s.issue(u, sid, next)
 }
 
 // Logout revokes the viewer's access token and its refresh family.

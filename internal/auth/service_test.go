@@ -258,7 +258,7 @@ func TestAuthenticate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fam, _, _ := strings.Cut(res.RefreshToken, ".")
+		fam := auth.SessionOf(res.RefreshToken)
 		if v.UserID != u.ID || v.TokenID == "" || v.Session != fam || !v.ExpiresAt.Equal(res.ExpiresAt) {
 			t.Errorf("viewer = %+v, result %+v", v, res)
 		}
@@ -285,7 +285,7 @@ func TestAuthenticate(t *testing.T) {
 		}, social.Unauthenticated},
 		{"session revoked", func(t *testing.T) string {
 			res := session(t)
-			fam, _, _ := strings.Cut(res.RefreshToken, ".")
+			fam := auth.SessionOf(res.RefreshToken)
 			if err := m.RevokeSession(ctx, fam); err != nil {
 				t.Fatal(err)
 			}
@@ -333,8 +333,8 @@ func TestRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
-	famA, _, _ := strings.Cut(first.RefreshToken, ".")
-	famB, _, _ := strings.Cut(second.RefreshToken, ".")
+	famA := auth.SessionOf(first.RefreshToken)
+	famB := auth.SessionOf(second.RefreshToken)
 	if second.RefreshToken == first.RefreshToken || famA != famB || second.User.ID != u.ID {
 		t.Errorf("rotation: %q → %q (user %s)", first.RefreshToken, second.RefreshToken, second.User.ID)
 	}
@@ -431,5 +431,37 @@ func TestEmailNormalization(t *testing.T) {
 	}
 	if _, err := svc.Login(ctx, "\uff41lice@example.com", "password123"); err != nil {
 		t.Fatalf("login with the full-width spelling: %v", err)
+	}
+}
+
+// TestAccessTokenCannotEndSession: the sid an access token carries is not
+// its refresh family, so its holder cannot forge "sid.anything", have it
+// taken for a reused refresh token and so revoke the session.
+func TestAccessTokenCannotEndSession(t *testing.T) {
+	ctx := context.Background()
+	svc, m := newService(t)
+	u, _ := m.CreateUser(ctx, auth.NewAccount{Name: "erin", Email: "erin@example.com"})
+	res, err := svc.StartSession(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := svc.Authenticate(ctx, res.AccessToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	family, _, _ := strings.Cut(res.RefreshToken, ".")
+	if v.Session == "" || v.Session == family {
+		t.Fatalf("the access token's sid %q is the family %q", v.Session, family)
+	}
+	for _, forged := range []string{v.Session + ".forged", v.Session + "." + strings.Repeat("A", 43)} {
+		if _, err := svc.Refresh(ctx, forged); !social.IsCode(err, social.Unauthenticated) || errors.Is(err, auth.ErrRefreshReused) {
+			t.Fatalf("forged %q: %v, want a plain UNAUTHENTICATED", forged, err)
+		}
+	}
+	if _, err := svc.Authenticate(ctx, res.AccessToken); err != nil {
+		t.Fatalf("the session ended: %v", err)
+	}
+	if _, err := svc.Refresh(ctx, res.RefreshToken); err != nil {
+		t.Fatalf("the real refresh token: %v", err)
 	}
 }
