@@ -46,6 +46,9 @@ type checkedConn struct {
 // not consistent with its type (invalid UTF-8 in a text message).
 const closeInvalidPayload = 1007
 
+// closeMessageTooBig is RFC 6455's status for a message too big to process.
+const closeMessageTooBig = 1009
+
 func (c *checkedConn) NextReader() (int, io.Reader, error) {
 	// No message is read while the connection's operations fill their
 	// places: TCP holds the client back (socket.reserve).
@@ -60,8 +63,12 @@ func (c *checkedConn) NextReader() (int, io.Reader, error) {
 	if err != nil {
 		return typ, nil, err
 	}
-	reason := ""
+	reason, code := "", closeInvalidPayload
 	switch {
+	case checkValues(b) != nil:
+		// The variables' bound, counted on the message's text as on an
+		// HTTP body's, before gqlgen decodes them.
+		reason, code = "the message holds too many values", closeMessageTooBig
 	case !utf8.Valid(b):
 		reason = "the message is not valid UTF-8"
 	case loneSurrogate(b):
@@ -69,7 +76,7 @@ func (c *checkedConn) NextReader() (int, io.Reader, error) {
 		reason = `the message escapes half of a UTF-16 surrogate pair (\uD800-\uDFFF alone)`
 	}
 	if reason != "" {
-		_ = c.WebsocketConn.WriteClose(closeInvalidPayload, reason)
+		_ = c.WebsocketConn.WriteClose(code, reason)
 		return typ, nil, transport.ErrWebsocketClosed
 	}
 	return typ, bytes.NewReader(b), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ func TestWebsocketMessagesChecked(t *testing.T) {
 		{"a lone low surrogate", []string{init, post(`\ude00 alone`)}, true},
 		{"invalid UTF-8 in connection_init", []string{"{\"type\":\"connection_init\",\"payload\":{\"x\":\"\xff\"}}"}, true},
 		{"a surrogate pair", []string{init, post(`smile \ud83d\ude00`)}, false},
+		{"too many values", []string{init, `{"id":"1","type":"subscribe","payload":{"query":` + quote(engCreatePostDoc) +
+			`,"variables":{"i":{"content":"x","onlyTo":[` + strings.Repeat("1,", 6000) + `1]}}}}`}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,8 +61,12 @@ func TestWebsocketMessagesChecked(t *testing.T) {
 			m, err := wsNext(ctx, c)
 			if tt.refused {
 				var ce websocket.CloseError
-				if !errors.As(err, &ce) || ce.Code != 1007 || ce.Reason == "" {
-					t.Fatalf("got %+v, %v; want the connection closed with 1007 and a reason", m, err)
+				want := websocket.StatusCode(1007)
+				if tt.name == "too many values" {
+					want = websocket.StatusMessageTooBig
+				}
+				if !errors.As(err, &ce) || ce.Code != want || ce.Reason == "" {
+					t.Fatalf("got %+v, %v; want the connection closed with %d and a reason", m, err, want)
 				}
 				if diff := diffSnapshots(before, redisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
 					t.Errorf("Redis changed: %v", diff)
