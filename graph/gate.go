@@ -96,6 +96,15 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 	}
 	var lanes []chan struct{}
 	if report, gerr := g.guard.Check(oc.RawQuery, oc.OperationName, oc.Variables); gerr == nil && report.ResponseBytes > heavyBytes {
+		// One heavy answer per connection is built or written at a
+		// time; the others wait their turn, holding nothing yet.
+		select {
+		case s.heavy <- struct{}{}:
+		case <-ctx.Done():
+			return ending(ctx, refused(ctx, ctx.Err()), done)
+		}
+		inner := done
+		done = func() { inner(); <-s.heavy }
 		lanes = append(lanes, g.slots.heavy)
 	}
 	lanes = append(lanes, g.slots.slots)

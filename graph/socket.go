@@ -61,6 +61,7 @@ type socket struct {
 
 	addr     string
 	inflight chan struct{}
+	heavy    chan struct{} // one heavy answer (over heavyBytes) at a time
 	subs     atomic.Int32
 	running  atomic.Int32 // queries and mutations admitted and not yet answered
 	last     atomic.Int64 // unix nanoseconds of the last operation's start or end
@@ -181,7 +182,7 @@ func (c *sockets) serve(w http.ResponseWriter, r *http.Request, authn auth.Authe
 		return
 	}
 	defer c.leave(addr)
-	s := &socket{addr: addr, inflight: make(chan struct{}, socketInFlight), closed: make(chan struct{})}
+	s := &socket{addr: addr, inflight: make(chan struct{}, socketInFlight), heavy: make(chan struct{}, 1), closed: make(chan struct{})}
 	s.setToken(bearer(r.Header.Get("Authorization")))
 	s.touch()
 	// The connection's operations are read one after another: one note
