@@ -135,6 +135,10 @@ func (m *memStore) UserPages(ctx context.Context, v string, keys []social.UserPa
 	return out, nil
 }
 
+func (m *memStore) Follows(_ context.Context, pairs []social.FollowPair) ([]bool, error) {
+	return make([]bool, len(pairs)), nil
+}
+
 func (m *memStore) UserDetails(_ context.Context, _ string, ids []string, w social.UserWants) (social.UserDetails, error) {
 	return social.UserDetails{Users: pick(m.users, ids), Counts: make([]social.UserCounts, len(ids)), Relations: make([]social.Relation, len(ids))}, nil
 }

@@ -197,7 +197,7 @@ var fastFallbacks = map[string][]string{
 	"Post":     {"onlyTo", "notTo", "likers"},
 	"Original": {"onlyTo", "notTo", "likers", "comments", "repostOf"},
 	"Comment":  {"post"},
-	"User":     {"followersCount", "followingCount", "postsCount", "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted", "followers", "following", "commonFollowing", "posts"},
+	"User":     {"followersCount", "followingCount", "postsCount", "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted", "follows", "followers", "following", "commonFollowing", "posts"},
 }
 
 // fastArgs are the arguments the fast path reads, by type and field; a

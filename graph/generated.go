@@ -142,6 +142,7 @@ type ComplexityRoot struct {
 		FollowersCount  func(childComplexity int) int
 		Following       func(childComplexity int, first *int, after *string) int
 		FollowingCount  func(childComplexity int) int
+		Follows         func(childComplexity int, userID string) int
 		FollowsViewer   func(childComplexity int) int
 		ID              func(childComplexity int) int
 		Name            func(childComplexity int) int
@@ -227,6 +228,7 @@ type UserResolver interface {
 	FollowsViewer(ctx context.Context, obj *social.User) (bool, error)
 	ViewerBlocked(ctx context.Context, obj *social.User) (bool, error)
 	ViewerMuted(ctx context.Context, obj *social.User) (bool, error)
+	Follows(ctx context.Context, obj *social.User, userID string) (bool, error)
 	Followers(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error)
 	Following(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error)
 	CommonFollowing(ctx context.Context, obj *social.User, with string, first *int, after *string) (*model.UserConnection, error)
@@ -794,6 +796,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.FollowingCount(childComplexity), true
+	case "User.follows":
+		if e.ComplexityRoot.User.Follows == nil {
+			break
+		}
+
+		args, err := ec.field_User_follows_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.Follows(childComplexity, args["userId"].(string)), true
 	case "User.followsViewer":
 		if e.ComplexityRoot.User.FollowsViewer == nil {
 			break
@@ -1081,6 +1094,8 @@ type User {
   "Whether the viewer has blocked / muted this user."
   viewerBlocked: Boolean!
   viewerMuted: Boolean!
+  "Whether this user follows the given user (any two users, as the viewer may see them: false when this user blocked the viewer, whose circle is then hidden, and for an unknown user)."
+  follows(userId: ID!): Boolean!
   "Who follows this user, newest first; first is 1 to 100. Empty for a viewer this user blocked."
   followers(first: Int = 20, after: String): UserConnection!
   "Whom this user follows, newest first; first is 1 to 100. Empty for a viewer this user blocked."
@@ -1355,6 +1370,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_viewerBlocked(ctx, field)
 	case "viewerMuted":
 		return ec.fieldContext_User_viewerMuted(ctx, field)
+	case "follows":
+		return ec.fieldContext_User_follows(ctx, field)
 	case "followers":
 		return ec.fieldContext_User_followers(ctx, field)
 	case "following":
@@ -1982,6 +1999,20 @@ func (ec *executionContext) field_User_following_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_User_follows_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
 	return args, nil
 }
 
@@ -4381,6 +4412,50 @@ func (ec *executionContext) _User_viewerMuted(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_User_viewerMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _User_follows(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_follows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().Follows(ctx, obj, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_follows(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_follows_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _User_followers(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
@@ -7501,6 +7576,44 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._User_viewerMuted(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "follows":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_follows(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

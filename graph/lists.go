@@ -33,7 +33,7 @@ func userWants(oc *graphql.OperationContext, sel selection) social.UserWants {
 			w.Counts = true
 		case "postsCount":
 			w.Counts, w.Relations = true, true
-		case "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted":
+		case "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted", "follows":
 			w.Relations = true
 		}
 	}

@@ -422,6 +422,16 @@ func (r *userResolver) ViewerMuted(ctx context.Context, obj *social.User) (bool,
 	return rel.ViewerMuted, err
 }
 
+// Follows is the resolver for the follows field.
+func (r *userResolver) Follows(ctx context.Context, obj *social.User, userID string) (bool, error) {
+	l := loader.For(ctx)
+	rel, err := l.Relations.Load(ctx, obj.ID)
+	if err != nil || !social.SeesGraphOf(l.IsSelf(obj.ID), rel) {
+		return false, err
+	}
+	return l.Follows.Load(ctx, social.FollowPair{Follower: obj.ID, Followee: userID})
+}
+
 // Followers is the resolver for the followers field.
 func (r *userResolver) Followers(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
 	return r.userList(ctx, social.ListKey{List: social.ListFollowers, Parent: obj.ID}, first, after)

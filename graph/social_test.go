@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -324,4 +325,33 @@ func TestUserListsBadPaging(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestUserFollows: User.follows answers for any two users, as the viewer
+// may see them: false for a user who does not follow, an unknown or
+// malformed id, and across a block of the viewer by the user asked about
+// (whose circle is then hidden from the viewer).
+func TestUserFollows(t *testing.T) {
+	s := gatewaytest.New(t)
+	ctx := context.Background()
+	a, b, c, viewer := s.Register(t, "fa"), s.Register(t, "fb"), s.Register(t, "fc"), s.Register(t, "fv")
+	if err := s.Store.Follow(ctx, a.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	doc := `query($u: ID!, $b: ID!, $c: ID!) { user(id: $u) { yes: follows(userId: $b) no: follows(userId: $c)
+	  unknown: follows(userId: "999999") malformed: follows(userId: "x") } }`
+	vars := map[string]any{"u": a.ID, "b": b.ID, "c": c.ID}
+	want := func(token, label string, yes bool) {
+		t.Helper()
+		r := s.MustDo(t, token, doc, vars)
+		if r.Get("user.yes") != yes || r.Get("user.no") != false || r.Get("user.unknown") != false || r.Get("user.malformed") != false {
+			t.Errorf("%s: %+v", label, r.Get("user"))
+		}
+	}
+	want(viewer.Token, "signed in", true)
+	want("", "anonymous", true)
+	want(b.Token, "the followee", true)
+	s.MustDo(t, a.Token, `mutation($u: ID!) { block(userId: $u) { id } }`, map[string]any{"u": viewer.ID})
+	want(viewer.Token, "blocked by the user asked about", false)
+	want(a.Token, "the user themself", true)
 }

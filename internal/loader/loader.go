@@ -36,6 +36,8 @@ type Store interface {
 	// UserPages reads pages of users' own posts as the viewer may see
 	// them, with an error per key or one for all.
 	UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error)
+	// Follows reports whether each pair's follower follows its followee.
+	Follows(ctx context.Context, pairs []social.FollowPair) ([]bool, error)
 }
 
 // UserKey asks for a user with what Wants says (profile, counters,
@@ -99,6 +101,8 @@ type Loaders struct {
 	PostCounts *dataloadgen.Loader[string, social.PostCounts]
 	Liked      *dataloadgen.Loader[string, bool]
 	Comments   *dataloadgen.Loader[string, *social.Comment]
+	// Follows tells whether one user follows another (any two users).
+	Follows *dataloadgen.Loader[social.FollowPair, bool]
 	// Details loads users with their counters and relations as a list's
 	// selection asks, and primes Users, UserCounts and Relations.
 	Details *dataloadgen.Loader[UserKey, *social.User]
@@ -247,6 +251,7 @@ func (f *Factory) New(viewerID string) *Loaders {
 		PostCounts: dataloadgen.NewLoader(batch(s.PostCounts), o...),
 		Liked:      dataloadgen.NewLoader(liked, o...),
 		Comments:   dataloadgen.NewLoader(batch(s.Comments), o...),
+		Follows:    dataloadgen.NewLoader(batch(s.Follows), o...),
 		Lists:      dataloadgen.NewLoader(lists, o...),
 		UserPages:  dataloadgen.NewLoader(userPages, o...),
 	}
@@ -301,8 +306,8 @@ func (l *Loaders) detailsBatch(s Store) func(context.Context, []UserKey) ([]*soc
 
 // batch adapts a store batch call (one error for the whole batch) to
 // dataloadgen's fetch signature.
-func batch[V any](f func(context.Context, []string) ([]V, error)) func(context.Context, []string) ([]V, []error) {
-	return func(ctx context.Context, keys []string) ([]V, []error) {
+func batch[K comparable, V any](f func(context.Context, []K) ([]V, error)) func(context.Context, []K) ([]V, []error) {
+	return func(ctx context.Context, keys []K) ([]V, []error) {
 		vs, err := f(ctx, keys)
 		if err != nil {
 			return nil, []error{err}

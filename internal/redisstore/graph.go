@@ -494,6 +494,29 @@ func (s *Store) UserCounts(ctx context.Context, ids []string) ([]social.UserCoun
 	return d.Counts, err
 }
 
+// Follows reports, for each pair, whether its follower follows its
+// followee: one ZSCORE each, in one pipeline (each in the follower's
+// slot). Visibility is the caller's (social.SeesGraphOf).
+func (s *Store) Follows(ctx context.Context, pairs []social.FollowPair) ([]bool, error) {
+	out := make([]bool, len(pairs))
+	cmds := make([]*redis.FloatCmd, len(pairs))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, fp := range pairs {
+			if social.IsID(fp.Follower) && social.IsID(fp.Followee) {
+				cmds[i] = p.ZScore(ctx, s.keys.Following(fp.Follower), fp.Followee)
+			}
+		}
+		return nil
+	})
+	if err != nil && !isNil(err) {
+		return nil, fmt.Errorf("read follows of %d pairs: %w", len(pairs), err)
+	}
+	for i, c := range cmds {
+		out[i] = c != nil && c.Err() == nil
+	}
+	return out, nil
+}
+
 // Relations returns how viewerID and each user stand to each other. It
 // reads only the viewer's own keys (the mirrored Followers and BlockedBy
 // make that possible), so a batch of any size is five commands in one

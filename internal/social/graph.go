@@ -69,3 +69,6 @@ type UserDetails struct {
 	Counts    []UserCounts
 	Relations []Relation
 }
+
+// FollowPair asks whether Follower follows Followee.
+type FollowPair struct{ Follower, Followee string }
