@@ -133,14 +133,28 @@ func headerHas(h http.Header, name, token string) bool {
 }
 
 // sameOrigin reports a request without an Origin (not from a browser) or
-// from the page's own origin.
+// from the page's own origin: the same host, over http or https, and over
+// https only when the request came over TLS (directly, or through a proxy
+// that says so with X-Forwarded-Proto: the header can only tighten the
+// check). An http page cannot talk to the gateway behind a TLS listener,
+// nor a page of any other scheme (file:, null, an extension) at all.
 func sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return true
 	}
-	_, host, ok := strings.Cut(o, "://")
-	return ok && strings.EqualFold(host, r.Host)
+	scheme, host, ok := strings.Cut(o, "://")
+	if !ok || !strings.EqualFold(host, r.Host) {
+		return false
+	}
+	secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+	switch strings.ToLower(scheme) {
+	case "https":
+		return true
+	case "http":
+		return !secure
+	}
+	return false
 }
 
 // noIntrospection refuses, when introspection is off, a document that

@@ -264,6 +264,34 @@ func TestCORS(t *testing.T) {
 	if st, _ := dial("https://evil.example"); st != http.StatusForbidden {
 		t.Errorf("other origin's websocket: %d, want 403", st)
 	}
+	// Same host: its own page over http or https; no other scheme, and no
+	// http page when the request says it came over TLS.
+	host := strings.TrimPrefix(s.URL, "http://")
+	for _, tc := range []struct {
+		origin, proto string
+		want          int
+	}{
+		{"http://" + host, "", http.StatusSwitchingProtocols},
+		{"https://" + host, "", http.StatusSwitchingProtocols},
+		{"https://" + host, "https", http.StatusSwitchingProtocols},
+		{"http://" + host, "https", http.StatusForbidden},
+		{"file://" + host, "", http.StatusForbidden},
+		{"chrome-extension://" + host, "", http.StatusForbidden},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		h := http.Header{"Origin": {tc.origin}}
+		if tc.proto != "" {
+			h.Set("X-Forwarded-Proto", tc.proto)
+		}
+		c, resp, _ := websocket.Dial(ctx, "ws://"+host+"/query", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: h})
+		if c != nil {
+			c.Close(websocket.StatusNormalClosure, "")
+		}
+		if resp == nil || resp.StatusCode != tc.want {
+			t.Errorf("same host from %s (X-Forwarded-Proto %q): %+v, want %d", tc.origin, tc.proto, resp, tc.want)
+		}
+		cancel()
+	}
 }
 
 // TestBlocksHideCircleAndCounts: a user X blocked sees neither X's
