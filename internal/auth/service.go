@@ -15,7 +15,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
+	"golang.org/x/text/secure/precis"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/socialgw/gateway/internal/reqlog"
@@ -111,14 +113,47 @@ func ValidateName(name string) error {
 	return nil
 }
 
-// ValidateEmail checks a bare e-mail address (no display name).
+// ValidateEmail checks a bare e-mail address (no display name). An
+// address that differs from another only by invisible characters (zero
+// width, bidirectional marks: Unicode format characters) or by letters of
+// another script that look alike (a Cyrillic а in a Latin name) would be a
+// second account that reads as the first: such addresses are refused.
 func ValidateEmail(email string) error {
 	a, err := mail.ParseAddress(email)
 	at := strings.LastIndexByte(email, '@')
 	if err != nil || a.Address != email || len(email) > maxEmailLen || at < 1 || !strings.Contains(email[at:], ".") {
 		return social.Errorf(social.BadUserInput, "email is not a valid e-mail address")
 	}
+	if spoofable(email) {
+		return social.Errorf(social.BadUserInput, "email holds invisible characters or mixes alphabets that look alike")
+	}
 	return nil
+}
+
+// lookalikeScripts are the scripts whose letters pass for one another.
+var lookalikeScripts = []*unicode.RangeTable{unicode.Latin, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Cherokee}
+
+// spoofable reports an e-mail address with a format character, or a part
+// (the local part, each label of the domain) whose letters come from more
+// than one of lookalikeScripts.
+func spoofable(email string) bool {
+	for _, part := range strings.FieldsFunc(email, func(r rune) bool { return r == '@' || r == '.' }) {
+		script := -1
+		for _, r := range part {
+			if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+				return true
+			}
+			for i, t := range lookalikeScripts {
+				if unicode.Is(t, r) {
+					if script >= 0 && script != i {
+						return true
+					}
+					script = i
+				}
+			}
+		}
+	}
+	return false
 }
 
 func validatePassword(pw string) error {
@@ -126,6 +161,17 @@ func validatePassword(pw string) error {
 		return social.Errorf(social.BadUserInput, "password must be %d to %d bytes", MinPasswordLen, MaxPasswordLen)
 	}
 	return nil
+}
+
+// preparePassword is a password as it is hashed and checked: PRECIS's
+// OpaqueString profile (RFC 8265), so "é" typed precomposed or as e and a
+// combining accent, or a non-ASCII space, is one password.
+func preparePassword(pw string) (string, error) {
+	p, err := precis.OpaqueString.String(pw)
+	if err != nil {
+		return "", social.Errorf(social.BadUserInput, "password holds characters a password may not (controls)")
+	}
+	return p, nil
 }
 
 // allow spends one attempt of rule for subject before any hashing, so a
@@ -145,6 +191,10 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 		return nil, err
 	}
 	if err := ValidateEmail(email); err != nil {
+		return nil, err
+	}
+	password, err := preparePassword(password)
+	if err != nil {
 		return nil, err
 	}
 	if err := validatePassword(password); err != nil {
@@ -199,11 +249,22 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 	if err := s.allow(ctx, RuleLoginAccount, "l:"+strings.ToLower(login)); err != nil {
 		return nil, err
 	}
+	// Accounts registered before passwords were prepared hold the hash
+	// of the password as typed: when the two differ, both are tried (and
+	// an unknown login pays the same two derivations).
+	prepared, perr := preparePassword(password)
+	if perr != nil {
+		prepared = password
+	}
+	both := prepared != password
 	if !known {
-		s.Passwords.VerifyDummy(password)
+		s.Passwords.VerifyDummy(prepared)
+		if both {
+			s.Passwords.VerifyDummy(password)
+		}
 		return nil, errBadLogin
 	}
-	if !s.Passwords.Verify(password, hash) {
+	if !s.Passwords.Verify(prepared, hash) && (!both || !s.Passwords.Verify(password, hash)) {
 		return nil, errBadLogin
 	}
 	u, err := s.Accounts.User(ctx, id)
