@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/reqlog"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -46,10 +48,11 @@ const socketInFlight = 8
 // that is not reading before the connection is closed.
 const socketWriteTimeout = 10 * time.Second
 
-// Close codes of graphql-transport-ws used here.
+// Close codes used here: graphql-transport-ws's, and RFC 6455's 1013 (try
+// again later) for a client too slow to read.
 const (
+	closeTryAgain     = 1013
 	closeUnauthorized = 4401
-	closeTooMany      = 4429
 )
 
 // socket is one websocket connection.
@@ -60,6 +63,7 @@ type socket struct {
 	reserved, claimed bool
 
 	addr     string
+	log      *slog.Logger
 	inflight chan struct{}
 	heavy    chan struct{} // one heavy answer (over heavyBytes) at a time
 	subs     atomic.Int32
@@ -122,9 +126,14 @@ func (s *socket) reserve() bool {
 // operation.
 func (s *socket) claim() { s.claimed = true }
 
-// close ends the connection with a code and reason the client can act on.
+// close ends the connection with a code and reason the client can act on;
+// the server's own reasons (not the end of a connection that ended by
+// itself) are logged, so an operator sees why clients were cut off.
 func (s *socket) close(code int, reason string) {
 	s.once.Do(func() {
+		if reason != "" {
+			s.log.Info("websocket closed by the server", "client", s.addr, "code", code, "reason", reason)
+		}
 		close(s.closed)
 		s.mu.Lock()
 		c := s.conn
@@ -182,7 +191,7 @@ func (c *sockets) serve(w http.ResponseWriter, r *http.Request, authn auth.Authe
 		return
 	}
 	defer c.leave(addr)
-	s := &socket{addr: addr, inflight: make(chan struct{}, socketInFlight), heavy: make(chan struct{}, 1), closed: make(chan struct{})}
+	s := &socket{addr: addr, log: reqlog.Logger(r.Context()), inflight: make(chan struct{}, socketInFlight), heavy: make(chan struct{}, 1), closed: make(chan struct{})}
 	s.setToken(bearer(r.Header.Get("Authorization")))
 	s.touch()
 	// The connection's operations are read one after another: one note
@@ -252,7 +261,12 @@ type deadlineConn struct {
 }
 
 func (c deadlineConn) WriteJSON(v any) error {
-	t := time.AfterFunc(socketWriteTimeout, func() { _ = c.checkedConn.Close() })
+	t := time.AfterFunc(socketWriteTimeout, func() {
+		if c.sock != nil {
+			c.sock.close(closeTryAgain, "a message was not read within 10 s")
+		}
+		_ = c.checkedConn.Close()
+	})
 	defer t.Stop()
 	return c.checkedConn.WriteJSON(v)
 }
