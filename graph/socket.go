@@ -268,5 +268,5 @@ func (c deadlineConn) WriteJSON(v any) error {
 		_ = c.checkedConn.Close()
 	})
 	defer t.Stop()
-	return c.checkedConn.WriteJSON(v)
+	return c.checkedConn.WriteJSON(withCodes(v))
 }

@@ -2,12 +2,16 @@ package graph
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"time"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // checkedWebsocket accepts websockets through gqlgen's implementation and
@@ -93,4 +97,61 @@ func (c *checkedConn) SetReadDeadline(t time.Time) error {
 		return d.SetReadDeadline(t)
 	}
 	return nil
+}
+
+// withCodes gives the errors of a websocket protocol message (error,
+// connection_error) an extensions.code, as every error of this API has:
+// gqlgen writes its own protocol errors ("invalid json", an unknown
+// message) with a message only. They are the client's: BAD_USER_INPUT.
+// Other messages pass untouched, without being encoded twice.
+func withCodes(v any) any {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return v
+	}
+	if t := rv.FieldByName("Type"); !t.IsValid() || t.Kind() != reflect.String ||
+		(t.String() != "error" && t.String() != "connection_error") {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || len(m["payload"]) == 0 {
+		return v
+	}
+	var list []map[string]any
+	var one map[string]any
+	switch {
+	case json.Unmarshal(m["payload"], &list) == nil:
+		for _, e := range list {
+			addCode(e)
+		}
+		m["payload"], _ = json.Marshal(list)
+	case json.Unmarshal(m["payload"], &one) == nil:
+		addCode(one)
+		m["payload"], _ = json.Marshal(one)
+	default:
+		return v
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return v
+	}
+	return json.RawMessage(out)
+}
+
+func addCode(e map[string]any) {
+	ext, _ := e["extensions"].(map[string]any)
+	if ext == nil {
+		ext = map[string]any{}
+		e["extensions"] = ext
+	}
+	if _, ok := ext["code"]; !ok {
+		ext["code"] = string(social.BadUserInput)
+	}
 }

@@ -90,3 +90,29 @@ func TestWebsocketMessagesChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestWebsocketProtocolErrorsCoded: the errors gqlgen writes for a
+// message it cannot take (a payload that is not JSON, an unknown type)
+// carry extensions.code, as every error of the API does, on both
+// subprotocols.
+func TestWebsocketProtocolErrorsCoded(t *testing.T) {
+	s := gatewaytest.New(t)
+	for _, proto := range subprotocols {
+		t.Run(proto, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c := wsOpenWith(ctx, t, s, proto, "")
+			typ := "subscribe"
+			if proto == "graphql-ws" {
+				typ = "start"
+			}
+			if err := c.Write(ctx, websocket.MessageText, []byte(`{"id":"1","type":"`+typ+`","payload":"not an object"}`)); err != nil {
+				t.Fatal(err)
+			}
+			m, err := wsNext(ctx, c)
+			if err != nil || m.Type != "error" || !strings.Contains(string(m.Payload), `"code":"BAD_USER_INPUT"`) {
+				t.Fatalf("got %+v %s, %v; want an error with a code", m, m.Payload, err)
+			}
+		})
+	}
+}
