@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/reqlog"
@@ -157,20 +158,21 @@ func newSockets(l SocketLimits) *sockets {
 	return &sockets{limits: l, byAddr: map[string]int{}}
 }
 
-// admit takes a place for a connection from addr; the error says which
-// bound refused it.
-func (c *sockets) admit(addr string) error {
+// admit takes a place for a connection from addr; when there is none, the
+// HTTP status to refuse the upgrade with (503 when the process is full,
+// 429 when the address is) and why.
+func (c *sockets) admit(addr string) (int, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.limits.Max > 0 && c.total >= c.limits.Max {
-		return &social.Error{Code: social.RateLimited, Message: "the server holds as many websockets as it can: retry later", RetryAfter: 5 * time.Second}
+		return http.StatusServiceUnavailable, "the server holds as many websockets as it can: retry later"
 	}
 	if c.limits.MaxPerAddress > 0 && c.byAddr[addr] >= c.limits.MaxPerAddress {
-		return &social.Error{Code: social.RateLimited, Message: "too many websockets from this address: close some first", RetryAfter: 5 * time.Second}
+		return http.StatusTooManyRequests, "too many websockets from this address: close some first"
 	}
 	c.total++
 	c.byAddr[addr]++
-	return nil
+	return 0, ""
 }
 
 func (c *sockets) leave(addr string) {
@@ -186,8 +188,10 @@ func (c *sockets) leave(addr string) {
 // socket in the context and watches it until it ends.
 func (c *sockets) serve(w http.ResponseWriter, r *http.Request, authn auth.Authenticator, next http.Handler) {
 	addr := social.ClientIP(r.Context())
-	if err := c.admit(addr); err != nil {
-		writeDomainError(w, r, err)
+	if status, msg := c.admit(addr); status != 0 {
+		w.Header().Set("Retry-After", "5")
+		writeErrors(w, status, &gqlerror.Error{Message: msg,
+			Extensions: map[string]any{"code": string(social.RateLimited), "retryAfter": 5}})
 		return
 	}
 	defer c.leave(addr)

@@ -234,6 +234,16 @@ func socketLimits(t *testing.T) {
 			t.Fatal("a place was not given back after a close")
 		}
 	})
+	t.Run("per process", func(t *testing.T) {
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Max: 1}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		wsOpen(ctx, t, s, "")
+		_, resp, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("second connection: %v %+v; want 503 with Retry-After", err, resp)
+		}
+	})
 	t.Run("ping and pong", func(t *testing.T) {
 		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Ping: 100 * time.Millisecond}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
