@@ -52,7 +52,9 @@ func (batched) users(ctx context.Context, ids []string, sel selection) ([]*socia
 	for i, id := range ids {
 		keys[i] = loader.UserKey{ID: id, Wants: w}
 	}
-	return loader.For(ctx).Details.LoadAll(ctx, keys)
+	// At once rather than through the loader's window: a read-ahead below
+	// then finds them read (objectDetails).
+	return loader.For(ctx).FetchDetails(ctx, keys)
 }
 
 // userList resolves a list of users below an object.
@@ -190,8 +192,10 @@ func (b batched) lists(ctx context.Context, level []objects) {
 	oc := graphql.GetOperationContext(ctx)
 	l := loader.For(ctx)
 	for len(level) > 0 {
-		plan := b.planLevel(oc, l, b.follow(ctx, oc, level))
-		if len(plan.keys) == 0 && len(plan.pageKeys) == 0 {
+		level = b.follow(ctx, oc, level)
+		plan := b.planLevel(oc, l, level)
+		details := objectDetails(oc, level)
+		if len(plan.keys) == 0 && len(plan.pageKeys) == 0 && len(details) == 0 {
 			return
 		}
 		var pages []social.ListPage
@@ -200,12 +204,33 @@ func (b batched) lists(ctx context.Context, level []objects) {
 		if len(plan.pageKeys) > 0 {
 			wg.Go(func() { userPages = l.FetchUserPages(ctx, plan.pageKeys) })
 		}
+		if len(details) > 0 {
+			wg.Go(func() { _, _ = l.FetchDetails(ctx, details) })
+		}
 		if len(plan.keys) > 0 {
 			pages = l.FetchLists(ctx, plan.keys)
 		}
 		wg.Wait()
 		level = b.nextLevel(ctx, oc, l, plan, pages, userPages)
 	}
+}
+
+// objectDetails are the users of a level that the query asks more of
+// than their profile (counters, relations to the viewer): a post's or a
+// comment's author. Users in lists had theirs read with the list; these
+// are read beside the level's lists, in the same round trip, rather than
+// by each field's loader when its window expires.
+func objectDetails(oc *graphql.OperationContext, level []objects) []loader.UserKey {
+	var keys []loader.UserKey
+	for _, g := range level {
+		if g.typ != "User" || len(g.users) == 0 {
+			continue
+		}
+		if w := userWants(oc, g.sel); w.Counts || w.Relations {
+			keys = appendUserKeys(keys, g.users, w)
+		}
+	}
+	return keys
 }
 
 // levelPlan is what one level of the read-ahead reads: list pages (keys)
@@ -316,7 +341,7 @@ func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l 
 		next = append(next, objects{typ: "User", users: ids, sel: sp.sel})
 	}
 	if len(users) > 0 {
-		l.FetchDetails(ctx, users)
+		_, _ = l.FetchDetails(ctx, users)
 	}
 	return next
 }

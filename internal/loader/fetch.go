@@ -20,25 +20,29 @@ import (
 // FetchLists reads the pages of lists at once (zero pages where a key
 // failed: its resolver meets the error when it loads the key itself).
 func (l *Loaders) FetchLists(ctx context.Context, keys []social.ListKey) []social.ListPage {
-	return l.lists.fetch(ctx, keys)
+	out, _ := l.lists.fetch(ctx, keys)
+	return out
 }
 
 // FetchUserPages reads pages of users' own posts at once (nil where a key
 // failed).
 func (l *Loaders) FetchUserPages(ctx context.Context, keys []social.UserPageKey) []*social.Page {
-	return l.userPages.fetch(ctx, keys)
+	out, _ := l.userPages.fetch(ctx, keys)
+	return out
 }
 
 // FetchDetails reads users with what their keys want at once, as Details
-// would (priming Users, UserCounts and Relations).
-func (l *Loaders) FetchDetails(ctx context.Context, keys []UserKey) []*social.User {
+// would (priming Users, UserCounts and Relations); nil for missing users,
+// and the error of a read that failed.
+func (l *Loaders) FetchDetails(ctx context.Context, keys []UserKey) ([]*social.User, error) {
 	return l.details.fetch(ctx, keys)
 }
 
 // FetchPosts reads posts as the viewer may see them at once (nil for
 // missing or hidden ones).
 func (l *Loaders) FetchPosts(ctx context.Context, ids []string) []*social.Post {
-	return l.posts.fetch(ctx, ids)
+	out, _ := l.posts.fetch(ctx, ids)
+	return out
 }
 
 // eager fetches keys of one loader at once and primes it with the results.
@@ -56,7 +60,7 @@ func newEager[K comparable, V any](l *dataloadgen.Loader[K, V], batch func(conte
 	return &eager[K, V]{loader: l, batch: batch, got: map[K]V{}}
 }
 
-func (e *eager[K, V]) fetch(ctx context.Context, keys []K) []V {
+func (e *eager[K, V]) fetch(ctx context.Context, keys []K) ([]V, error) {
 	out := make([]V, len(keys))
 	var missing []K
 	e.mu.Lock()
@@ -71,12 +75,16 @@ func (e *eager[K, V]) fetch(ctx context.Context, keys []K) []V {
 	}
 	e.mu.Unlock()
 	if len(missing) == 0 {
-		return out
+		return out, nil
 	}
 	vs, errs := e.batch(ctx, missing)
 	read := make(map[K]V, len(missing))
+	var failed error
 	for i, k := range missing {
-		if batchErr(errs, i, len(missing)) != nil || i >= len(vs) {
+		if err := batchErr(errs, i, len(missing)); err != nil || i >= len(vs) {
+			if failed == nil {
+				failed = err
+			}
 			continue
 		}
 		read[k] = vs[i]
@@ -92,7 +100,7 @@ func (e *eager[K, V]) fetch(ctx context.Context, keys []K) []V {
 			out[i] = v
 		}
 	}
-	return out
+	return out, failed
 }
 
 // batchErr is key i's error in a batch result: one error for all, or one
