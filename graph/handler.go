@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -499,7 +500,7 @@ func uniqueKeys(raw []byte) error {
 		if err != nil {
 			return err
 		}
-		k, _ := t.(string)
+		k := paramName(t)
 		if seen[k] {
 			return duplicateMember(k)
 		}
@@ -515,6 +516,20 @@ func uniqueKeys(raw []byte) error {
 		}
 	}
 	return nil
+}
+
+// paramName is a member's name as encoding/json matches it to a request
+// parameter: without regard to case ("Query", "variableſ"), so two
+// spellings of one parameter count as the same member and a bound on
+// "variables" holds for every spelling.
+func paramName(t json.Token) string {
+	k, _ := t.(string)
+	for _, name := range []string{"query", "operationName", "variables", "extensions"} {
+		if strings.EqualFold(k, name) {
+			return name
+		}
+	}
+	return k
 }
 
 // duplicateMember is a member a request's object names twice.
