@@ -53,18 +53,18 @@ func TestRunTiny(t *testing.T) {
 	}
 	report := string(file)
 	for _, want := range []string{
-		"## Machine", "## Targets of issue 6", "| (a) gateway | 1 |", "| (b) store | 4 |", "| (c) naive | 4 |",
+		"## Machine", "## Targets: throughput, latency, fan-out and memory", "| (a) gateway | 1 |", "| (b) store | 4 |", "| (c) naive | 4 |",
 		"bytes per home-timeline entry", "| fan-out (worker) |", "| raw LPUSH |", "300 of 300 followers",
 		"| push |", "| pull |", "| hybrid |", "--users 80",
-		"## Read-path costs (issue 15)", "following 10 pulled authors", "| 100 |",
-		"## Targets of issue 15", "round trips per page constant for first",
+		"## Read-path costs", "following 10 pulled authors", "| 100 |",
+		"## Targets: against Redis alone, and Redis calls per request", "round trips per page constant for first",
 		"| Redis CPU µs/page |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
 	}
-	// The replay of the gateway's flights (issue 15), on a single Redis:
+	// The replay of the gateway's flights, on a single Redis:
 	// a cluster page's flights would need the slot map.
 	for _, want := range []string{
 		"Redis alone serving the same pages' flights (raw replay)", "otherwise idle cores would allow",

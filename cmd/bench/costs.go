@@ -14,8 +14,8 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// The read-path costs of issue 15: Redis round trips and commands per
-// request, counted by the hook, which the machine's load does not move.
+// The read-path costs: Redis round trips and commands per request,
+// counted by the hook, which the machine's load does not move.
 
 // pulledPrefix is the prefix of the pulled-authors data sets (+ mode and
 // the number of authors).
@@ -35,7 +35,7 @@ var NestedQuery = func() string {
 			"      likers(first: 5) { totalCount edges { node { id name followers(first: 3) { totalCount edges { node { name } } } } } }\n", 1)
 }()
 
-// Costs are the round trips and commands of issue 15's measurements.
+// Costs are the round trips and commands of the read-path measurements.
 type Costs struct {
 	Reader string
 	// Nested[i] and Naive[i] are the cost of NestedQuery at nestedFirsts[i]

@@ -6,13 +6,13 @@
 // (internal/seed: power-law followers, activity, likes and comments), or
 // reuses one seeded before (--reuse), then measures:
 //
-//   - the reference query of issue 6 (graph/reference.graphql:
+//   - the reference query (graph/reference.graphql:
 //     a 20-post home page with authors, counters, viewerHasLiked, three
 //     comments with their authors and reposted originals) five ways:
 //     (a) the gateway over HTTP on a loopback listener, (b) the same page
 //     fetched by the store directly, without GraphQL, (c) the gateway in
 //     naive mode (no batching or caching: one Redis call per field), and
-//     two baselines of issue 15: (d) the gateway's own Redis flights for
+//     two baselines without the gateway: (d) its own Redis flights for
 //     each page, recorded once, replayed by a raw RESP client (Redis
 //     alone), and (e) the same replayed through go-redis; each
 //     at concurrency 1 and at saturation (--concurrency), rotating among
@@ -20,7 +20,8 @@
 //     latency, Redis round trips and commands per page (a go-redis hook),
 //     allocations and bytes per page (runtime.MemStats deltas, which
 //     include the in-process load generator);
-//   - Redis bytes per home-timeline entry at the cap (MEMORY USAGE);
+//   - Redis bytes per home-timeline entry at the cap, and per user, post,
+//     follow, like and comment (MEMORY USAGE);
 //   - the fan-out of one post to --fanout-followers followers (celebrity
 //     threshold raised above that), timed as the worker's work, against a
 //     raw pipelined write of the same entries in pipelines of 1 000 (LPUSH,
@@ -28,7 +29,10 @@
 //   - createPost latency with 0 and with --fanout-followers followers;
 //   - push, pull and hybrid fan-out on one smaller data set seeded three
 //     times with the same seed: Redis commands and time per createPost
-//     (with its fan-out), per home-timeline page, and home-timeline memory.
+//     (with its fan-out), per home-timeline page, and home-timeline memory;
+//   - the read path's Redis round trips and commands, counted rather than
+//     timed: lists nested under a timeline page at several page sizes, and
+//     a home page of readers following one or many pulled authors.
 //
 // Without --redis-url it starts a throwaway redis-server from PATH on a
 // free loopback port (internal/redisproc), which is gone when bench exits.
@@ -42,9 +46,9 @@
 //	    --modes-users 500 --modes-posts 5000   # a quick look
 //	go run ./cmd/bench --redis-url redis://127.0.0.1:7000 --reuse
 //
-// A full run (10 000 users, 100 000 posts) took 3 to 4 minutes on two idle
-// cores before the replay rows, which add about 50 s; 6.5 minutes on a
-// crowded machine.
+// A full run (10 000 users, 100 000 posts) takes about five and a half
+// minutes on two cores; docs/performance-results.md records how long the
+// last one took.
 package main
 
 import (

@@ -24,13 +24,13 @@ import (
 	"github.com/socialgw/gateway/graph"
 )
 
-// The replay baseline of issue 15: how many reference pages per second
-// Redis alone serves. The gateway's own Redis traffic for each reader's
-// page is recorded once (every flight, that is every Process or
-// ProcessPipeline call, one round trip each, with its commands' arguments)
-// and then sent again, flight after flight, by a minimal client with no
-// GraphQL, no HTTP and no decoding: the gateway at saturation is judged
-// against that client at saturation.
+// The replay baseline: how many reference pages per second Redis alone
+// serves. The gateway's own Redis traffic for each reader's page is
+// recorded once (every flight, that is every Process or ProcessPipeline
+// call, one round trip each, with its commands' arguments) and then sent
+// again, flight after flight, by a minimal client with no GraphQL, no HTTP
+// and no decoding: the gateway at saturation is judged against that client
+// at saturation.
 //
 // Replaying is safe and repeats the same work: the flights of a reference
 // page are reads, except the home-page script's HSET of the reader's
