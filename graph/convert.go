@@ -68,3 +68,34 @@ func optional(s string) *string {
 	}
 	return &s
 }
+
+// newPost is createPost's input as the domain takes it: a null content is
+// empty (a plain repost, when repostOf is set).
+func newPost(in model.CreatePostInput) social.NewPost {
+	p := social.NewPost{OnlyTo: in.OnlyTo, NotTo: in.NotTo}
+	if in.Content != nil {
+		p.Content = *in.Content
+	}
+	if in.RepostOf != nil {
+		p.RepostOf = *in.RepostOf
+	}
+	if in.Source != nil {
+		p.Source = *in.Source
+	}
+	if l := in.Location; l != nil {
+		p.Location = &social.Location{Latitude: l.Latitude, Longitude: l.Longitude}
+		if l.Name != nil {
+			p.Location.Name = *l.Name
+		}
+	}
+	return p
+}
+
+// locationOf is a post's location as the schema shows it.
+func locationOf(p *social.Post) *model.Location {
+	l := p.Location
+	if l == nil {
+		return nil
+	}
+	return &model.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: optional(l.Name)}
+}

@@ -82,8 +82,8 @@ func (m *memStore) PostCounts(_ context.Context, ids []string) ([]social.PostCou
 	}
 	return out, nil
 }
-func (m *memStore) Liked(_ context.Context, _ string, ids []string) ([]bool, error) {
-	return make([]bool, len(ids)), nil
+func (m *memStore) Marks(_ context.Context, _ string, ids []string) ([]social.Marks, error) {
+	return make([]social.Marks, len(ids)), nil
 }
 func (m *memStore) Comments(_ context.Context, ids []string) ([]*social.Comment, error) {
 	return pick(m.comments, ids), nil
@@ -94,7 +94,7 @@ func (m *memStore) Comments(_ context.Context, ids []string) ([]*social.Comment,
 func (m *memStore) HomePage(_ context.Context, _ string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
 	ids := m.home[:min(p.First, len(m.home))]
 	page := &social.Page{
-		Users: map[string]*social.User{}, Counts: map[string]social.PostCounts{}, Liked: map[string]bool{},
+		Users: map[string]*social.User{}, Counts: map[string]social.PostCounts{}, Marks: map[string]social.Marks{},
 		Comments: map[string]social.Connection[*social.Comment]{}, Originals: map[string]*social.Post{},
 	}
 	page.Posts.HasNext = true
@@ -104,7 +104,7 @@ func (m *memStore) HomePage(_ context.Context, _ string, p social.PageRequest, w
 		page.Posts.Cursors = append(page.Posts.Cursors, social.EncodeCursor(id))
 		page.Users[post.AuthorID] = m.users[post.AuthorID]
 		page.Counts[id] = social.PostCounts{Likes: 7, Comments: 3, Reposts: 1}
-		page.Liked[id] = false
+		page.Marks[id] = social.Marks{}
 		var cc social.Connection[*social.Comment]
 		for _, cid := range m.byPost[id][:min(w.Comments, len(m.byPost[id]))] {
 			c := m.comments[cid]

@@ -18,10 +18,10 @@ import (
 const fastCorpusFragments = `
 fragment U on User { id name email bio createdAt __typename }
 fragment P on Post {
-  __typename id createdAt visibility content likesCount repostsCount viewerHasLiked commentsCount
+  __typename id createdAt visibility content source likesCount repostsCount viewerHasLiked viewerHasReposted commentsCount
   two: comments(first: 2) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { __typename id content createdAt author { ...U } } } }
   comments { totalCount edges { node { id } } }
-  repostOf { __typename id visibility content createdAt likesCount commentsCount repostsCount viewerHasLiked author { ...U } }
+  repostOf { __typename id visibility content createdAt likesCount commentsCount repostsCount viewerHasLiked viewerHasReposted author { ...U } }
   content @skip(if: $skip)
   author { ...U }
 }`

@@ -68,6 +68,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Location struct {
+		Latitude  func(childComplexity int) int
+		Longitude func(childComplexity int) int
+		Name      func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddComment    func(childComplexity int, postID string, content string) int
 		Block         func(childComplexity int, userID string) int
@@ -94,20 +100,23 @@ type ComplexityRoot struct {
 	}
 
 	Post struct {
-		Author         func(childComplexity int) int
-		Comments       func(childComplexity int, first *int, after *string) int
-		CommentsCount  func(childComplexity int) int
-		Content        func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Likers         func(childComplexity int, first *int, after *string) int
-		LikesCount     func(childComplexity int) int
-		NotTo          func(childComplexity int) int
-		OnlyTo         func(childComplexity int) int
-		RepostOf       func(childComplexity int) int
-		RepostsCount   func(childComplexity int) int
-		ViewerHasLiked func(childComplexity int) int
-		Visibility     func(childComplexity int) int
+		Author            func(childComplexity int) int
+		Comments          func(childComplexity int, first *int, after *string) int
+		CommentsCount     func(childComplexity int) int
+		Content           func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Likers            func(childComplexity int, first *int, after *string) int
+		LikesCount        func(childComplexity int) int
+		Location          func(childComplexity int) int
+		NotTo             func(childComplexity int) int
+		OnlyTo            func(childComplexity int) int
+		RepostOf          func(childComplexity int) int
+		RepostsCount      func(childComplexity int) int
+		Source            func(childComplexity int) int
+		ViewerHasLiked    func(childComplexity int) int
+		ViewerHasReposted func(childComplexity int) int
+		Visibility        func(childComplexity int) int
 	}
 
 	Query struct {
@@ -200,11 +209,14 @@ type PostResolver interface {
 	NotTo(ctx context.Context, obj *social.Post) ([]*social.User, error)
 	RepostOf(ctx context.Context, obj *social.Post) (*social.Post, error)
 	RepostsCount(ctx context.Context, obj *social.Post) (int, error)
+	ViewerHasReposted(ctx context.Context, obj *social.Post) (bool, error)
 	LikesCount(ctx context.Context, obj *social.Post) (int, error)
 	ViewerHasLiked(ctx context.Context, obj *social.Post) (bool, error)
 	Likers(ctx context.Context, obj *social.Post, first *int, after *string) (*model.UserConnection, error)
 	CommentsCount(ctx context.Context, obj *social.Post) (int, error)
 	Comments(ctx context.Context, obj *social.Post, first *int, after *string) (*model.CommentConnection, error)
+	Location(ctx context.Context, obj *social.Post) (*model.Location, error)
+	Source(ctx context.Context, obj *social.Post) (*string, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*social.User, error)
@@ -340,6 +352,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CommentEdge.Node(childComplexity), true
+
+	case "Location.latitude":
+		if e.ComplexityRoot.Location.Latitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Location.Latitude(childComplexity), true
+	case "Location.longitude":
+		if e.ComplexityRoot.Location.Longitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Location.Longitude(childComplexity), true
+	case "Location.name":
+		if e.ComplexityRoot.Location.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Location.Name(childComplexity), true
 
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
@@ -595,6 +626,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.LikesCount(childComplexity), true
+	case "Post.location":
+		if e.ComplexityRoot.Post.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Location(childComplexity), true
 	case "Post.notTo":
 		if e.ComplexityRoot.Post.NotTo == nil {
 			break
@@ -619,12 +656,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.RepostsCount(childComplexity), true
+	case "Post.source":
+		if e.ComplexityRoot.Post.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Source(childComplexity), true
 	case "Post.viewerHasLiked":
 		if e.ComplexityRoot.Post.ViewerHasLiked == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.ViewerHasLiked(childComplexity), true
+	case "Post.viewerHasReposted":
+		if e.ComplexityRoot.Post.ViewerHasReposted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewerHasReposted(childComplexity), true
 	case "Post.visibility":
 		if e.ComplexityRoot.Post.Visibility == nil {
 			break
@@ -902,6 +951,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCreatePostInput,
+		ec.unmarshalInputLocationInput,
 		ec.unmarshalInputLoginInput,
 		ec.unmarshalInputRegisterInput,
 		ec.unmarshalInputUpdateProfileInput,
@@ -1126,13 +1176,26 @@ type Post {
   notTo: [User!]
   "The original post when this is a repost; null when the original was deleted or the viewer may not see it."
   repostOf: Post
+  "Reposts of this post that the viewer may see: a repost has its original's audience, so whoever may see a post may see all of its reposts; a repost by a user in a block with the viewer is counted although it is not shown to them."
   repostsCount: Int!
+  "Whether the viewer has reposted this post (delete that repost with deletePost to undo it)."
+  viewerHasReposted: Boolean!
   likesCount: Int!
   viewerHasLiked: Boolean!
   likers(first: Int = 20, after: String): UserConnection!
   commentsCount: Int!
   "Comments, newest first."
   comments(first: Int = 20, after: String): CommentConnection!
+  "Where the author says it was posted from."
+  location: Location
+  "The client it was posted with, e.g. web or ios (seed: platform)."
+  source: String
+}
+
+type Location {
+  latitude: Float!
+  longitude: Float!
+  name: String
 }
 
 type Comment {
@@ -1210,15 +1273,32 @@ input UpdateProfileInput {
   bio: String
 }
 
+input LocationInput {
+  "-90 to 90."
+  latitude: Float!
+  "-180 to 180."
+  longitude: Float!
+  "At most 100 characters."
+  name: String
+}
+
 input CreatePostInput {
-  "1 to 500 characters (code points) after trimming white space. Text of only invisible characters (zero-width, fillers such as U+3164, tag characters, variation selectors) is empty; control characters other than newline and tab, and bidirectional override or isolate characters, are refused (BAD_USER_INPUT)."
-  content: String!
-  "Make this post a repost of that post."
+  "1 to 500 characters (code points) after trimming white space. Text of only invisible characters (zero-width, fillers such as U+3164, tag characters, variation selectors) is empty; control characters other than newline and tab, and bidirectional override or isolate characters, are refused (BAD_USER_INPUT). Optional only for a plain repost (repostOf set, content null or empty)."
+  content: String
+  """
+  Make this post a repost of that post (NOT_FOUND when the viewer may not see it). A repost cannot show the original
+  to anyone its own audience hides it from: it has the original's audience (onlyTo and notTo cannot be set; an
+  ONLY_TO original's author is in it too). A plain repost is one per user and post: asking again returns the one
+  that exists.
+  """
   repostOf: ID
   "Restrict the audience to these users (visibility ONLY_TO). Not together with notTo."
   onlyTo: [ID!]
   "Hide the post from these users (visibility NOT_TO). Not together with onlyTo."
   notTo: [ID!]
+  location: LocationInput
+  "The client posting, e.g. web (seed: platform): at most 40 characters."
+  source: String
 }
 `, BuiltIn: false},
 }
@@ -1280,6 +1360,18 @@ func (ec *executionContext) childFields_CommentEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type CommentEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Location(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "latitude":
+		return ec.fieldContext_Location_latitude(ctx, field)
+	case "longitude":
+		return ec.fieldContext_Location_longitude(ctx, field)
+	case "name":
+		return ec.fieldContext_Location_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Location", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -1310,6 +1402,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_repostOf(ctx, field)
 	case "repostsCount":
 		return ec.fieldContext_Post_repostsCount(ctx, field)
+	case "viewerHasReposted":
+		return ec.fieldContext_Post_viewerHasReposted(ctx, field)
 	case "likesCount":
 		return ec.fieldContext_Post_likesCount(ctx, field)
 	case "viewerHasLiked":
@@ -1320,6 +1414,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_commentsCount(ctx, field)
 	case "comments":
 		return ec.fieldContext_Post_comments(ctx, field)
+	case "location":
+		return ec.fieldContext_Post_location(ctx, field)
+	case "source":
+		return ec.fieldContext_Post_source(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -2474,6 +2572,75 @@ func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Location_latitude(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Location_latitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Latitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Location_latitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Location_longitude(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Location_longitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Longitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Location_longitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Location_name(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Location_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Location_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_register(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3490,6 +3657,29 @@ func (ec *executionContext) fieldContext_Post_repostsCount(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Post_viewerHasReposted(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerHasReposted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewerHasReposted(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerHasReposted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Post_likesCount(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3645,6 +3835,61 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Post_location(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Location(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Location) graphql.Marshaler {
+			return ec.marshalOLocation2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐLocation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Location(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_source(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Source(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Query_me(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -5846,7 +6091,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"content", "repostOf", "onlyTo", "notTo"}
+	fieldsInOrder := [...]string{"content", "repostOf", "onlyTo", "notTo", "location", "source"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -5855,7 +6100,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		switch k {
 		case "content":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -5881,6 +6126,64 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.NotTo = data
+		case "location":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("location"))
+			data, err := ec.unmarshalOLocationInput2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐLocationInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Location = data
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputLocationInput(ctx context.Context, obj any) (model.LocationInput, error) {
+	var it model.LocationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"latitude", "longitude", "name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "latitude":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitude"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Latitude = data
+		case "longitude":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitude"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Longitude = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
 		}
 	}
 	return it, nil
@@ -6250,6 +6553,54 @@ func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionS
 		case "node":
 			out.Values[i] = ec._CommentEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var locationImplementors = []string{"Location"}
+
+func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet, obj *model.Location) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, locationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Location")
+		case "latitude":
+			out.Values[i] = ec._Location_latitude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "longitude":
+			out.Values[i] = ec._Location_longitude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Location_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -6731,6 +7082,44 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "viewerHasReposted":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_viewerHasReposted(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "likesCount":
 			field := field
 
@@ -6894,6 +7283,82 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				}()
 				res = ec._Post_comments(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "location":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_location(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "source":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_source(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -8375,6 +8840,22 @@ func (ec *executionContext) unmarshalNCreatePostInput2githubᚗcomᚋsocialgwᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8812,6 +9293,21 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOLocation2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐLocation(ctx context.Context, sel ast.SelectionSet, v *model.Location) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Location(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOLocationInput2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐLocationInput(ctx context.Context, v any) (*model.LocationInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputLocationInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐPost(ctx context.Context, sel ast.SelectionSet, v *social.Post) graphql.Marshaler {

@@ -38,7 +38,7 @@ func (r *Resolver) likeEdit(ctx context.Context, postID string, edit func(ctx co
 	l := loader.For(ctx)
 	l.ClearLists()
 	l.PostCounts.Clear(postID)
-	l.Liked.Clear(postID)
+	l.Marks.Clear(postID)
 	return loadPost(ctx, postID)
 }
 

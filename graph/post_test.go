@@ -181,6 +181,56 @@ func TestPostFieldsAudienceAndReposts(t *testing.T) {
 	}
 }
 
+// Plain reposts through the API: content left out, one per user and post,
+// viewerHasReposted, undone with deletePost; a repost takes its original's
+// audience; location and source are kept as given.
+func TestPlainRepostsAndPostExtras(t *testing.T) {
+	s := newFeedServer(t, redisstore.Push)
+	author, fan, friend := s.Register(t, "author"), s.Register(t, "fan"), s.Register(t, "friend")
+	const doc = `mutation($i: CreatePostInput!) { createPost(input: $i) {
+		id content visibility source location { latitude longitude name } repostOf { id repostsCount viewerHasReposted } } }`
+	const read = `query($id: ID!) { post(id: $id) { repostsCount viewerHasReposted } }`
+	orig := s.MustDo(t, author.Token, doc, map[string]any{"i": map[string]any{
+		"content": "from the park", "source": "web", "location": map[string]any{"latitude": 52.52, "longitude": 13.405, "name": "Tiergarten"}}})
+	id := orig.Str("createPost.id")
+	if got := fmt.Sprintf("%v %v", orig.Get("createPost.location"), orig.Get("createPost.source")); got != "map[latitude:52.52 longitude:13.405 name:Tiergarten] web" {
+		t.Fatalf("location and source: %s", got)
+	}
+	first := s.MustDo(t, fan.Token, doc, map[string]any{"i": map[string]any{"repostOf": id}})
+	again := s.MustDo(t, fan.Token, doc, map[string]any{"i": map[string]any{"repostOf": id, "content": ""}})
+	if first.Str("createPost.id") != again.Str("createPost.id") || first.Str("createPost.content") != "" ||
+		fmt.Sprint(again.Get("createPost.repostOf")) != "map[id:"+id+" repostsCount:1 viewerHasReposted:true]" ||
+		first.Get("createPost.source") != nil || first.Get("createPost.location") != nil {
+		t.Fatalf("plain reposts: %+v then %+v", first.Data, again.Data)
+	}
+	if got := fmt.Sprint(s.MustDo(t, friend.Token, read, map[string]any{"id": id}).Get("post")); got != "map[repostsCount:1 viewerHasReposted:false]" {
+		t.Fatalf("as another user: %s", got)
+	}
+	s.MustDo(t, fan.Token, feedDeleteDoc, map[string]any{"id": first.Str("createPost.id")})
+	if got := fmt.Sprint(s.MustDo(t, fan.Token, read, map[string]any{"id": id}).Get("post")); got != "map[repostsCount:0 viewerHasReposted:false]" {
+		t.Fatalf("after deleting the repost: %s", got)
+	}
+
+	only := s.post(t, author, map[string]any{"content": "for a friend", "onlyTo": []string{friend.ID}})
+	r := s.MustDo(t, friend.Token, doc, map[string]any{"i": map[string]any{"content": "see this", "repostOf": only}})
+	if r.Str("createPost.visibility") != "ONLY_TO" {
+		t.Fatalf("repost of an ONLY_TO post: %+v", r.Data)
+	}
+	if got := s.MustDo(t, fan.Token, read, map[string]any{"id": r.Str("createPost.id")}).Get("post"); got != nil {
+		t.Fatalf("the repost shows to someone its original is hidden from: %v", got)
+	}
+	for name, in := range map[string]map[string]any{
+		"no content":         {},
+		"audience on repost": {"repostOf": id, "onlyTo": []string{fan.ID}},
+		"latitude":           {"content": "x", "location": map[string]any{"latitude": 91, "longitude": 0}},
+		"source too long":    {"content": "x", "source": strings.Repeat("s", 41)},
+	} {
+		if c := s.Do(t, fan.Token, doc, map[string]any{"i": in}).Code(); c != "BAD_USER_INPUT" {
+			t.Errorf("%s: code %q, want BAD_USER_INPUT", name, c)
+		}
+	}
+}
+
 func TestDeletePost(t *testing.T) {
 	s := newFeedServer(t, redisstore.Push)
 	author, fan, stranger := s.Register(t, "author"), s.Register(t, "fan"), s.Register(t, "stranger")

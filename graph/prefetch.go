@@ -48,11 +48,11 @@ func postWants(oc *graphql.OperationContext, sel selection, w *social.PageWants,
 			} else {
 				w.Counts = true
 			}
-		case "viewerHasLiked":
+		case "viewerHasLiked", "viewerHasReposted":
 			if original {
-				w.OriginalLiked = true
+				w.OriginalMarks = true
 			} else {
-				w.Liked = true
+				w.Marks = true
 			}
 		case "comments":
 			if original {
@@ -107,8 +107,8 @@ func (batched) primePage(ctx context.Context, page *social.Page) {
 	for id, n := range page.Counts {
 		l.PostCounts.Prime(id, n)
 	}
-	for id, v := range page.Liked {
-		l.Liked.Prime(id, v)
+	for id, v := range page.Marks {
+		l.Marks.Prime(id, v)
 	}
 	// Comment pages are kept for queries only: in a mutation document a
 	// later field may add or delete a comment, and nothing would tell this

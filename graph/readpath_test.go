@@ -52,6 +52,9 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 		case i%9 == 8:
 			in.NotTo = []string{stranger.ID}
 		}
+		if i%5 == 1 {
+			in.Source = "web"
+		}
 		p, err := s.Store.CreatePost(ctx, a.ID, in)
 		if err != nil {
 			t.Fatal(err)
@@ -67,6 +70,16 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 			if err := s.Store.Like(ctx, viewer.ID, p.ID); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	// Plain reposts: by the viewer (viewerHasReposted), and by an author
+	// of a post already in the viewer's home (folded there).
+	for _, r := range []struct {
+		by   gatewaytest.User
+		post string
+	}{{viewer, posts[3]}, {viewer, posts[10]}, {authors[2], posts[0]}} {
+		if _, err := s.Store.CreatePost(ctx, r.by.ID, social.NewPost{RepostOf: r.post}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// One repost whose original is then deleted: repostOf reads null.

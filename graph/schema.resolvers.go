@@ -119,10 +119,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, err
 	}
-	in := social.NewPost{Content: input.Content, OnlyTo: input.OnlyTo, NotTo: input.NotTo}
-	if input.RepostOf != nil {
-		in.RepostOf = *input.RepostOf
-	}
+	in := newPost(input)
 	p, err := r.Posts.CreatePost(ctx, v.UserID, in)
 	if err != nil {
 		return nil, err
@@ -132,6 +129,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	l.UserCounts.Clear(v.UserID)
 	if p.RepostOfID != "" {
 		l.PostCounts.Clear(p.RepostOfID)
+		l.Marks.Clear(p.RepostOfID)
 	}
 	return p, nil
 }
@@ -236,6 +234,12 @@ func (r *postResolver) RepostsCount(ctx context.Context, obj *social.Post) (int,
 	return c.Reposts, err
 }
 
+// ViewerHasReposted is the resolver for the viewerHasReposted field.
+func (r *postResolver) ViewerHasReposted(ctx context.Context, obj *social.Post) (bool, error) {
+	m, err := loader.For(ctx).Marks.Load(ctx, obj.ID)
+	return m.Reposted, err
+}
+
 // LikesCount is the resolver for the likesCount field.
 func (r *postResolver) LikesCount(ctx context.Context, obj *social.Post) (int, error) {
 	c, err := loader.For(ctx).PostCounts.Load(ctx, obj.ID)
@@ -244,7 +248,8 @@ func (r *postResolver) LikesCount(ctx context.Context, obj *social.Post) (int, e
 
 // ViewerHasLiked is the resolver for the viewerHasLiked field.
 func (r *postResolver) ViewerHasLiked(ctx context.Context, obj *social.Post) (bool, error) {
-	return loader.For(ctx).Liked.Load(ctx, obj.ID)
+	m, err := loader.For(ctx).Marks.Load(ctx, obj.ID)
+	return m.Liked, err
 }
 
 // Likers is the resolver for the likers field.
@@ -261,6 +266,16 @@ func (r *postResolver) CommentsCount(ctx context.Context, obj *social.Post) (int
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *social.Post, first *int, after *string) (*model.CommentConnection, error) {
 	return r.commentList(ctx, obj.ID, first, after)
+}
+
+// Location is the resolver for the location field.
+func (r *postResolver) Location(ctx context.Context, obj *social.Post) (*model.Location, error) {
+	return locationOf(obj), nil
+}
+
+// Source is the resolver for the source field.
+func (r *postResolver) Source(ctx context.Context, obj *social.Post) (*string, error) {
+	return optional(obj.Source), nil
 }
 
 // Me is the resolver for the me field.

@@ -81,8 +81,16 @@ func buildFeedNet(t *testing.T, s *feedServer, rng *rand.Rand, nUsers, nPosts in
 			not = []int{rng.IntN(nUsers)}
 			in["notTo"] = []string{n.users[not[0]].ID}
 		}
-		if i > 0 && rng.IntN(5) == 0 {
-			in["repostOf"] = n.posts[rng.IntN(i)]
+		if j := rng.IntN(max(i, 1)); i > 0 && rng.IntN(5) == 0 && n.posts[j] != "" {
+			// A repost has its original's audience (and an ONLY_TO
+			// original's author is in it).
+			in["repostOf"] = n.posts[j]
+			delete(in, "onlyTo")
+			delete(in, "notTo")
+			only, not = n.onlyTo[j], n.notTo[j]
+			if only != nil {
+				only = append(slices.Clip(only), n.author[j])
+			}
 		}
 		r := s.Do(t, n.users[a].Token, feedCreateDoc, map[string]any{"i": in})
 		id := r.Str("createPost.id")

@@ -22,7 +22,7 @@ import (
 // referenceWants is what the reference query asks of a page, as the
 // store's page fetch takes it.
 var referenceWants = social.PageWants{
-	Authors: true, Counts: true, Liked: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true,
+	Authors: true, Counts: true, Marks: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true,
 }
 
 // target fetches one reference page for a reader and returns how many

@@ -33,14 +33,35 @@ type CommentEdge struct {
 }
 
 type CreatePostInput struct {
-	// 1 to 500 characters (code points) after trimming white space. Text of only invisible characters (zero-width, fillers such as U+3164, tag characters, variation selectors) is empty; control characters other than newline and tab, and bidirectional override or isolate characters, are refused (BAD_USER_INPUT).
-	Content string `json:"content"`
-	// Make this post a repost of that post.
+	// 1 to 500 characters (code points) after trimming white space. Text of only invisible characters (zero-width, fillers such as U+3164, tag characters, variation selectors) is empty; control characters other than newline and tab, and bidirectional override or isolate characters, are refused (BAD_USER_INPUT). Optional only for a plain repost (repostOf set, content null or empty).
+	Content *string `json:"content,omitempty"`
+	// Make this post a repost of that post (NOT_FOUND when the viewer may not see it). A repost cannot show the original
+	// to anyone its own audience hides it from: it has the original's audience (onlyTo and notTo cannot be set; an
+	// ONLY_TO original's author is in it too). A plain repost is one per user and post: asking again returns the one
+	// that exists.
 	RepostOf *string `json:"repostOf,omitempty"`
 	// Restrict the audience to these users (visibility ONLY_TO). Not together with notTo.
 	OnlyTo []string `json:"onlyTo,omitempty"`
 	// Hide the post from these users (visibility NOT_TO). Not together with onlyTo.
-	NotTo []string `json:"notTo,omitempty"`
+	NotTo    []string       `json:"notTo,omitempty"`
+	Location *LocationInput `json:"location,omitempty"`
+	// The client posting, e.g. web (seed: platform): at most 40 characters.
+	Source *string `json:"source,omitempty"`
+}
+
+type Location struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Name      *string `json:"name,omitempty"`
+}
+
+type LocationInput struct {
+	// -90 to 90.
+	Latitude float64 `json:"latitude"`
+	// -180 to 180.
+	Longitude float64 `json:"longitude"`
+	// At most 100 characters.
+	Name *string `json:"name,omitempty"`
 }
 
 type LoginInput struct {

@@ -229,7 +229,12 @@ func people(ctx context.Context, store *redisstore.Store, accounts *auth.Service
 		return fmt.Errorf("comment: %w", err)
 	}
 	for i, u := range aliceFollows[2:6] {
-		in := social.NewPost{Content: repostTemplates[i%len(repostTemplates)], RepostOf: news.ID}
+		// Two plain reposts (alice's home page shows the news once, at
+		// the newest of them) and two with a word of their own.
+		in := social.NewPost{RepostOf: news.ID}
+		if i >= 2 {
+			in.Content = repostTemplates[i%len(repostTemplates)]
+		}
 		if _, err := store.CreatePost(ctx, d.UserIDs[u], in); err != nil {
 			return fmt.Errorf("repost: %w", err)
 		}

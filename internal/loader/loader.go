@@ -26,7 +26,7 @@ type Store interface {
 	// are hidden from the viewer.
 	VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error)
 	PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error)
-	Liked(ctx context.Context, viewerID string, postIDs []string) ([]bool, error)
+	Marks(ctx context.Context, viewerID string, postIDs []string) ([]social.Marks, error)
 	Comments(ctx context.Context, ids []string) ([]*social.Comment, error)
 	// UserDetails loads users with what w asks for in one round trip.
 	UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error)
@@ -99,7 +99,7 @@ type Loaders struct {
 	Relations  *dataloadgen.Loader[string, social.Relation]
 	Posts      *dataloadgen.Loader[string, *social.Post]
 	PostCounts *dataloadgen.Loader[string, social.PostCounts]
-	Liked      *dataloadgen.Loader[string, bool]
+	Marks      *dataloadgen.Loader[string, social.Marks]
 	Comments   *dataloadgen.Loader[string, *social.Comment]
 	// Follows tells whether one user follows another (any two users).
 	Follows *dataloadgen.Loader[social.FollowPair, bool]
@@ -230,11 +230,11 @@ func (f *Factory) New(viewerID string) *Loaders {
 	posts := batch(func(ctx context.Context, ids []string) ([]*social.Post, error) {
 		return s.VisiblePosts(ctx, viewerID, ids)
 	})
-	liked := batch(func(ctx context.Context, ids []string) ([]bool, error) {
+	marks := batch(func(ctx context.Context, ids []string) ([]social.Marks, error) {
 		if viewerID == "" {
-			return make([]bool, len(ids)), nil
+			return make([]social.Marks, len(ids)), nil
 		}
-		return s.Liked(ctx, viewerID, ids)
+		return s.Marks(ctx, viewerID, ids)
 	})
 	lists := func(ctx context.Context, keys []social.ListKey) ([]social.ListPage, []error) {
 		return s.ListPages(ctx, viewerID, keys)
@@ -249,7 +249,7 @@ func (f *Factory) New(viewerID string) *Loaders {
 		Relations:  dataloadgen.NewLoader(relations, o...),
 		Posts:      dataloadgen.NewLoader(posts, o...),
 		PostCounts: dataloadgen.NewLoader(batch(s.PostCounts), o...),
-		Liked:      dataloadgen.NewLoader(liked, o...),
+		Marks:      dataloadgen.NewLoader(marks, o...),
 		Comments:   dataloadgen.NewLoader(batch(s.Comments), o...),
 		Follows:    dataloadgen.NewLoader(batch(s.Follows), o...),
 		Lists:      dataloadgen.NewLoader(lists, o...),

@@ -439,13 +439,13 @@ func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
 	}
 	// DEL, ZREM, LREM and SREM are idempotent. The repost link goes at
 	// once too, so the original's repostsCount drops with the page.
-	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
 		pl.Del(ctx, s.keys.Post(postID))
 		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
 		pl.ZRem(ctx, s.keys.PublicPosts(p.AuthorID), postID)
 		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
 		if p.RepostOfID != "" {
-			pl.SRem(ctx, s.keys.PostReposts(p.RepostOfID), postID)
+			s.queueUnlinkRepost(ctx, pl, postID, p.AuthorID, p.RepostOfID)
 		}
 		return nil
 	})
@@ -455,19 +455,25 @@ func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
 	return nil
 }
 
+// queueUnlinkRepost queues taking a deleted repost out of its original's
+// reposts (and plain reposts): idempotent.
+func (s *Store) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
+	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original)}, id, author)
+}
+
 // fanOutDelete finishes a deletion: everything the post owned, the link
 // from its original, and its entries in the home lists of the author's
 // followers. The reposts of the post stay; their repostOf reads null.
 func (s *Store) fanOutDelete(ctx context.Context, post, author, repost string) error {
 	k := s.keys
 	entry := homeEntry(post, author)
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post))
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post))
 		p.ZRem(ctx, k.UserPosts(author), post)
 		p.ZRem(ctx, k.PublicPosts(author), post)
 		p.LRem(ctx, k.Home(author), 0, entry)
 		if repost != "" {
-			p.SRem(ctx, k.PostReposts(repost), post)
+			s.queueUnlinkRepost(ctx, p, post, author, repost)
 		}
 		return nil
 	})

@@ -77,34 +77,47 @@ func (s *Store) Unlike(ctx context.Context, viewerID, postID string) error {
 	return nil
 }
 
-// Liked reports, for each post, whether viewerID likes it (one pipeline).
-func (s *Store) Liked(ctx context.Context, viewerID string, postIDs []string) ([]bool, error) {
-	cmds := make([]*redis.FloatCmd, len(postIDs))
+// Marks reports, for each post, whether viewerID likes it and has a plain
+// repost of it (one pipeline).
+func (s *Store) Marks(ctx context.Context, viewerID string, postIDs []string) ([]social.Marks, error) {
+	cmds := make([]markCmds, len(postIDs))
 	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range postIDs {
-			cmds[i] = s.queueLiked(ctx, p, viewerID, id)
+			cmds[i] = s.queueMarks(ctx, p, viewerID, id)
 		}
 		return nil
 	})
 	if err := pipelineErr(sent, err); err != nil {
-		return nil, fmt.Errorf("load likes of %d posts: %w", len(postIDs), err)
+		return nil, fmt.Errorf("load likes and reposts of %d posts: %w", len(postIDs), err)
 	}
-	out := make([]bool, len(postIDs))
+	out := make([]social.Marks, len(postIDs))
 	for i, c := range cmds {
-		out[i] = liked(c)
+		out[i] = c.marks()
 	}
 	return out, nil
 }
 
-// queueLiked queues whether viewerID likes postID (ZSCORE; nil reply: no).
-func (s *Store) queueLiked(ctx context.Context, p redis.Pipeliner, viewerID, postID string) *redis.FloatCmd {
-	if !social.IsID(postID) || viewerID == "" {
-		return nil
-	}
-	return p.ZScore(ctx, s.keys.Likers(postID), viewerID)
+// markCmds are the replies of one post's marks.
+type markCmds struct {
+	liked    *redis.FloatCmd
+	reposted *redis.StringCmd
 }
 
-func liked(c *redis.FloatCmd) bool { return c != nil && c.Err() == nil }
+// queueMarks queues whether viewerID likes postID (ZSCORE of Likers) and
+// has a plain repost of it (HGET of PostPlainReposts); nil replies: no.
+func (s *Store) queueMarks(ctx context.Context, p redis.Pipeliner, viewerID, postID string) markCmds {
+	if !social.IsID(postID) || viewerID == "" {
+		return markCmds{}
+	}
+	return markCmds{p.ZScore(ctx, s.keys.Likers(postID), viewerID), p.HGet(ctx, s.keys.PostPlainReposts(postID), viewerID)}
+}
+
+func (c markCmds) marks() social.Marks {
+	if c.liked == nil {
+		return social.Marks{}
+	}
+	return social.Marks{Liked: c.liked.Err() == nil, Reposted: c.reposted.Val() != ""}
+}
 
 // Likers returns a page of the ids of the users who liked postID, newest
 // like first; Total is the number of likes. Likers is a zset scored by time

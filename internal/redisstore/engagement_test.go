@@ -126,9 +126,13 @@ func TestLikeRules(t *testing.T) {
 		})
 	}
 
-	liked, err := f.s.Liked(ctx, f.fan, []string{f.public, hidden, blockersPost, "999999"})
+	marks, err := f.s.Marks(ctx, f.fan, []string{f.public, hidden, blockersPost, "999999"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	liked := make([]bool, len(marks))
+	for i, m := range marks {
+		liked[i] = m.Liked
 	}
 	if want := []bool{true, true, false, false}; !slices.Equal(liked, want) {
 		t.Errorf("Liked = %v, want %v", liked, want)

@@ -144,6 +144,7 @@ type homePage struct {
 	followees []string      // whom the reader follows, for below the floor
 	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
+	shown     map[string]bool // the stories on the page (see fold)
 }
 
 // pullSource is one author's own timeline read at read time.
@@ -383,11 +384,31 @@ func (h *homePage) check(ctx context.Context, k int) error {
 		return err
 	}
 	for _, p := range posts {
-		if p != nil {
+		if p != nil && !h.fold(p) {
 			h.out = append(h.out, p)
 		}
 	}
 	return nil
+}
+
+// fold reports whether p tells a story already on the page, newer: a
+// post and its plain reposts are one story, shown once, as its newest
+// entry. Folded posts are passed over like hidden ones, so the page still
+// has first posts, and its cursors are those of the posts shown. A repost
+// with text of its own is a post of its own.
+func (h *homePage) fold(p *social.Post) bool {
+	story := p.ID
+	if p.Plain() {
+		story = p.RepostOfID
+	}
+	if h.shown[story] {
+		return true
+	}
+	if h.shown == nil {
+		h.shown = make(map[string]bool, h.first)
+	}
+	h.shown[story] = true
+	return false
 }
 
 // parseListRound reads a homePageScript reply.

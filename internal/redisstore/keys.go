@@ -102,6 +102,10 @@ func (k Keys) PostNotTo(id string) string { return k.postKey(id, ":not") }
 // PostReposts is the set of reposts of a post (ids).
 func (k Keys) PostReposts(id string) string { return k.postKey(id, ":reposts") }
 
+// PostPlainReposts is the hash of a post's plain reposts: reposter → the
+// id of their one plain repost of it (viewerHasReposted).
+func (k Keys) PostPlainReposts(id string) string { return k.postKey(id, ":plain") }
+
 // UserPosts is u's own timeline: a zset of post ids scored by id.
 func (k Keys) UserPosts(u string) string { return k.userKey(u, ":posts") }
 

@@ -104,7 +104,7 @@ type pageFetch struct {
 
 	// Stage-2 replies by post id (or user id for users).
 	counts   map[string]countCmds
-	liked    map[string]*redis.FloatCmd
+	marks    map[string]markCmds
 	comments map[string]*redis.Cmd
 	users    map[string]*redis.SliceCmd
 }
@@ -119,7 +119,7 @@ func (s *Store) newPageFetch(viewerID string, w social.PageWants, posts int) *pa
 	return &pageFetch{
 		s: s, viewer: viewerID, w: w,
 		counts:   make(map[string]countCmds, n),
-		liked:    make(map[string]*redis.FloatCmd, n),
+		marks:    make(map[string]markCmds, n),
 		comments: make(map[string]*redis.Cmd, n),
 		users:    make(map[string]*redis.SliceCmd, n),
 	}
@@ -136,8 +136,8 @@ func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, ids, authors [
 		if w.Counts {
 			f.counts[id] = s.queueCounts(ctx, p, id)
 		}
-		if w.Liked {
-			f.liked[id] = s.queueLiked(ctx, p, f.viewer, id)
+		if w.Marks {
+			f.marks[id] = s.queueMarks(ctx, p, f.viewer, id)
 		}
 		if w.Comments > 0 {
 			// One more than asked tells whether there is a next page.
@@ -163,7 +163,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 		Posts:     c,
 		Users:     make(map[string]*social.User, len(f.users)+n),
 		Counts:    make(map[string]social.PostCounts, n),
-		Liked:     make(map[string]bool, n),
+		Marks:     make(map[string]social.Marks, n),
 		Comments:  make(map[string]social.Connection[*social.Comment], n),
 		Originals: map[string]*social.Post{},
 	}
@@ -183,7 +183,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	}
 	orig := f.s.newVisibility(f.viewer, origIDs)
 	origCounts := map[string]countCmds{}
-	origLiked := map[string]*redis.FloatCmd{}
+	origMarks := map[string]markCmds{}
 	needed := false
 	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
 		before := len(f.users)
@@ -196,8 +196,8 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 				f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
 				late++
 			}
-			if _, ok := f.liked[post.ID]; w.Liked && !ok {
-				f.liked[post.ID] = f.s.queueLiked(ctx, p, f.viewer, post.ID)
+			if _, ok := f.marks[post.ID]; w.Marks && !ok {
+				f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
 				late++
 			}
 			if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
@@ -229,8 +229,8 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 				if w.OriginalCounts {
 					origCounts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
 				}
-				if w.OriginalLiked {
-					origLiked[post.RepostOfID] = f.s.queueLiked(ctx, p, f.viewer, post.RepostOfID)
+				if w.OriginalMarks {
+					origMarks[post.RepostOfID] = f.s.queueMarks(ctx, p, f.viewer, post.RepostOfID)
 				}
 			}
 		}
@@ -255,8 +255,8 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	for id, cmd := range origCounts {
 		page.Counts[id] = cmd.counts()
 	}
-	for id, cmd := range origLiked {
-		page.Liked[id] = liked(cmd)
+	for id, cmd := range origMarks {
+		page.Marks[id] = cmd.marks()
 	}
 	return page, nil
 }
@@ -281,8 +281,8 @@ func (f *pageFetch) read(page *social.Page, posts []*social.Post) error {
 		if c, ok := f.counts[post.ID]; ok && w.Counts && !done(page.Counts, post.ID) {
 			page.Counts[post.ID] = c.counts()
 		}
-		if c, ok := f.liked[post.ID]; ok && w.Liked && !done(page.Liked, post.ID) {
-			page.Liked[post.ID] = liked(c)
+		if c, ok := f.marks[post.ID]; ok && w.Marks && !done(page.Marks, post.ID) {
+			page.Marks[post.ID] = c.marks()
 		}
 		if c, ok := f.comments[post.ID]; ok && w.Comments > 0 && !done(page.Comments, post.ID) {
 			cc, err := commentsFromReply(post.ID, w.Comments, c)

@@ -15,7 +15,8 @@ import (
 // Posts.
 //
 // A post is one hash in its own {p<id>} slot (author, content, created ms,
-// vis, and repost when it is a repost) with its audience set (PostOnlyTo or
+// vis; repost and rauthor when it is a repost; src, lat, lng and place
+// when given) with its audience set (PostOnlyTo or
 // PostNotTo) beside it. The hash is what makes a post exist: every read
 // path loads it (VisiblePosts) and checks the audience against it at read
 // time, so a post is never shown half-written, and a deleted post (hash
@@ -41,31 +42,39 @@ import (
 // count: delivering to followers is the worker's job.
 
 // Post hash fields, in the order VisiblePosts reads them.
-var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor")
+var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor", "src", "lat", "lng", "place")
 
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
+//
+// A repost takes its original's audience (social.ValidateNewPost). A
+// plain repost (no content) is one per user and original: asked again,
+// CreatePost returns the one that exists. Its claim (PostPlainReposts,
+// in the original's slot) is taken between the id and the hash, so two
+// racing requests end with one repost, and a claim whose repost was never
+// written is taken over.
 func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error) {
-	content, err := social.ValidatePostContent(in.Content)
+	content, vis, audience, err := social.ValidateNewPost(in)
 	if err != nil {
 		return nil, err
 	}
-	vis, audience, err := social.ValidateAudience(in)
+	loc, source, err := social.ValidatePostExtras(in.Location, in.Source)
 	if err != nil {
 		return nil, err
 	}
 	if in.RepostOf != "" && !social.IsID(in.RepostOf) {
 		return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
 	}
+	plain := in.RepostOf != "" && content == ""
 
 	// 1. Checks and the id: one round trip for a plain post; a post with
 	// something to check (an audience, an original) takes its id only once
 	// the checks passed, so a refused post leaves nothing behind, not even
 	// a gap in the ids.
 	exists := make([]*redis.IntCmd, len(audience))
-	var orig *visibility
+	var orig *origin
 	if in.RepostOf != "" {
-		orig = s.newVisibility(authorID, []string{in.RepostOf})
+		orig = &origin{id: in.RepostOf, v: s.newVisibility(authorID, []string{in.RepostOf})}
 	}
 	checks := len(audience) > 0 || orig != nil
 	var seq *redis.IntCmd
@@ -75,7 +84,7 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 			exists[i] = p.Exists(ctx, s.keys.User(id))
 		}
 		if orig != nil {
-			orig.queue(ctx, p)
+			orig.queue(ctx, p, s.keys, authorID, plain)
 		}
 		if s.feed.Mode == Hybrid {
 			celeb = p.HGet(ctx, s.keys.Celebrities(), authorID)
@@ -93,12 +102,20 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 			return nil, social.Errorf(social.BadUserInput, "unknown user %s in the audience", audience[i])
 		}
 	}
+	var stale string // a plain-repost claim whose repost does not exist
 	if orig != nil {
 		// Hidden by a block, by its audience or gone: alike, so the
 		// answer does not reveal that a hidden post exists.
-		if orig.access(0) != social.Visible {
+		if orig.v.access(0) != social.Visible {
 			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
 		}
+		if plain && orig.claim.Val() != "" {
+			if p, err := s.ownPost(ctx, authorID, orig.claim.Val()); p != nil || err != nil {
+				return p, err
+			}
+			stale = orig.claim.Val()
+		}
+		vis, audience = orig.audience()
 	}
 	if checks {
 		if seq = s.rdb.Incr(ctx, s.keys.PostSeq()); seq.Err() != nil {
@@ -107,17 +124,32 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 	}
 	id := strconv.FormatInt(seq.Val(), 10)
 	created := s.now().UTC().Truncate(1e6)
+	if plain {
+		holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(in.RepostOf), s.keys.PostPlainReposts(in.RepostOf)},
+			authorID, id, stale).Text()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("claim plain repost of %s: %w", in.RepostOf, err)
+		case holder == "":
+			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
+		case holder != id:
+			// A concurrent request made it first.
+			if p, err := s.ownPost(ctx, authorID, holder); p != nil || err != nil {
+				return p, err
+			}
+			return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", in.RepostOf)
+		}
+	}
 
 	// 2. The post itself: audience set and hash in one step.
-	args := []any{0, postAuthorField, authorID, "content", content, "created", msString(created), "vis", string(vis)}
-	var repostAuthor string
-	if in.RepostOf != "" {
+	post := &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis,
+		RepostOfID: in.RepostOf, Location: loc, Source: source}
+	if orig != nil {
 		// The original's author is immutable: recording it lets a page
 		// load the original and its author in one round trip.
-		repostAuthor = orig.post(0).AuthorID
-		args = append(args, "repost", in.RepostOf, "rauthor", repostAuthor)
+		post.RepostOfAuthorID = orig.v.post(0).AuthorID
 	}
-	args[0] = len(args) - 1
+	args := postHash(post)
 	for _, u := range audience {
 		args = append(args, u)
 	}
@@ -138,7 +170,69 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 	if err := s.publish(ctx, id, authorID, in.RepostOf, vis, pulled); err != nil {
 		return nil, err
 	}
-	return &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis, RepostOfID: in.RepostOf, RepostOfAuthorID: repostAuthor}, nil
+	return post, nil
+}
+
+// origin is what creating a repost reads about its original: whether the
+// reposter may see it, its audience, and the reposter's plain-repost claim.
+type origin struct {
+	id        string
+	v         *visibility
+	only, not *redis.StringSliceCmd
+	claim     *redis.StringCmd
+}
+
+func (o *origin) queue(ctx context.Context, p redis.Pipeliner, k Keys, reposter string, plain bool) {
+	o.v.queue(ctx, p)
+	o.only = p.SMembers(ctx, k.PostOnlyTo(o.id))
+	o.not = p.SMembers(ctx, k.PostNotTo(o.id))
+	if plain {
+		o.claim = p.HGet(ctx, k.PostPlainReposts(o.id), reposter)
+	}
+}
+
+// audience is the repost's: the original's (social.RepostAudience).
+func (o *origin) audience() (social.Visibility, []string) {
+	p := o.v.post(0)
+	switch p.Visibility {
+	case social.OnlyTo:
+		return p.Visibility, social.RepostAudience(p.Visibility, o.only.Val(), p.AuthorID)
+	case social.NotTo:
+		return p.Visibility, o.not.Val()
+	}
+	return social.Public, nil
+}
+
+// ownPost loads viewerID's post id: nil when it does not exist.
+func (s *Store) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
+	posts, err := s.VisiblePosts(ctx, viewerID, []string{id})
+	if err != nil {
+		return nil, fmt.Errorf("load post %s: %w", id, err)
+	}
+	if p := posts[0]; p != nil && p.AuthorID == viewerID {
+		return p, nil
+	}
+	return nil, nil
+}
+
+// postHash is postScript's arguments for a post's hash: the number of
+// field/value arguments, then those.
+func postHash(p *social.Post) []any {
+	args := []any{0, postAuthorField, p.AuthorID, "content", p.Content, "created", msString(p.CreatedAt), "vis", string(p.Visibility)}
+	if p.RepostOfID != "" {
+		args = append(args, "repost", p.RepostOfID, "rauthor", p.RepostOfAuthorID)
+	}
+	if p.Source != "" {
+		args = append(args, "src", p.Source)
+	}
+	if l := p.Location; l != nil {
+		args = append(args, "lat", strconv.FormatFloat(l.Latitude, 'g', -1, 64), "lng", strconv.FormatFloat(l.Longitude, 'g', -1, 64))
+		if l.Name != "" {
+			args = append(args, "place", l.Name)
+		}
+	}
+	args[0] = len(args) - 1
+	return args
 }
 
 // publish queues the fan-out job of a new post and writes what its author
@@ -307,10 +401,19 @@ func postFromValues(id string, vals []any) *social.Post {
 	vis, _ := vals[3].(string)
 	repost, _ := vals[4].(string)
 	repostAuthor, _ := vals[5].(string)
-	return &social.Post{
+	source, _ := vals[6].(string)
+	p := &social.Post{
 		ID: id, AuthorID: author, Content: content, CreatedAt: msTime(created),
-		Visibility: social.Visibility(vis), RepostOfID: repost, RepostOfAuthorID: repostAuthor,
+		Visibility: social.Visibility(vis), RepostOfID: repost, RepostOfAuthorID: repostAuthor, Source: source,
 	}
+	if lat, _ := vals[7].(string); lat != "" {
+		lng, _ := vals[8].(string)
+		place, _ := vals[9].(string)
+		p.Location = &social.Location{Name: place}
+		p.Location.Latitude, _ = strconv.ParseFloat(lat, 64)
+		p.Location.Longitude, _ = strconv.ParseFloat(lng, 64)
+	}
+	return p
 }
 
 // PostCounts returns the counters of posts with one pipeline: ZCARD of

@@ -18,7 +18,7 @@ import (
 // hybrid mode (celebrities pulled at read time) and for pull mode's first
 // page (the list filled from every followee).
 func TestPulledPageCostFollowsPage(t *testing.T) {
-	w := social.PageWants{Authors: true, Counts: true, Liked: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true}
+	w := social.PageWants{Authors: true, Counts: true, Marks: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true}
 	cost := func(t *testing.T, mode redisstore.FeedMode, authors, posts int) (int64, int) {
 		cfg := feedConfig(mode)
 		cfg.CelebrityThreshold = 0 // every followed author is pulled (hybrid)

@@ -34,9 +34,11 @@ var (
 	edgePageScript    = newScript("edge_page.lua")
 
 	// Posts and fan-out (post.go, delivery.go).
-	postScript       = newScript("post.lua")
-	repostLinkScript = newScript("repost_link.lua")
-	authorPostScript = newScript("author_post.lua", "home")
+	postScript         = newScript("post.lua")
+	repostLinkScript   = newScript("repost_link.lua")
+	repostClaimScript  = newScript("repost_claim.lua")
+	repostUnlinkScript = newScript("repost_unlink.lua")
+	authorPostScript   = newScript("author_post.lua", "home")
 	// deliverBatchScript delivers to recipients of any slots of one server:
 	// as is on one Redis; on Redis Cluster, deliverBatchClusterScript, the
 	// same with the shebang line Redis 7 requires of a script touching
@@ -63,7 +65,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS

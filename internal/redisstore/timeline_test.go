@@ -216,7 +216,14 @@ func randomScenario(rng *rand.Rand, users, posts int) scenario {
 			p.notTo = some()
 		}
 		if i > 0 && rng.IntN(6) == 0 {
+			// A repost has its original's audience (and an ONLY_TO
+			// original's author is in it).
 			p.repostOf = 1 + rng.IntN(i)
+			o := sc.posts[p.repostOf-1]
+			p.onlyTo, p.notTo = o.onlyTo, o.notTo
+			if o.onlyTo != nil {
+				p.onlyTo = append(slices.Clip(o.onlyTo), o.author)
+			}
 		}
 		sc.posts = append(sc.posts, p)
 	}
@@ -256,6 +263,7 @@ func (sc scenario) apply(tb testing.TB, s *redisstore.Store, w *fanout.Worker) *
 	for i, p := range sc.posts {
 		in := social.NewPost{Content: fmt.Sprint("post ", i), OnlyTo: ids(p.onlyTo), NotTo: ids(p.notTo)}
 		if p.repostOf > 0 {
+			in.OnlyTo, in.NotTo = nil, nil // the original's
 			in.RepostOf = a.posts[p.repostOf-1]
 			if in.RepostOf == "" {
 				in.RepostOf = "999999999"

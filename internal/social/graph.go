@@ -49,6 +49,8 @@ type NewPost struct {
 	RepostOf string
 	OnlyTo   []string
 	NotTo    []string
+	Location *Location
+	Source   string
 }
 
 // Audience is a post's audience list, shown to its author only.

@@ -1,6 +1,10 @@
 package social
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"slices"
+)
 
 // The rules every adapter applies the same way: what a valid post, comment
 // and page request are, and who may see a post. They are plain functions so
@@ -12,6 +16,8 @@ const (
 	MaxPostLen      = 500
 	MaxCommentLen   = 1000
 	MaxAudienceSize = 1000
+	MaxPlaceLen     = 100 // a location's name
+	MaxSourceLen    = 40  // a post's source (the client's name)
 )
 
 // ValidatePostContent trims a post's content and checks its length.
@@ -22,6 +28,60 @@ func ValidatePostContent(content string) (string, error) {
 // ValidateComment trims a comment and checks its length.
 func ValidateComment(content string) (string, error) {
 	return CleanText(content, "a comment", 1, MaxCommentLen)
+}
+
+// ValidateNewPost checks a new post: its content (empty for a plain
+// repost, which is one with repostOf and no content), and its audience
+// (see ValidateAudience). A repost takes no audience of its own: it is
+// seen by exactly those who may see its original (RepostAudience), so it
+// can never show the original, or count toward its repostsCount, for
+// anyone the original is hidden from.
+func ValidateNewPost(in NewPost) (content string, vis Visibility, audience []string, err error) {
+	if in.RepostOf != "" {
+		if in.OnlyTo != nil || in.NotTo != nil {
+			return "", "", nil, Errorf(BadUserInput, "a repost has the audience of its original: onlyTo and notTo cannot be set")
+		}
+		if in.Content == "" {
+			return "", Public, nil, nil
+		}
+	}
+	if content, err = ValidatePostContent(in.Content); err != nil {
+		return "", "", nil, err
+	}
+	vis, audience, err = ValidateAudience(in)
+	return content, vis, audience, err
+}
+
+// ValidatePostExtras checks and cleans where a post says it was made from
+// and with which client.
+func ValidatePostExtras(loc *Location, source string) (*Location, string, error) {
+	if loc != nil {
+		if math.IsNaN(loc.Latitude) || loc.Latitude < -90 || loc.Latitude > 90 ||
+			math.IsNaN(loc.Longitude) || loc.Longitude < -180 || loc.Longitude > 180 {
+			return nil, "", Errorf(BadUserInput, "a location has a latitude from -90 to 90 and a longitude from -180 to 180")
+		}
+		name, err := CleanText(loc.Name, "a location name", 0, MaxPlaceLen)
+		if err != nil {
+			return nil, "", err
+		}
+		loc = &Location{Latitude: loc.Latitude, Longitude: loc.Longitude, Name: name}
+	}
+	source, err := CleanText(source, "a source", 0, MaxSourceLen)
+	if err != nil {
+		return nil, "", err
+	}
+	return loc, source, nil
+}
+
+// RepostAudience is the audience of a repost by reposter of a post with
+// visibility vis, audience list list, by author: the original's, with its
+// author added to an ONLY_TO list (the original's author may see it, and
+// so every repost of it). Blocks are checked at read time, per post.
+func RepostAudience(vis Visibility, list []string, author string) []string {
+	if vis != OnlyTo || slices.Contains(list, author) {
+		return list
+	}
+	return append(slices.Clip(list), author)
 }
 
 // ValidateAudience returns a post's visibility and its audience list

@@ -44,7 +44,21 @@ type Post struct {
 	// Empty for posts that are not reposts (and for reposts made before
 	// it was recorded).
 	RepostOfAuthorID string
+	// Location is where the author says the post was made from, or nil.
+	Location *Location
+	// Source is the client the post was made with (e.g. web), or "".
+	Source string
 }
+
+// Location is a place a post was made from, as its author gives it.
+type Location struct {
+	Latitude, Longitude float64
+	Name                string
+}
+
+// Plain reports whether the post is a plain repost: a repost with no text
+// of its own.
+func (p *Post) Plain() bool { return p.RepostOfID != "" && p.Content == "" }
 
 // Comment is a comment on a post.
 type Comment struct {

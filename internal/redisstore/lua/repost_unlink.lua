@@ -1,0 +1,12 @@
+-- This script takes a deleted repost out of its original's PostReposts,
+-- and out of PostPlainReposts when it is the reposter's plain repost.
+-- Both are idempotent, so a deletion and its fan-out job may both run it.
+--
+-- KEYS: PostReposts(original), PostPlainReposts(original). ARGV: the
+-- repost's id, its author.
+
+redis.call('SREM', KEYS[1], ARGV[1])
+if redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[1] then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+end
+return 1
