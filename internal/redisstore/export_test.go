@@ -27,3 +27,10 @@ func (s *Store) DeliverAsOneBatch(ctx context.Context, post, author string, reci
 func (s *Store) EachFollowers(ctx context.Context, author string, fn func([]string) error) error {
 	return s.eachFollowers(ctx, author, false, fn)
 }
+
+// Bounds of a common-following page, for the tests that check them.
+const (
+	CommonChunk   = commonChunk
+	CommonWalkMax = commonWalkMax
+	CommonSample  = commonSample
+)

@@ -405,12 +405,26 @@ func (s *Store) Following(ctx context.Context, viewerID, userID string, p social
 	return pg.Users, err
 }
 
-// Chunks in which CommonFollowing walks the first user's following list:
-// the first is large enough to fill most pages in one go, later ones grow
-// so a sparse intersection of long lists takes few round trips.
+// Bounds of one page of common following: its Redis work is bounded by
+// these, whatever the lengths of the two lists (docs/security.md, "Redis
+// work past what pages show").
+//
+// The walk reads the user's following list in chunks: the first is large
+// enough to fill most pages in one go; later ones grow, so a sparse
+// intersection takes few round trips, and spend the operation's read
+// budget (social.TakeReadBudget). A page reads at most commonWalkMax
+// candidates; one that stops short of a full page, before the end of the
+// list, ends with HasNext and an End cursor at the last candidate read.
+//
+// The total reads at most commonSample members of the smaller of the two
+// lists (count_sample, lua/lib/sample.lua): exact when that list holds no
+// more, else an estimate from runs of commonSampleRun consecutive members
+// spread over it.
 const (
-	commonChunk    = 256
-	commonChunkMax = 4096
+	commonChunk     = 256
+	commonWalkMax   = 4096
+	commonSample    = 1024
+	commonSampleRun = 32
 )
 
 // CommonFollowing lists the users both userID and otherID follow, in the
@@ -421,60 +435,28 @@ const (
 // members otherID's list holds (ZMSCORE), so each page costs two round
 // trips when the first chunk fills it (lists.go, commonWalk), and every
 // step works on a single slot, except the total (commonCountScript), which
-// Redis Cluster rejects (CROSSSLOT); there the walk reads the user's whole
-// following list in its first round and checks it in its second
-// (clusterCommonTotal), and commonCount counts lists longer than
-// commonChunkMax in further rounds.
+// Redis Cluster rejects (CROSSSLOT); there the first round takes the
+// sample of the user's list (commonSampleScript) and the second checks it
+// against the other's with the first chunk, and when the other's list is
+// the shorter, two more rounds sample that one instead (commonTotals).
 func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
 	return pg.Users, err
 }
 
-// commonCount counts the members two zsets in different slots share, for
-// Redis Cluster, where commonCountScript's ZINTER is CROSSSLOT: it walks
-// the smaller zset in chunks of commonChunkMax and asks the other for each
-// chunk's members (ZMSCORE), two round trips per chunk. The work is the
-// same order as ZINTER's, only split into steps.
-func (s *Store) commonCount(ctx context.Context, a, b string) (int, error) {
-	var ca, cb *redis.IntCmd
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		ca, cb = p.ZCard(ctx, a), p.ZCard(ctx, b)
-		return nil
-	}); err != nil {
-		return 0, err
+// commonTotal is a common-following total from a count over sampled
+// members of the smaller list, which holds card: the members found when
+// the sample is the whole list, else their share scaled to the list.
+func commonTotal(hits, card, sampled int) int {
+	if sampled == 0 || sampled >= card {
+		return hits
 	}
-	if cb.Val() < ca.Val() {
-		a, b = b, a
-	}
-	n := 0
-	for start := int64(0); ; start += commonChunkMax {
-		ms, err := s.rdb.ZRange(ctx, a, start, start+commonChunkMax-1).Result()
-		if err != nil || len(ms) == 0 {
-			return n, err
-		}
-		in, err := s.zsetHas(ctx, b, members(ms))
-		if err != nil {
-			return n, err
-		}
-		for _, ok := range in {
-			if ok {
-				n++
-			}
-		}
-		if len(ms) < commonChunkMax {
-			return n, nil
-		}
-	}
+	return int(math.Round(float64(hits) * float64(card) / float64(sampled)))
 }
 
-// zsetHas reports which of the edges' members key holds, with one ZMSCORE.
-// go-redis's typed ZMScore reads a missing member as score 0, so the raw
-// reply is used to tell the two apart.
-func (s *Store) zsetHas(ctx context.Context, key string, edges []edge) ([]bool, error) {
-	return zmscoreFlags(s.rdb.Do(ctx, zmscoreArgs(key, edges)...))
-}
-
-// zmscoreFlags turns a ZMSCORE reply into membership flags.
+// zmscoreFlags turns a ZMSCORE reply into membership flags. go-redis's
+// typed ZMScore reads a missing member as score 0, so ZMSCORE is sent raw
+// (zmscoreArgs) to tell the two apart.
 func zmscoreFlags(c *redis.Cmd) ([]bool, error) {
 	vals, err := c.Slice()
 	if err != nil {

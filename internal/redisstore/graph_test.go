@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,7 +28,7 @@ func graphStore(t *testing.T) (*redisstore.Store, redis.UniversalClient) {
 }
 
 // graphUsers creates n users and returns their ids.
-func graphUsers(t *testing.T, s *redisstore.Store, n int) []string {
+func graphUsers(t testing.TB, s *redisstore.Store, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
@@ -89,7 +90,9 @@ func allEdges(t *testing.T, list func(social.PageRequest) (social.Connection[str
 		if !c.HasNext {
 			return out
 		}
-		p.After = c.Cursors[len(c.Cursors)-1]
+		if p.After = c.EndCursor(); p.After == "" {
+			t.Fatal("a next page without a cursor")
+		}
 	}
 	t.Fatal("paging does not end")
 	return nil
@@ -751,4 +754,155 @@ func TestCommonFollowing(t *testing.T) {
 	}
 	_, err = s.CommonFollowing(ctx, a, "999999", social.PageRequest{First: 5})
 	wantGraphCode(t, err, social.NotFound)
+}
+
+// zmscoreCounter counts the members sent in ZMSCOREs against one key: the
+// candidates a common-following walk checks against the other user's list.
+type zmscoreCounter struct {
+	key string
+	n   atomic.Int64
+}
+
+func (c *zmscoreCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *zmscoreCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
+}
+func (c *zmscoreCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+func (c *zmscoreCounter) count(cmd redis.Cmder) {
+	if a := cmd.Args(); len(a) > 2 && strings.EqualFold(fmt.Sprint(a[0]), "zmscore") && a[1] == c.key {
+		c.n.Add(int64(len(a) - 2))
+	}
+}
+
+// TestCommonFollowingBounds: a page of common following reads at most a
+// fixed number of candidates of the user's list, whatever the lengths of
+// the two lists (at most the first chunk and the read budget when the
+// operation has one); a page stopped by its bounds ends with HasNext and
+// a cursor; paging on finds every common user once, in order, with the
+// same total on every page. The total is exact when the shorter list
+// holds at most CommonSample users, an estimate near the true figure
+// otherwise.
+func TestCommonFollowingBounds(t *testing.T) {
+	tests := []struct {
+		name          string
+		mine, theirs  int              // lengths of the two following lists
+		shared        func(i int) bool // whether the user's i-th follow (oldest first) is in the other's list
+		first, budget int              // budget 0: the operation has none
+		estimate      bool             // the total is an estimate, within a tenth
+		sparse        bool             // pages end at their bounds, more than once
+	}{
+		{"short lists", 600, 400, func(i int) bool { return i%3 == 0 }, 7, 0, false, false},
+		{"the other's list the shorter and short", 12000, 300, func(i int) bool { return i%100 == 0 }, 5, 0, false, false},
+		{"sparse, long lists", 12000, 12000, func(i int) bool { return i%1500 == 0 }, 5, 0, true, true},
+		{"sparse, long lists, with a budget", 12000, 12000, func(i int) bool { return i%1500 == 0 }, 5, 300, true, true},
+		{"a random third shared", 6000, 5000, func(i int) bool { return rand.New(rand.NewPCG(uint64(i), 7)).IntN(3) == 0 }, 100, 0, true, false},
+		{"none shared", 9000, 9000, func(int) bool { return false }, 20, 500, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, rdb := graphStore(t)
+			ids := graphUsers(t, s, 2)
+			a, b := ids[0], ids[1]
+			ctx := context.Background()
+			mine := map[string]float64{}
+			var mz, tz []redis.Z
+			for i := range tt.mine {
+				m := strconv.Itoa(100000 + i)
+				mine[m] = float64(1_700_000_000_000 + i/3) // ties: 3 a millisecond
+				mz = append(mz, redis.Z{Score: mine[m], Member: m})
+				if tt.shared(i) && len(tz) < tt.theirs {
+					tz = append(tz, redis.Z{Score: float64(i), Member: m})
+				}
+			}
+			for i := len(tz); i < tt.theirs; i++ {
+				tz = append(tz, redis.Z{Score: float64(i), Member: strconv.Itoa(900000 + i)})
+			}
+			for _, z := range []struct {
+				key string
+				zs  []redis.Z
+			}{{s.Keys().Following(a), mz}, {s.Keys().Following(b), tz}} {
+				for i := 0; i < len(z.zs); i += 1000 {
+					if err := rdb.ZAdd(ctx, z.key, z.zs[i:min(i+1000, len(z.zs))]...).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			theirs := map[string]bool{}
+			for _, z := range tz {
+				theirs[z.Member.(string)] = true
+			}
+			var want []string
+			for _, m := range edgesAfter(mine, "") {
+				if theirs[m] {
+					want = append(want, m)
+				}
+			}
+			cnt := &zmscoreCounter{key: s.Keys().Following(b)}
+			rdb.AddHook(cnt)
+			bound := int64(redisstore.CommonWalkMax)
+			if tt.budget > 0 {
+				bound = int64(redisstore.CommonChunk + tt.budget)
+			}
+			if redistest.ClusterMode() {
+				bound += redisstore.CommonSample // the total's sample of the user's list
+			}
+			var got []string
+			total, pages, cut := -1, 0, 0
+			p := social.PageRequest{First: tt.first}
+			for {
+				if pages++; pages > 1000 {
+					t.Fatal("paging does not end")
+				}
+				octx := ctx
+				if tt.budget > 0 {
+					octx = social.WithReadBudget(ctx, tt.budget)
+				}
+				before := cnt.n.Load()
+				c, err := s.CommonFollowing(octx, a, b, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := cnt.n.Load() - before; n > bound {
+					t.Fatalf("page %d checked %d candidates, more than %d", pages, n, bound)
+				}
+				if total != -1 && c.Total != total {
+					t.Fatalf("page %d: total %d, the first page said %d", pages, c.Total, total)
+				}
+				total = c.Total
+				if c.End != "" {
+					cut++
+				}
+				got = append(got, c.Items...)
+				if !c.HasNext {
+					break
+				}
+				if p.After = c.EndCursor(); p.After == "" {
+					t.Fatalf("page %d: a next page without a cursor", pages)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("paged %d users %v\nwant %d %v", len(got), got, len(want), want)
+			}
+			// A long sparse walk is cut into several pages.
+			if least := (tt.mine - redisstore.CommonChunk) / int(bound); tt.sparse && cut < least {
+				t.Errorf("%d pages ended at their bounds, want at least %d", cut, least)
+			}
+			t.Logf("%d common users, total %d, %d pages, %d ended at their bounds", len(want), total, pages, cut)
+			switch {
+			case !tt.estimate && total != len(want):
+				t.Errorf("total %d, want %d", total, len(want))
+			case tt.estimate && (total < 0 || total > min(tt.mine, tt.theirs)):
+				t.Errorf("total %d, out of 0..%d", total, min(tt.mine, tt.theirs))
+			case tt.estimate && len(want) > 1000 && (total < len(want)*9/10 || total > len(want)*11/10):
+				t.Errorf("total %d, want within a tenth of %d", total, len(want))
+			}
+		})
+	}
 }

@@ -15,8 +15,9 @@ import (
 // likers and comments of every parent of a query level are one pipeline
 // (one script run per list, each on its parent's slot), whatever the number
 // of parents and their page sizes. Common following adds a round of
-// ZMSCOREs for all its pages together, and further rounds only for the
-// pages whose first chunk did not fill them (see CommonFollowing).
+// ZMSCOREs for all its pages together, and further rounds, within its
+// bounds, only for the pages whose first chunk did not fill them (see
+// CommonFollowing).
 
 // ListPages returns the page of each key as viewerID ("" for anonymous)
 // may see it, index by index, with an error per key (a malformed cursor,
@@ -144,23 +145,28 @@ func commentCursor(p social.PageRequest) (string, error) {
 
 // commonWalk is the state of one common-following page: it walks the
 // user's following list from the cursor in chunks and keeps the members
-// the other user's list holds.
+// the other user's list holds, within the bounds of CommonFollowing.
 type commonWalk struct {
 	k                  social.ListKey
 	user, mine, theirs string
-	pos                edgePos
-	chunk              int
+	pos                edgePos // the last candidate read
+	chunk              int     // candidates the last read asked for
+	walked             int     // candidates read
 	exists             *redis.IntCmd
 	blocked            []*redis.BoolCmd // either user blocked the viewer
-	total, edges, has  *redis.Cmd
-	all                *redis.StringSliceCmd // Cluster: the user's following, for the total
-	allHas             *redis.Cmd            // Cluster: ZMSCORE of all against theirs
-	read               []edge                // the last chunk read, checked against theirs
+	count, edges, has  *redis.Cmd
+	read               []edge // the last chunk read, checked against theirs
 	common             []edge
+	cut                bool // stopped by its bounds before the end of the list
 	done               bool
-	counted            bool // finished, its total still to count (Cluster)
 	page               social.Connection[string]
 	err                error
+	// Redis Cluster: the total's sample of the user's list (its ZCARD
+	// and members), the size of the other's, and which of the sample's
+	// members the other's holds.
+	sample    *redis.Cmd
+	theirCard *redis.IntCmd
+	sampleHas *redis.Cmd
 }
 
 func (s *Store) newCommonWalk(k social.ListKey) (*commonWalk, error) {
@@ -174,8 +180,9 @@ func (s *Store) newCommonWalk(k social.ListKey) (*commonWalk, error) {
 // queueStart queues the first round: whether either user blocked the
 // viewer, whether the other user exists, the total, and the first chunk.
 // On Cluster the two lists are in two slots, so instead of the total it
-// reads the user's whole following list (up to commonChunkMax), which the
-// walk's second round checks against the other's with the first chunk.
+// takes the sample of the user's list and the size of the other's; the
+// walk's second round checks the sample against the other's list with the
+// first chunk.
 func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string, cluster bool) {
 	for _, u := range []string{w.k.Parent, w.k.With} {
 		if viewerID != "" && u != viewerID {
@@ -184,9 +191,10 @@ func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, 
 	}
 	w.exists = p.Exists(ctx, w.user)
 	if cluster {
-		w.all = p.ZRange(ctx, w.mine, 0, commonChunkMax-1)
+		w.sample = commonSampleScript.EvalSha(ctx, p, []string{w.mine}, commonSample, commonSampleRun)
+		w.theirCard = p.ZCard(ctx, w.theirs)
 	} else {
-		w.total = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs})
+		w.count = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs}, commonSample, commonSampleRun)
 	}
 	w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
 }
@@ -208,8 +216,7 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 			w.fail(social.Errorf(social.NotFound, "user %s not found", w.k.With))
 			continue
 		}
-		_, w.read, w.err = parseEdgePage(w.edges)
-		if w.err == nil {
+		if w.readChunk() {
 			open = append(open, w)
 		}
 	}
@@ -221,8 +228,10 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 				if len(w.read) > 0 {
 					w.has = p.Do(ctx, zmscoreArgs(w.theirs, w.read)...)
 				}
-				if w.all != nil && w.allHas == nil && len(w.all.Val()) > 0 {
-					w.allHas = p.Do(ctx, zmscoreArgs(w.theirs, members(w.all.Val()))...)
+				if w.sample != nil && w.sampleHas == nil {
+					if _, ms := sampleReply(w.sample); len(ms) > 0 {
+						w.sampleHas = p.Do(ctx, zmscoreArgs(w.theirs, members(ms))...)
+					}
 				}
 			}
 			return nil
@@ -245,11 +254,17 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 			}
 			// One match beyond the page says there is a next page.
 			if len(w.common) > w.k.Page.First || len(w.read) < w.chunk {
-				w.finish()
+				w.done = true
 				continue
 			}
 			w.pos = edgePos(w.read[len(w.read)-1])
-			w.chunk = min(2*w.chunk, commonChunkMax)
+			// Past the first chunk, the walk spends the operation's
+			// read budget, up to commonWalkMax in all.
+			w.chunk = social.TakeReadBudget(ctx, min(2*w.chunk, commonWalkMax-w.walked))
+			if w.chunk <= 0 {
+				w.done, w.cut = true, true
+				continue
+			}
 			more = append(more, w)
 		}
 		if len(more) == 0 {
@@ -265,50 +280,136 @@ func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
 		}
 		open = open[:0]
 		for _, w := range more {
-			if _, w.read, w.err = parseEdgePage(w.edges); w.err == nil {
+			if w.readChunk() {
 				open = append(open, w)
 			}
 		}
 	}
+	if err := s.commonTotals(ctx, walks); err != nil {
+		return err
+	}
 	for _, w := range walks {
-		if w != nil && w.counted && w.err == nil {
-			n, err := s.clusterCommonTotal(ctx, w)
-			if err != nil {
-				w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))
-				continue
-			}
-			w.page = edgeConnection(w.common, w.k.Page.First, n)
+		if w != nil && w.err == nil {
+			w.finish()
 		}
 	}
 	return nil
 }
 
-// clusterCommonTotal is a finished walk's total on Cluster: the members of
-// the user's following list (read whole in the first round when it has at
-// most commonChunkMax) that the other's holds (checked in the second
-// round); longer lists are counted by commonCount in further rounds.
-func (s *Store) clusterCommonTotal(ctx context.Context, w *commonWalk) (int, error) {
-	all, err := w.all.Result()
+// readChunk takes the reply of the chunk the walk read last; false when
+// the walk failed.
+func (w *commonWalk) readChunk() bool {
+	var err error
+	if _, w.read, err = parseEdgePage(w.edges); err != nil {
+		w.fail(err)
+		return false
+	}
+	w.walked += len(w.read)
+	return true
+}
+
+// commonTotals sets the total of every walk that has not failed: from its
+// count (one Redis), or, on Cluster, from the sample of the user's list
+// checked in the walk's second round when that list is the shorter or is
+// counted whole (the same figure the count gives), else from a sample of
+// the other's list, checked against the user's, in two more rounds for all
+// such walks together.
+func (s *Store) commonTotals(ctx context.Context, walks []*commonWalk) error {
+	var other []*commonWalk
+	for _, w := range walks {
+		switch {
+		case w == nil || w.err != nil || !w.seesGraphs():
+		case w.count != nil:
+			n, err := w.count.Int64Slice()
+			if err != nil || len(n) != 3 {
+				w.fail(fmt.Errorf("common following of %s and %s: count: %v %w", w.k.Parent, w.k.With, n, err))
+				continue
+			}
+			w.page.Total = commonTotal(int(n[0]), int(n[1]), int(n[2]))
+		default:
+			if err := w.sample.Err(); err != nil {
+				w.fail(fmt.Errorf("common following of %s and %s: sample: %w", w.k.Parent, w.k.With, err))
+				continue
+			}
+			if card, _ := sampleReply(w.sample); card > w.theirCard.Val() && card > commonSample {
+				other = append(other, w)
+				continue
+			}
+			w.sampleTotal()
+		}
+	}
+	if len(other) == 0 {
+		return nil
+	}
+	if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, w := range other {
+			w.sample = commonSampleScript.EvalSha(ctx, p, []string{w.theirs}, commonSample, commonSampleRun)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("common following: %w", err)
+	}
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, w := range other {
+			w.sampleHas = nil
+			if _, ms := sampleReply(w.sample); len(ms) > 0 {
+				w.sampleHas = p.Do(ctx, zmscoreArgs(w.mine, members(ms))...)
+			}
+		}
+		return nil
+	}); err != nil && !isNil(err) {
+		return fmt.Errorf("common following: %w", err)
+	}
+	for _, w := range other {
+		w.sampleTotal()
+	}
+	return nil
+}
+
+// sampleTotal sets a walk's total on Cluster from its sample and the
+// ZMSCORE that checked the sample against the other list.
+func (w *commonWalk) sampleTotal() {
+	card, ms := sampleReply(w.sample)
+	hits, err := countFlags(w.sampleHas)
 	if err != nil {
-		return 0, err
+		w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))
+		return
 	}
-	if len(all) >= commonChunkMax {
-		return s.commonCount(ctx, w.mine, w.theirs)
-	}
-	if len(all) == 0 {
+	w.page.Total = commonTotal(hits, int(card), len(ms))
+}
+
+// sampleReply reads commonSampleScript's reply: the list's size and the
+// sample's members.
+func sampleReply(c *redis.Cmd) (int64, []string) {
+	res, err := c.Slice()
+	if err != nil || len(res) != 2 {
 		return 0, nil
 	}
-	in, err := zmscoreFlags(w.allHas)
-	if err != nil {
-		return 0, err
+	card, _ := res[0].(int64)
+	flat, _ := res[1].([]any)
+	ms := make([]string, 0, len(flat))
+	for _, m := range flat {
+		if s, ok := m.(string); ok {
+			ms = append(ms, s)
+		}
 	}
+	return card, ms
+}
+
+// countFlags counts the members a ZMSCORE reply found (none for no
+// command: an empty sample).
+func countFlags(c *redis.Cmd) (int, error) {
+	if c == nil {
+		return 0, nil
+	}
+	in, err := zmscoreFlags(c)
 	n := 0
 	for _, ok := range in {
 		if ok {
 			n++
 		}
 	}
-	return n, nil
+	return n, err
 }
 
 // zmscoreArgs is the command ZMSCORE key member... of edges.
@@ -345,16 +446,14 @@ func (w *commonWalk) fail(err error) {
 	w.done, w.err = true, err
 }
 
+// finish makes the walk's page: up to first of the members found, and,
+// when the walk stopped at its bounds without filling the page, HasNext
+// and an End cursor at the last candidate read, where the next page goes
+// on.
 func (w *commonWalk) finish() {
-	if w.total == nil {
-		// Redis Cluster: walkCommon counts the total after the walk.
-		w.done, w.counted = true, true
-		return
+	total := w.page.Total
+	w.page = edgeConnection(w.common, w.k.Page.First, total)
+	if w.cut && len(w.common) <= w.k.Page.First {
+		w.page.HasNext, w.page.End = true, social.EncodeCursor(w.pos.score, w.pos.member)
 	}
-	n, err := w.total.Int()
-	if err != nil {
-		w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))
-		return
-	}
-	w.done, w.page = true, edgeConnection(w.common, w.k.Page.First, n)
 }

@@ -28,10 +28,11 @@ var (
 	apqAddScript = newScript("apq_add.lua")
 
 	// Social graph (graph.go).
-	graphSideScript   = newScript("graph_side.lua")
-	sweepIndexScript  = newScript("sweep_index.lua")
-	commonCountScript = newScript("common_count.lua")
-	edgePageScript    = newScript("edge_page.lua")
+	graphSideScript    = newScript("graph_side.lua")
+	sweepIndexScript   = newScript("sweep_index.lua")
+	commonCountScript  = newScript("common_count.lua", "sample")
+	commonSampleScript = newScript("common_sample.lua", "sample")
+	edgePageScript     = newScript("edge_page.lua")
 
 	// Posts and fan-out (post.go, delivery.go).
 	postScript         = newScript("post.lua")
@@ -65,7 +66,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS

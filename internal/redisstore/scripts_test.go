@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +117,70 @@ return home_insert(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[1] .. ':' .. ARGV[2
 				if tt.markTTL > 0 && (ttl <= 0 || ttl > tt.markTTL) || tt.markTTL == 0 && ttl != -1 {
 					t.Errorf("the new list's TTL = %v, want the mark's (%v)", ttl, tt.markTTL)
 				}
+			}
+		})
+	}
+}
+
+func TestLuaCountSample(t *testing.T) {
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	key := redistest.Prefix(t) + "{u1}:following"
+	probe := redis.NewScript(redisstore.LuaSource("lib/sample.lua") + `
+return count_sample(KEYS[1], redis.call('ZCARD', KEYS[1]), tonumber(ARGV[1]), tonumber(ARGV[2]))`)
+	tests := []struct {
+		name         string
+		card, n, run int
+	}{
+		{"empty", 0, 8, 4},
+		{"shorter than the sample", 5, 8, 4},
+		{"as long as the sample", 8, 8, 4},
+		{"one longer", 9, 8, 4},
+		{"long", 1000, 64, 16},
+		{"stretches one run long", 64, 32, 16},
+		{"the store's bounds", 100000, redisstore.CommonSample, 32},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rdb.Del(ctx, key)
+			for i := 0; i < tt.card; i += 1000 {
+				var zs []redis.Z
+				for j := i; j < min(i+1000, tt.card); j++ {
+					zs = append(zs, redis.Z{Score: float64(j), Member: strconv.Itoa(j)})
+				}
+				rdb.ZAdd(ctx, key, zs...)
+			}
+			got, err := probe.Run(ctx, rdb, []string{key}, tt.n, tt.run).StringSlice()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.card <= tt.n {
+				// The whole list: the count is exact.
+				if len(got) != tt.card {
+					t.Fatalf("%d members, want all %d", len(got), tt.card)
+				}
+				return
+			}
+			// n members in runs of run consecutive ranks, each run
+			// inside its stretch of the list.
+			if len(got) != tt.n {
+				t.Fatalf("%d members, want %d", len(got), tt.n)
+			}
+			stretch := float64(tt.card) / float64(tt.n/tt.run)
+			for i, m := range got {
+				rank, _ := strconv.Atoi(m)
+				if i%tt.run > 0 {
+					if prev, _ := strconv.Atoi(got[i-1]); rank != prev+1 {
+						t.Fatalf("member %d at rank %d after rank %d: runs are consecutive", i, rank, prev)
+					}
+				}
+				if s := float64(i / tt.run); rank < int(s*stretch) || rank >= int((s+1)*stretch) {
+					t.Fatalf("member %d at rank %d: outside stretch %v", i, rank, s)
+				}
+			}
+			again, err := probe.Run(ctx, rdb, []string{key}, tt.n, tt.run).StringSlice()
+			if err != nil || !slices.Equal(got, again) {
+				t.Fatalf("a second sample of the same list differs: %v", err)
 			}
 		})
 	}
