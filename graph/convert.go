@@ -17,11 +17,8 @@ func authPayload(ctx context.Context, r *auth.Result) *model.AuthPayload {
 }
 
 func pageInfo[T any](c social.Connection[T]) *model.PageInfo {
-	pi := &model.PageInfo{HasNextPage: c.HasNext}
-	if end := c.EndCursor(); end != "" {
-		pi.EndCursor = &end
-	}
-	return pi
+	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: optional(c.EndCursor()),
+		HasPreviousPage: c.HasPrevious, StartCursor: optional(c.StartCursor())}
 }
 
 // loadUser returns a user that must exist, or NOT_FOUND.

@@ -65,17 +65,12 @@ func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) grap
 	if !ok {
 		return decline(FallbackBadArguments)
 	}
-	var after string
-	if v := args["after"]; v != nil {
-		// The same coercion gqlgen applies (a number is accepted as a
-		// String variable and becomes its digits).
-		a, err := graphql.UnmarshalString(v)
-		if err != nil {
-			return decline(FallbackBadArguments)
-		}
-		after = a
+	after, ok1 := stringArg(args["after"])
+	before, ok2 := stringArg(args["before"])
+	if !ok1 || !ok2 {
+		return decline(FallbackBadArguments)
 	}
-	p, err := social.NewPageRequest(first, &after)
+	p, err := social.NewTwoWayRequest(first, &after, &before)
 	if err != nil {
 		return decline(FallbackBadArguments)
 	}
@@ -179,7 +174,7 @@ func optionalInt(v any) (*int, bool) {
 var fastFields = map[string]map[string]string{
 	"Timeline":          {"edges": "TimelineEdge", "pageInfo": "PageInfo"},
 	"TimelineEdge":      {"cursor": "", "node": "Post"},
-	"PageInfo":          {"hasNextPage": "", "endCursor": ""},
+	"PageInfo":          {"hasNextPage": "", "endCursor": "", "hasPreviousPage": "", "startCursor": ""},
 	"Post":              {"id": "", "content": "", "createdAt": "", "visibility": "", "author": "User", "likesCount": "", "commentsCount": "", "repostsCount": "", "viewerHasLiked": "", "viewerHasReposted": "", "source": "", "comments": "CommentConnection", "repostOf": "Original"},
 	"Original":          {"id": "", "content": "", "createdAt": "", "visibility": "", "author": "User", "likesCount": "", "commentsCount": "", "repostsCount": "", "viewerHasLiked": "", "viewerHasReposted": "", "source": ""},
 	"User":              {"id": "", "name": "", "email": "", "bio": "", "createdAt": ""},
@@ -204,7 +199,7 @@ var fastFallbacks = map[string][]string{
 // field whose definition has any other argument (a default applies even
 // when the document does not pass it) is not rendered fast.
 var fastArgs = map[string]map[string][]string{
-	"Query": {"timeline": {"first", "after"}, "userTimeline": {"userId", "first", "after"}},
+	"Query": {"timeline": {"first", "after", "before"}, "userTimeline": {"userId", "first", "after"}},
 	"Post":  {"comments": {"first", "after"}},
 }
 
@@ -423,23 +418,41 @@ func (fr *fastRenderer) timeline(sel ast.SelectionSet) bool {
 				})
 			})
 		default: // pageInfo
-			return fr.pageInfo(f.Selections, c.HasNext, c.EndCursor())
+			return fr.pageInfo(f.Selections, c.HasNext, c.HasPrevious, c.StartCursor(), c.EndCursor())
 		}
 	})
 }
 
-func (fr *fastRenderer) pageInfo(sel ast.SelectionSet, hasNext bool, end string) bool {
+func (fr *fastRenderer) pageInfo(sel ast.SelectionSet, hasNext, hasPrevious bool, start, end string) bool {
 	return fr.object(sel, "PageInfo", func(f graphql.CollectedField) bool {
-		switch {
-		case f.Name == "hasNextPage":
+		cursor := end
+		switch f.Name {
+		case "hasNextPage":
 			fr.bool(hasNext)
-		case end == "":
+			return true
+		case "hasPreviousPage":
+			fr.bool(hasPrevious)
+			return true
+		case "startCursor":
+			cursor = start
+		}
+		if cursor == "" {
 			fr.null()
-		default:
-			fr.str(end)
+		} else {
+			fr.str(cursor)
 		}
 		return true
 	})
+}
+
+// stringArg reads an optional String argument with gqlgen's coercion (a
+// number is accepted as a String variable and becomes its digits).
+func stringArg(v any) (string, bool) {
+	if v == nil {
+		return "", true
+	}
+	s, err := graphql.UnmarshalString(v)
+	return s, err == nil
 }
 
 func (fr *fastRenderer) post(sel ast.SelectionSet, p *social.Post, original bool) bool {
@@ -523,7 +536,7 @@ func (fr *fastRenderer) comments(f graphql.CollectedField, postID string) bool {
 			fr.int(c.Total)
 			return true
 		case "pageInfo":
-			return fr.pageInfo(cf.Selections, c.HasNext, c.EndCursor())
+			return fr.pageInfo(cf.Selections, c.HasNext, c.HasPrevious, c.StartCursor(), c.EndCursor())
 		}
 		return fr.list(len(c.Items), func(i int) bool {
 			return fr.object(cf.Selections, "CommentEdge", func(ef graphql.CollectedField) bool {

@@ -95,8 +95,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Post struct {
@@ -123,7 +125,7 @@ type ComplexityRoot struct {
 		Comment      func(childComplexity int, id string) int
 		Me           func(childComplexity int) int
 		Post         func(childComplexity int, id string) int
-		Timeline     func(childComplexity int, first *int, after *string) int
+		Timeline     func(childComplexity int, first *int, after *string, before *string) int
 		User         func(childComplexity int, id *string, name *string) int
 		UserTimeline func(childComplexity int, userID string, first *int, after *string) int
 	}
@@ -223,7 +225,7 @@ type QueryResolver interface {
 	User(ctx context.Context, id *string, name *string) (*social.User, error)
 	Post(ctx context.Context, id string) (*social.Post, error)
 	Comment(ctx context.Context, id string) (*social.Comment, error)
-	Timeline(ctx context.Context, first *int, after *string) (*model.Timeline, error)
+	Timeline(ctx context.Context, first *int, after *string, before *string) (*model.Timeline, error)
 	UserTimeline(ctx context.Context, userID string, first *int, after *string) (*model.Timeline, error)
 }
 type SubscriptionResolver interface {
@@ -567,6 +569,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Post.author":
 		if e.ComplexityRoot.Post.Author == nil {
@@ -720,7 +734,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Timeline(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Timeline(childComplexity, args["first"].(*int), args["after"].(*string), args["before"].(*string)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -1071,8 +1085,15 @@ type Query {
   post(id: ID!): Post
   "A comment, or null when it does not exist or its post is hidden from the viewer."
   comment(id: ID!): Comment
-  "The viewer's home timeline: their own posts and those of the users they follow, newest first; first is 1 to 100. Requires authentication."
-  timeline(first: Int = 20, after: String): Timeline!
+  """
+  The viewer's home timeline: their own posts and those of the users they follow, newest first; first is 1 to 100.
+  Requires authentication. With ` + "`" + `after` + "`" + `: the next older page. With ` + "`" + `before` + "`" + `: the posts newer than that cursor, those
+  adjacent to it first (at most ` + "`" + `first` + "`" + `, returned newest first; ` + "`" + `pageInfo.hasPreviousPage` + "`" + ` says whether still newer
+  ones exist, and ` + "`" + `hasNextPage` + "`" + ` is false), so a client can load what it missed without a gap: it goes on with
+  ` + "`" + `before: pageInfo.startCursor` + "`" + `. Not both (BAD_USER_INPUT). A post and its plain reposts are shown once on a page,
+  as the newest of them.
+  """
+  timeline(first: Int = 20, after: String, before: String): Timeline!
   "One user's own posts, newest first, as the viewer is allowed to see them; first is 1 to 100."
   userTimeline(userId: ID!, first: Int = 20, after: String): Timeline!
 }
@@ -1242,6 +1263,10 @@ type CommentEdge {
 type PageInfo {
   hasNextPage: Boolean!
   endCursor: String
+  "Whether posts newer than this page exist (timeline with before); false for every other page."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first edge; null for an empty page."
+  startCursor: String
 }
 
 type AuthPayload {
@@ -1378,6 +1403,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
@@ -1957,6 +1986,14 @@ func (ec *executionContext) field_Query_timeline_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
 	return args, nil
 }
 
@@ -3414,6 +3451,52 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4066,7 +4149,7 @@ func (ec *executionContext) _Query_timeline(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Timeline(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Timeline(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Timeline) graphql.Marshaler {
@@ -6803,6 +6886,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

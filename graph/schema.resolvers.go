@@ -325,12 +325,12 @@ func (r *queryResolver) Comment(ctx context.Context, id string) (*social.Comment
 }
 
 // Timeline is the resolver for the timeline field.
-func (r *queryResolver) Timeline(ctx context.Context, first *int, after *string) (*model.Timeline, error) {
+func (r *queryResolver) Timeline(ctx context.Context, first *int, after *string, before *string) (*model.Timeline, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := social.NewPageRequest(first, after)
+	p, err := social.NewTwoWayRequest(first, after, before)
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,10 @@ type Mutation struct {
 type PageInfo struct {
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor,omitempty"`
+	// Whether posts newer than this page exist (timeline with before); false for every other page.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the page's first edge; null for an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
 }
 
 type Query struct {

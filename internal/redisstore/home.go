@@ -120,6 +120,9 @@ func (s *Store) readHome(ctx context.Context, viewerID string, p social.PageRequ
 	if !social.IsID(viewerID) {
 		return social.Connection[*social.Post]{}, social.Errorf(social.Unauthenticated, "authentication required")
 	}
+	if p.Before != "" {
+		return s.readNewer(ctx, viewerID, p, f)
+	}
 	h := &homePage{s: s, viewer: viewerID, first: p.First, before: before, firstPage: p.After == "", fetch: f}
 	c, err := h.read(ctx)
 	if err != nil {

@@ -28,7 +28,12 @@ func timelineCursor(p social.PageRequest) (int64, error) {
 	if p.After == "" {
 		return noCursor, nil
 	}
-	parts, err := social.DecodeCursor(p.After, 1)
+	return parseCursor(p.After)
+}
+
+// parseCursor reads a timeline cursor: the id of the post it is at.
+func parseCursor(c string) (int64, error) {
+	parts, err := social.DecodeCursor(c, 1)
 	if err != nil {
 		return 0, err
 	}

@@ -11,10 +11,13 @@ const (
 	MaxFirst     = 100
 )
 
-// PageRequest asks for First items after the opaque cursor After.
+// PageRequest asks for First items after the opaque cursor After, or, for
+// the lists that page both ways, the First items before (newer than) the
+// cursor Before, those nearest to it.
 type PageRequest struct {
-	First int
-	After string
+	First  int
+	After  string
+	Before string
 }
 
 // NewPageRequest validates GraphQL paging arguments.
@@ -29,6 +32,20 @@ func NewPageRequest(first *int, after *string) (PageRequest, error) {
 	if after != nil {
 		p.After = *after
 	}
+	return p, nil
+}
+
+// NewTwoWayRequest validates the paging arguments of a list that pages
+// both ways: after or before, not both.
+func NewTwoWayRequest(first *int, after, before *string) (PageRequest, error) {
+	p, err := NewPageRequest(first, after)
+	if err != nil || before == nil || *before == "" {
+		return p, err
+	}
+	if p.After != "" {
+		return PageRequest{}, Errorf(BadUserInput, "after and before cannot be used together")
+	}
+	p.Before = *before
 	return p, nil
 }
 
@@ -65,11 +82,23 @@ type Connection[T any] struct {
 	Items   []T
 	Cursors []string
 	HasNext bool
-	Total   int
+	// HasPrevious: items before (newer than) the page exist; only set by
+	// a page read with PageRequest.Before.
+	HasPrevious bool
+	Total       int
 	// End, when set, is where the next page starts, past the last item: a
 	// page whose read budget ran out while the candidates it read were
 	// hidden from the viewer (ReadBudget) ends there, short or empty.
 	End string
+}
+
+// StartCursor is the cursor of the page's first item ("" for an empty
+// page).
+func (c Connection[T]) StartCursor() string {
+	if len(c.Cursors) > 0 {
+		return c.Cursors[0]
+	}
+	return ""
 }
 
 // EndCursor is the cursor the next page starts after ("" for an empty
@@ -86,7 +115,7 @@ func (c Connection[T]) EndCursor() string {
 
 // PostIDs returns the page of the ids of a page of posts.
 func PostIDs(c Connection[*Post]) Connection[string] {
-	out := Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, Total: c.Total, End: c.End}
+	out := Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, HasPrevious: c.HasPrevious, Total: c.Total, End: c.End}
 	out.Items = make([]string, len(c.Items))
 	for i, p := range c.Items {
 		out.Items[i] = p.ID

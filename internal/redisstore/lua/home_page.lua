@@ -14,12 +14,14 @@
 -- KEYS: Home, HomeMark, Following, Mutes, CelebFollowing.
 -- ARGV: reader, cursor (exclusive; "" = none), n, now (ms), activeEvery
 -- (ms), pull mode ("1"), first page ("1"), TTL of the list and mark (ms;
--- 0: none).
+-- 0: none), newer ("1": the entries above the cursor, nearest first,
+-- instead of those below it).
 --
 -- Reply: {"rebuild"|"pull", followees, pull, pullprev, pullat} or
 -- {"ok", floor, exhausted (0/1), entries, pulled authors (CelebFollowing,
 -- allowed), followees (allowed; only when the list is exhausted above a
--- floor, for the pages below it)}.
+-- floor, for the pages below it; when reading newer, whenever the cursor
+-- is below the floor)}.
 
 local now = tonumber(ARGV[4])
 local m = redis.call('HMGET', KEYS[2], 'active', 'floor', 'stale', 'pull', 'pullprev', 'pullat')
@@ -44,6 +46,26 @@ if need then
 end
 local floor = tonumber(m[2] or '0')
 local n = tonumber(ARGV[3])
+if ARGV[9] == '1' then
+  -- Newer: walk up from the cursor towards the head.
+  local cursor = tonumber(ARGV[2])
+  local top = list_after(KEYS[1], redis.call('LLEN', KEYS[1]), cursor, entry_id) - 1
+  local out, size = {}, math.max(n, 32)
+  while top >= 0 and #out < n do
+    local chunk = redis.call('LRANGE', KEYS[1], math.max(0, top - size + 1), top)
+    for i = #chunk, 1, -1 do
+      local e = chunk[i]
+      top = top - 1
+      if entry_id(e) > cursor and allowed(entry_author(e)) then
+        out[#out + 1] = e
+        if #out == n then break end
+      end
+    end
+  end
+  local followees = {}
+  if cursor < floor then followees = allowed_list(redis.call('ZRANGE', KEYS[3], 0, -1)) end
+  return {'ok', floor, top < 0 and 1 or 0, out, allowed_list(redis.call('SMEMBERS', KEYS[5])), followees}
+end
 local pos = 0
 if ARGV[2] ~= '' then
   pos = list_after(KEYS[1], redis.call('LLEN', KEYS[1]), tonumber(ARGV[2]), entry_id)

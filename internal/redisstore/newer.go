@@ -1,0 +1,263 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Newer pages of the home timeline: timeline(before:).
+//
+// A client back from a sleep asks for the posts newer than the newest it
+// has, nearest to it first, in pages, until none is left (as Mastodon's
+// min_id). The reader is readHome's, walking up instead of down: the same
+// three sources, merged by id, checked in rounds of candidates for the
+// viewer, but read upwards from the cursor (the home list from the
+// cursor's place towards its head, the own timelines by ascending score),
+// and below the floor first, where the list is not complete:
+//   - ids in (cursor, floor): the own timelines of everyone the reader
+//     follows, and the reader's own;
+//   - ids >= floor: the list (homePageScript in its newer mode) and the
+//     own timelines of the pulled authors.
+//
+// The page is the first posts visible above the cursor, returned newest
+// first like every page; HasPrevious says whether candidates remain above
+// it (some may turn out hidden). Its cursors are the posts' own, so a
+// client goes on with before: its StartCursor, and pages stay adjacent
+// while others post.
+
+// newerPage is the state of reading one newer page.
+type newerPage struct {
+	s       *Store
+	viewer  string
+	first   int
+	after   int64 // everything up to here was read: the next round reads above it
+	fetch   *pageFetch
+	shown   map[string]bool
+	floor   int64
+	below   bool          // reading (after, floor) from the followees' timelines
+	listEnd bool          // the list has nothing more above after
+	sources []*pullSource // own timelines read at read time
+	pulled  []string      // authors pulled above the floor
+	pending []homeItem    // candidates read, ascending, not yet checked
+	out     []*social.Post
+}
+
+func (s *Store) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+	after, err := parseCursor(p.Before)
+	if err != nil {
+		return social.Connection[*social.Post]{}, err
+	}
+	n := &newerPage{s: s, viewer: viewerID, first: p.First, after: after, fetch: f}
+	c, err := n.read(ctx)
+	if err != nil {
+		return c, fmt.Errorf("newer home timeline of %s: %w", viewerID, err)
+	}
+	return c, nil
+}
+
+func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], error) {
+	// The first list read fills the list first when it must (as readHome),
+	// and says where the floor is and whom the reader follows.
+	h := &homePage{s: n.s, viewer: n.viewer, first: n.first, before: n.after}
+	var list *listRound
+	for fills := 0; list == nil; fills++ {
+		var cmd *redis.Cmd
+		if _, err := n.s.pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd = n.queueList(ctx, p, h, 0, fills == 0)
+			return nil
+		}); err != nil {
+			return social.Connection[*social.Post]{}, err
+		}
+		r, err := parseListRound(cmd)
+		if err != nil {
+			return social.Connection[*social.Post]{}, err
+		}
+		switch {
+		case r.need == "":
+			list = r
+		case fills == 2:
+			return social.Connection[*social.Post]{}, fmt.Errorf("home list still needs a %s after filling it", r.need)
+		default:
+			if err := n.s.fillHome(ctx, n.viewer, r); err != nil {
+				return social.Connection[*social.Post]{}, err
+			}
+		}
+	}
+	n.floor, n.pulled = list.floor, list.pulled
+	n.below = n.after < n.floor-1
+	n.open(list.followees)
+
+	readAll := false
+	for round := 0; round < pageRounds && len(n.out) <= n.first; round++ {
+		k := candidates(n.first-len(n.out), round)
+		if !readAll && len(n.pending) < k {
+			var err error
+			if readAll, err = n.readRound(ctx, h, candidates(n.first, round)); err != nil {
+				return social.Connection[*social.Post]{}, err
+			}
+		}
+		if len(n.pending) == 0 {
+			if readAll {
+				break
+			}
+			continue
+		}
+		if err := n.check(ctx, min(k, len(n.pending))); err != nil {
+			return social.Connection[*social.Post]{}, err
+		}
+	}
+	more := len(n.out) > n.first || !readAll || len(n.pending) > 0
+	posts := n.out[:min(len(n.out), n.first)]
+	slices.Reverse(posts)
+	c := postPage(posts, n.first, false)
+	c.HasNext, c.HasPrevious = false, more
+	return c, nil
+}
+
+// queueList queues homePageScript's newer read of up to k entries above
+// the read position (at least the floor), or only its checks when k is 0.
+func (n *newerPage) queueList(ctx context.Context, p redis.Pipeliner, h *homePage, k int, mayPull bool) *redis.Cmd {
+	s := n.s
+	pull, first := "0", "0"
+	if s.feed.Mode == Pull {
+		pull = "1"
+	}
+	if mayPull {
+		first = "1" // a client catching up wants what pull mode has not pulled yet
+	}
+	from := max(n.after, n.floor-1)
+	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
+		h.viewer, from, k, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL(), "1")
+}
+
+// open sets the timelines read at read time: below the floor, everyone
+// the reader follows and the reader; above it, the pulled authors.
+func (n *newerPage) open(followees []string) {
+	authors := n.pulled
+	if n.below {
+		authors = append(slices.Clip(followees), n.viewer)
+	}
+	n.sources = make([]*pullSource, 0, len(authors))
+	for _, a := range authors {
+		n.sources = append(n.sources, &pullSource{author: a})
+	}
+}
+
+// readRound reads up to k candidates from every open source, above the
+// read position, and keeps those certainly next (below the newest read of
+// any source that may hold more). It reports whether every source is read
+// to its end.
+func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, error) {
+	top := "+inf"
+	if n.below {
+		top = "(" + strconv.FormatInt(n.floor, 10)
+	}
+	var list *redis.Cmd
+	_, err := n.s.pipelined(ctx, func(p redis.Pipeliner) error {
+		if !n.below && !n.listEnd {
+			list = n.queueList(ctx, p, h, k, false)
+		}
+		for _, src := range n.sources {
+			src.cmd = nil
+			if !src.done {
+				src.cmd = p.ZRangeByScore(ctx, n.s.keys.UserPosts(src.author), &redis.ZRangeBy{
+					Min: "(" + strconv.FormatInt(n.after, 10), Max: top, Count: int64(k),
+				})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	items := n.pending
+	bound, more := int64(0), false
+	limit := func(last int64) {
+		if !more || last < bound {
+			more, bound = true, last
+		}
+	}
+	if list != nil {
+		r, err := parseListRound(list)
+		if err != nil {
+			return false, err
+		}
+		for _, it := range r.entries {
+			if it.id >= n.floor {
+				items = append(items, it)
+			}
+		}
+		n.listEnd = r.exhausted
+		if !r.exhausted && len(r.entries) > 0 {
+			limit(r.entries[len(r.entries)-1].id)
+		}
+	}
+	for _, src := range n.sources {
+		if src.cmd == nil {
+			continue
+		}
+		ids := src.cmd.Val()
+		for _, id := range ids {
+			v, _ := strconv.ParseInt(id, 10, 64)
+			items = append(items, homeItem{id: v, author: src.author})
+		}
+		if len(ids) < k {
+			src.done = true
+		} else {
+			limit(items[len(items)-1].id)
+		}
+		src.cmd = nil
+	}
+	slices.SortFunc(items, func(a, b homeItem) int { return cmp.Compare(a.id, b.id) })
+	n.pending = items[:0]
+	for _, it := range items {
+		if (more && it.id > bound) || (len(n.pending) > 0 && it.id == n.pending[len(n.pending)-1].id) {
+			continue
+		}
+		n.pending = append(n.pending, it)
+	}
+	switch {
+	case more:
+		n.after = bound
+	case n.below:
+		// Everything below the floor is read: go on above it, in the list
+		// and the pulled authors' timelines.
+		n.below = false
+		n.after = max(n.after, n.floor-1)
+		n.open(nil)
+	default:
+		return true, nil
+	}
+	return false, nil
+}
+
+// check checks the k nearest candidates in hand for the viewer and adds
+// the visible ones to the page, folding stories as readHome does.
+func (n *newerPage) check(ctx context.Context, k int) error {
+	ids := make([]string, k)
+	authors := make([]string, k)
+	for i, it := range n.pending[:k] {
+		ids[i], authors[i] = strconv.FormatInt(it.id, 10), it.author
+	}
+	n.pending = n.pending[k:]
+	posts, err := n.s.visiblePosts(ctx, n.viewer, ids, authors, n.fetch)
+	n.fetch = nil
+	if err != nil {
+		return err
+	}
+	fold := homePage{shown: n.shown}
+	for _, p := range posts {
+		if p != nil && !fold.fold(p) {
+			n.out = append(n.out, p)
+		}
+	}
+	n.shown = fold.shown
+	return nil
+}
