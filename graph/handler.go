@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,15 +120,18 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 		// that does not answer one within two intervals is closed.
 		KeepAlivePingInterval: ping,
 		PingPongInterval:      ping,
-		// A client that never sends connection_init would otherwise hold
-		// its connection and goroutines for ever.
-		InitTimeout: 10 * time.Second,
 		// checkUpgrade has already accepted the origin: same-origin, or
 		// one of CORS_ORIGINS (against cross-site websocket hijacking).
-		// Messages are checked as HTTP bodies are (websocket.go).
-		Implementation: checkedWebsocket{transport.CoderWebsocketImplementation{
-			AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true},
-		}},
+		// Messages are checked as HTTP bodies are (websocket.go). A
+		// client that never sends connection_init would hold its
+		// connection and goroutines for ever: checkedWebsocket closes it
+		// (not gqlgen's InitTimeout, whose close code is the wrong one).
+		Implementation: checkedWebsocket{
+			WebsocketImplementation: transport.CoderWebsocketImplementation{
+				AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true},
+			},
+			initTimeout: cmp.Or(o.Sockets.Init, 10*time.Second),
+		},
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			// How a subscription ends with an error depends on the
 			// transport (stream.go).

@@ -38,6 +38,9 @@ type SocketLimits struct {
 	// that the token still holds (not expired, not revoked, its user
 	// there); one that does not is closed with 4401.
 	RecheckAuth time.Duration
+	// Init is how long a connection may take to send connection_init;
+	// then it is closed (4408 on graphql-transport-ws). 0: 10 s.
+	Init time.Duration
 }
 
 // socketInFlight bounds the queries and mutations of one connection that

@@ -265,3 +265,39 @@ func socketLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestSocketInitTimeout: a connection that sends no connection_init
+// within its bound is closed: on graphql-transport-ws with 4408, as the
+// protocol says; legacy graphql-ws, whose protocol names no code, with
+// 1002. A connection that sent it in time stays open past the bound.
+func TestSocketInitTimeout(t *testing.T) {
+	s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Init: 300 * time.Millisecond}})
+	for _, tt := range []struct {
+		proto  string
+		code   websocket.StatusCode
+		reason string
+	}{
+		{"graphql-transport-ws", 4408, "Connection initialisation timeout"},
+		{"graphql-ws", websocket.StatusProtocolError, "connection initialisation timeout"},
+	} {
+		t.Run(tt.proto, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			// Opened first: its bound ends before the other's.
+			initialised := wsOpenWith(ctx, t, s, tt.proto, "")
+			c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{tt.proto}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseNow()
+			m, err := wsNext(ctx, c)
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != tt.code || ce.Reason != tt.reason {
+				t.Fatalf("got %+v, %v; want closed with %d %q", m, err, tt.code, tt.reason)
+			}
+			if m, err := wsDo(ctx, t, initialised, "1", `{ __typename }`); err != nil || (m.Type != "next" && m.Type != "data") {
+				t.Fatalf("the initialised connection: %+v %s, %v", m, m.Payload, err)
+			}
+		})
+	}
+}

@@ -21,8 +21,13 @@ import (
 // than sent. Such a message fails the connection with close status 1007
 // (RFC 6455: data inconsistent with the message's type) and a reason
 // saying why, before gqlgen decodes it: nothing of it runs.
+//
+// It also closes a connection that sends no connection_init within
+// initTimeout, with the code its subprotocol gives that (initTimedOut):
+// gqlgen's own InitTimeout closes with 1002 whatever the subprotocol.
 type checkedWebsocket struct {
 	transport.WebsocketImplementation
+	initTimeout time.Duration // 0: none
 }
 
 func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
@@ -35,6 +40,9 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 	if s != nil {
 		s.setConn(cc)
 	}
+	if w.initTimeout > 0 {
+		cc.init = time.AfterFunc(w.initTimeout, cc.initTimedOut)
+	}
 	return cc, nil
 }
 
@@ -43,15 +51,22 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 // connection it wraps).
 type checkedConn struct {
 	transport.WebsocketConn
-	sock *socket // nil outside the gateway's handler
+	sock *socket     // nil outside the gateway's handler
+	init *time.Timer // until a first message is handed to gqlgen
 }
 
-// closeInvalidPayload is RFC 6455's status for a message whose data is
-// not consistent with its type (invalid UTF-8 in a text message).
-const closeInvalidPayload = 1007
+// graphqlTransportWS is the subprotocol of the graphql-ws library (the
+// other, legacy "graphql-ws", is subscriptions-transport-ws's).
+const graphqlTransportWS = "graphql-transport-ws"
 
-// closeMessageTooBig is RFC 6455's status for a message too big to process.
-const closeMessageTooBig = 1009
+// Close codes: RFC 6455's, and graphql-transport-ws's for a
+// connection_init that did not come in time.
+const (
+	closeProtocolError  = 1002
+	closeInvalidPayload = 1007 // data not consistent with its type (invalid UTF-8 in a text message)
+	closeMessageTooBig  = 1009
+	closeInitTimeout    = 4408
+)
 
 func (c *checkedConn) NextReader() (int, io.Reader, error) {
 	// No message is read while the connection's operations fill their
@@ -83,7 +98,35 @@ func (c *checkedConn) NextReader() (int, io.Reader, error) {
 		_ = c.WebsocketConn.WriteClose(code, reason)
 		return typ, nil, transport.ErrWebsocketClosed
 	}
+	if c.init != nil {
+		c.init.Stop()
+	}
 	return typ, bytes.NewReader(b), nil
+}
+
+// initTimedOut closes a connection that sent no connection_init in time:
+// with 4408, as graphql-transport-ws says; legacy graphql-ws names no
+// code, and keeps gqlgen's 1002.
+func (c *checkedConn) initTimedOut() {
+	code, reason := closeInitTimeout, "Connection initialisation timeout"
+	if c.Subprotocol() != graphqlTransportWS {
+		code, reason = closeProtocolError, "connection initialisation timeout"
+	}
+	if c.sock != nil {
+		c.sock.close(code, reason)
+		return
+	}
+	_ = c.WebsocketConn.WriteClose(code, reason)
+	_ = c.WebsocketConn.Close()
+}
+
+// Close also stops the connection_init timer of a connection that ends
+// before it fires.
+func (c *checkedConn) Close() error {
+	if c.init != nil {
+		c.init.Stop()
+	}
+	return c.WebsocketConn.Close()
 }
 
 func (c *checkedConn) SetReadLimit(n int64) {
