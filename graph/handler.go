@@ -494,41 +494,59 @@ func decodeParams(raw []byte) (*graphql.RawParams, error) {
 // took for a query. Only the top level is read here: it decides what runs.
 // It also bounds the variables (checkVariables) before they are decoded.
 func uniqueKeys(raw []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // {
+	m, dup, err := objectMembers(raw, paramNames)
+	switch {
+	case err != nil:
 		return err
+	case dup != "":
+		return duplicateMember(dup)
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k := paramName(t)
-		if seen[k] {
-			return duplicateMember(k)
-		}
-		seen[k] = true
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		if k == "variables" {
-			if err := checkVariables(v); err != nil {
-				return err
-			}
-		}
+	if v, ok := m["variables"]; ok {
+		return checkVariables(v)
 	}
 	return nil
 }
 
-// paramName is a member's name as encoding/json matches it to a request
-// parameter: without regard to case ("Query", "variableſ"), so two
-// spellings of one parameter count as the same member and a bound on
-// "variables" holds for every spelling.
-func paramName(t json.Token) string {
+// paramNames are the members of a request's parameters (a POST body, the
+// payload of a websocket operation).
+var paramNames = []string{"query", "operationName", "variables", "extensions"}
+
+// objectMembers reads the members of the JSON object raw by name and
+// returns the first name it holds twice ("" when none). A member is named
+// as encoding/json matches it to a field of names: without regard to case
+// ("Query", "variableſ"), so two spellings of one field count as the same
+// member and a bound on "variables" holds for every spelling; other
+// members by their exact name. raw that is not an object has no members
+// here (its decoding refuses it).
+func objectMembers(raw []byte, names []string) (map[string]json.RawMessage, string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, "", err
+	}
+	m, dup := map[string]json.RawMessage{}, ""
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, "", err
+		}
+		k := memberName(t, names)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, "", err
+		}
+		if _, seen := m[k]; seen && dup == "" {
+			dup = k
+		}
+		m[k] = v
+	}
+	return m, dup, nil
+}
+
+// memberName is a member's name as encoding/json matches it to a field of
+// names.
+func memberName(t json.Token, names []string) string {
 	k, _ := t.(string)
-	for _, name := range []string{"query", "operationName", "variables", "extensions"} {
+	for _, name := range names {
 		if strings.EqualFold(k, name) {
 			return name
 		}
@@ -541,6 +559,16 @@ type duplicateMember string
 
 func (d duplicateMember) Error() string {
 	return fmt.Sprintf("the member %q appears twice in the request", string(d))
+}
+
+// inMessage is the refusal of a websocket message that names d twice. A
+// long name is cut, so that the refusal fits in a close frame's reason.
+func (d duplicateMember) inMessage() string {
+	name := string(d)
+	if short := cut(name, 32); short != name {
+		name = short + "…"
+	}
+	return fmt.Sprintf("the member %q appears twice in the message", name)
 }
 
 // Bounds of a request's variables, checked on their JSON text before they

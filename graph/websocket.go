@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -20,7 +21,8 @@ import (
 // UTF-16 surrogate pair, into U+FFFD, and a post would be stored other
 // than sent. Such a message fails the connection with close status 1007
 // (RFC 6455: data inconsistent with the message's type) and a reason
-// saying why, before gqlgen decodes it: nothing of it runs.
+// saying why, before gqlgen decodes it: nothing of it runs. A message
+// that names a member twice is refused too (duplicateIn).
 //
 // It also closes a connection that sends no connection_init within
 // initTimeout, with the code its subprotocol gives that (initTimedOut):
@@ -59,50 +61,118 @@ type checkedConn struct {
 // other, legacy "graphql-ws", is subscriptions-transport-ws's).
 const graphqlTransportWS = "graphql-transport-ws"
 
-// Close codes: RFC 6455's, and graphql-transport-ws's for a
-// connection_init that did not come in time.
+// Close codes: RFC 6455's, and graphql-transport-ws's for a message it
+// cannot take and for a connection_init that did not come in time.
 const (
 	closeProtocolError  = 1002
 	closeInvalidPayload = 1007 // data not consistent with its type (invalid UTF-8 in a text message)
 	closeMessageTooBig  = 1009
+	closeBadRequest     = 4400
 	closeInitTimeout    = 4408
 )
 
 func (c *checkedConn) NextReader() (int, io.Reader, error) {
-	// No message is read while the connection's operations fill their
-	// places: TCP holds the client back (socket.reserve).
-	if c.sock != nil && !c.sock.reserve() {
-		return 0, nil, transport.ErrWebsocketClosed
+	for {
+		// No message is read while the connection's operations fill their
+		// places: TCP holds the client back (socket.reserve).
+		if c.sock != nil && !c.sock.reserve() {
+			return 0, nil, transport.ErrWebsocketClosed
+		}
+		typ, r, err := c.WebsocketConn.NextReader()
+		if err != nil {
+			return typ, r, err
+		}
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return typ, nil, err
+		}
+		reason, code := "", closeInvalidPayload
+		switch {
+		case checkValues(b) != nil:
+			// The variables' bound, counted on the message's text as on an
+			// HTTP body's, before gqlgen decodes them.
+			reason, code = "the message holds too many values", closeMessageTooBig
+		case !utf8.Valid(b):
+			reason = "the message is not valid UTF-8"
+		case loneSurrogate(b):
+			// A close reason fits in 123 bytes: loneSurrogateMessage does not.
+			reason = `the message escapes half of a UTF-16 surrogate pair (\uD800-\uDFFF alone)`
+		}
+		if reason != "" {
+			_ = c.WebsocketConn.WriteClose(code, reason)
+			return typ, nil, transport.ErrWebsocketClosed
+		}
+		if dup, id, msgType := duplicateIn(b); dup != "" {
+			if c.Subprotocol() == graphqlTransportWS {
+				// The protocol's answer to a message it cannot take.
+				_ = c.WebsocketConn.WriteClose(closeBadRequest, closeReason(dup.inMessage()))
+				return typ, nil, transport.ErrWebsocketClosed
+			}
+			c.refuseLegacy(dup, id, msgType)
+			continue
+		}
+		if c.init != nil {
+			c.init.Stop()
+		}
+		return typ, bytes.NewReader(b), nil
 	}
-	typ, r, err := c.WebsocketConn.NextReader()
-	if err != nil {
-		return typ, r, err
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return typ, nil, err
-	}
-	reason, code := "", closeInvalidPayload
-	switch {
-	case checkValues(b) != nil:
-		// The variables' bound, counted on the message's text as on an
-		// HTTP body's, before gqlgen decodes them.
-		reason, code = "the message holds too many values", closeMessageTooBig
-	case !utf8.Valid(b):
-		reason = "the message is not valid UTF-8"
-	case loneSurrogate(b):
-		// A close reason fits in 123 bytes: loneSurrogateMessage does not.
-		reason = `the message escapes half of a UTF-16 surrogate pair (\uD800-\uDFFF alone)`
-	}
-	if reason != "" {
-		_ = c.WebsocketConn.WriteClose(code, reason)
-		return typ, nil, transport.ErrWebsocketClosed
-	}
-	if c.init != nil {
-		c.init.Stop()
-	}
-	return typ, bytes.NewReader(b), nil
 }
+
+// duplicateIn reports the first member a websocket message, or the object
+// of its payload, names twice, as uniqueKeys does for an HTTP body:
+// gqlgen's decoding keeps the last, so a subscribe whose payload names
+// "query" twice would run what a proxy reading the first took for
+// something else, and an "id" or "type" named twice answers or acts on
+// another operation than the first says. It also returns the message's
+// id and type when each is named once ("" otherwise).
+func duplicateIn(b []byte) (dup duplicateMember, id, typ string) {
+	m, d, err := objectMembers(b, []string{"id", "type", "payload"})
+	if err != nil {
+		return "", "", "" // not JSON: gqlgen answers it
+	}
+	if d != "id" {
+		_ = json.Unmarshal(m["id"], &id)
+	}
+	if d != "type" {
+		_ = json.Unmarshal(m["type"], &typ)
+	}
+	if d == "" {
+		// An operation's payload holds its parameters, connection_init's
+		// its credentials.
+		_, d, _ = objectMembers(m["payload"], paramNames)
+	}
+	return duplicateMember(d), id, typ
+}
+
+// refuseLegacy answers a legacy graphql-ws message that names a member
+// twice, and nothing of it runs: a start with one id gets an error for
+// that id, then complete, as gqlgen answers a start it cannot decode;
+// any other message a connection_error (its id, if any, may name an
+// operation that is running). The connection stays open: the protocol
+// closes only for what breaks it.
+func (c *checkedConn) refuseLegacy(dup duplicateMember, id, typ string) {
+	e := &gqlerror.Error{Message: dup.inMessage(), Extensions: map[string]any{"code": string(social.BadUserInput)}}
+	if typ == "start" && id != "" {
+		list, _ := json.Marshal([]*gqlerror.Error{e})
+		if c.reply(legacyMessage{ID: id, Type: "error", Payload: list}) == nil {
+			_ = c.reply(legacyMessage{ID: id, Type: "complete"})
+		}
+		return
+	}
+	one, _ := json.Marshal(e)
+	_ = c.reply(legacyMessage{Type: "connection_error", Payload: one})
+}
+
+// legacyMessage is a message of the legacy graphql-ws protocol.
+type legacyMessage struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// reply writes a message the connection answers itself, under the write
+// deadline of gqlgen's (deadlineConn).
+func (c *checkedConn) reply(v any) error { return deadlineConn{c}.WriteJSON(v) }
 
 // initTimedOut closes a connection that sent no connection_init in time:
 // with 4408, as graphql-transport-ws says; legacy graphql-ws names no
@@ -127,6 +197,20 @@ func (c *checkedConn) Close() error {
 		c.init.Stop()
 	}
 	return c.WebsocketConn.Close()
+}
+
+// closeReason cuts a close frame's reason to the 123 bytes it may hold.
+func closeReason(s string) string { return cut(s, 123) }
+
+// cut returns s cut to at most n bytes, at a character's start.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func (c *checkedConn) SetReadLimit(n int64) {

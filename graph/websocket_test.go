@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -114,5 +115,109 @@ func TestWebsocketProtocolErrorsCoded(t *testing.T) {
 				t.Fatalf("got %+v %s, %v; want an error with a code", m, m.Payload, err)
 			}
 		})
+	}
+}
+
+// TestWebsocketDuplicateMembers: a websocket message that names a member
+// twice (in the message, or in its payload's object) is refused as an
+// HTTP body that does is, and nothing of it runs: gqlgen's decoding would
+// keep the last, so what runs would not be what a reader of the first
+// took it for. graphql-transport-ws closes with 4400 and a reason;
+// legacy graphql-ws answers a start with an error for its id (then
+// complete) and anything else with connection_error, and serves on.
+func TestWebsocketDuplicateMembers(t *testing.T) {
+	s := gatewaytest.New(t)
+	u := s.Register(t, "sock_dup")
+	prefix := s.Store.Keys().Prefix()
+	mutation := quote(engCreatePostDoc) + `,"variables":{"i":{"content":"twice"}}`
+	tests := []struct {
+		name   string
+		init   bool                      // the message judged is connection_init
+		msg    func(start string) string // start: the type that starts an operation
+		legacy string                    // graphql-ws's answer: error (for the id) or connection_error
+	}{
+		{"query twice in the payload", false, func(start string) string {
+			return `{"id":"1","type":"` + start + `","payload":{"query":"{ me { id } }","query":` + mutation + `}}`
+		}, "error"},
+		{"query twice, spelt two ways", false, func(start string) string {
+			return `{"id":"1","type":"` + start + `","payload":{"query":"{ me { id } }","QUERY":` + mutation + `}}`
+		}, "error"},
+		{"payload twice", false, func(start string) string {
+			return `{"id":"1","type":"` + start + `","payload":{"query":"{ me { id } }"},"payload":{"query":` + mutation + `}}`
+		}, "error"},
+		{"id twice", false, func(start string) string {
+			return `{"id":"1","id":"2","type":"` + start + `","payload":{"query":` + mutation + `}}`
+		}, "connection_error"},
+		{"type twice", false, func(start string) string {
+			return `{"id":"1","type":"` + start + `","Type":"` + start + `","payload":{"query":` + mutation + `}}`
+		}, "connection_error"},
+		{"a long name twice", false, func(start string) string {
+			long := quote(strings.Repeat("é", 100))
+			return `{"id":"1","type":"` + start + `","payload":{` + long + `:1,` + long + `:2,"query":` + mutation + `}}`
+		}, "error"},
+		{"Authorization twice in connection_init", true, func(string) string {
+			return `{"type":"connection_init","payload":{"Authorization":"Bearer x","Authorization":"Bearer ` + u.Token + `"}}`
+		}, "connection_error"},
+	}
+	for _, proto := range subprotocols {
+		start := "subscribe"
+		if proto == "graphql-ws" {
+			start = "start"
+		}
+		for _, tt := range tests {
+			t.Run(proto+"/"+tt.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				before := redisSnapshot(t, s.Redis, prefix)
+				c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{proto}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.CloseNow()
+				init := wsMessage{Type: "connection_init", Payload: []byte(`{"Authorization":"Bearer ` + u.Token + `"}`)}
+				if !tt.init {
+					wsSend(ctx, t, c, init)
+					if ack, err := wsNext(ctx, c); err != nil || ack.Type != "connection_ack" {
+						t.Fatalf("connection_init: %+v %v", ack, err)
+					}
+				}
+				if err := c.Write(ctx, websocket.MessageText, []byte(tt.msg(start))); err != nil {
+					t.Fatal(err)
+				}
+				m, err := wsNext(ctx, c)
+				if proto == "graphql-transport-ws" {
+					var ce websocket.CloseError
+					if !errors.As(err, &ce) || ce.Code != 4400 || !strings.Contains(ce.Reason, "appears twice") || !utf8.ValidString(ce.Reason) {
+						t.Fatalf("got %+v %s, %v; want the connection closed with 4400 and a reason", m, m.Payload, err)
+					}
+				} else {
+					if err != nil || m.Type != tt.legacy || !strings.Contains(string(m.Payload), "appears twice") ||
+						!strings.Contains(string(m.Payload), `"code":"BAD_USER_INPUT"`) || (tt.legacy == "error") != (m.ID == "1") {
+						t.Fatalf("got %+v %s, %v; want %s", m, m.Payload, err, tt.legacy)
+					}
+					if tt.legacy == "error" {
+						if m, err := wsNext(ctx, c); err != nil || m.Type != "complete" || m.ID != "1" {
+							t.Fatalf("after the error: %+v %v; want complete", m, err)
+						}
+					}
+				}
+				if diff := diffSnapshots(before, redisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
+					t.Errorf("Redis changed: %v", diff)
+				}
+				if proto == "graphql-ws" {
+					// The connection serves on (after a proper
+					// connection_init when the refused message was one).
+					if tt.init {
+						wsSend(ctx, t, c, init)
+						if ack, err := wsNext(ctx, c); err != nil || ack.Type != "connection_ack" {
+							t.Fatalf("connection_init: %+v %v", ack, err)
+						}
+					}
+					if m, err := wsDo(ctx, t, c, "2", authMeDoc); err != nil || m.Type != "data" || !strings.Contains(string(m.Payload), u.ID) {
+						t.Fatalf("the next operation: %+v %s, %v", m, m.Payload, err)
+					}
+				}
+			})
+		}
 	}
 }
