@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -96,8 +95,6 @@ type Result struct {
 	User         *social.User
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,30}$`)
-
 // Input limits of accounts.
 const (
 	MinPasswordLen = 8
@@ -107,7 +104,7 @@ const (
 
 // ValidateName checks a user name: 3–30 of [A-Za-z0-9_].
 func ValidateName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !social.IsName(name) {
 		return social.Errorf(social.BadUserInput, "name must be 3 to 30 letters, digits or underscores")
 	}
 	return nil

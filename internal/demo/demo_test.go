@@ -190,6 +190,7 @@ func TestLoadEmbedded(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	defer rdb.Close()
 	store, accounts := newServices(t, rdb, demo.DefaultCelebrityThreshold)
+	store.UseClassicPubSub() // as the gateway does on the embedded Redis
 	res, err := demo.Load(context.Background(), store, accounts)
 	if err != nil {
 		t.Fatal(err)

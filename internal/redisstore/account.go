@@ -233,6 +233,19 @@ func (s *Store) UserIDByName(ctx context.Context, name string) (string, error) {
 	return id, nil
 }
 
+// userIDsByName resolves lower-cased user names: "" for an unknown one.
+func (s *Store) userIDsByName(ctx context.Context, names []string) ([]string, error) {
+	vals, err := s.rdb.HMGet(ctx, s.keys.Names(), names...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("look up %d names: %w", len(names), err)
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i], _ = v.(string)
+	}
+	return out, nil
+}
+
 // UpdateBio sets a user's bio (idempotent HSET on an existing user).
 func (s *Store) UpdateBio(ctx context.Context, id, bio string) error {
 	// HSET would create a hash for a deleted user: check existence inside

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +23,10 @@ const (
 	jobPost   = "post"   // the post id
 	jobAuthor = "author" // its author
 	jobRepost = "repost" // the original, when the post is a repost
+	// Of delete jobs: the original's author and the users mentioned,
+	// whose notifications go with the post.
+	jobRepostAuthor = "rauthor"
+	jobMentions     = "mentions"
 
 	opPost   = "post"
 	opDelete = "delete"
@@ -30,6 +35,9 @@ const (
 // HandleFanoutJob carries out one fan-out job (the fields of an entry of
 // FanoutStream). An error leaves the job pending, to be retried.
 func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) error {
+	if job[jobOp] == opNote {
+		return s.syncNote(ctx, job)
+	}
 	post, author, repost := job[jobPost], job[jobAuthor], job[jobRepost]
 	if !social.IsID(post) || !social.IsID(author) || (repost != "" && !social.IsID(repost)) {
 		return fmt.Errorf("malformed fan-out job %v", job)
@@ -38,6 +46,10 @@ func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) erro
 	case opPost:
 		return s.fanOutPost(ctx, post, author, repost)
 	case opDelete:
+		// The notifications the post made go with it.
+		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions])); err != nil {
+			return err
+		}
 		return s.fanOutDelete(ctx, post, author, repost)
 	}
 	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
@@ -51,7 +63,7 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 	var listed *redis.FloatCmd
 	var celeb *redis.StringCmd
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		hash = p.HMGet(ctx, s.keys.Post(post), postAuthorField, "vis")
+		hash = p.HMGet(ctx, s.keys.Post(post), postAuthorField, "vis", "rauthor", "mentions")
 		listed = p.ZScore(ctx, s.keys.UserPosts(author), post)
 		followers = p.ZCard(ctx, s.keys.Followers(author))
 		celeb = p.HGet(ctx, s.keys.Celebrities(), author)
@@ -63,6 +75,12 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 	vals := hash.Val()
 	if a, _ := vals[0].(string); a != author {
 		return nil // deleted meanwhile (or never written): nothing to deliver
+	}
+	// The original's author and the users mentioned are told.
+	rauthor, _ := vals[2].(string)
+	mentions, _ := vals[3].(string)
+	if err := s.notifyPost(ctx, post, author, repost, rauthor, splitIDs(mentions)); err != nil {
+		return err
 	}
 	if isNil(listed.Err()) {
 		// createPost stopped after queueing this job: finish its writes.
@@ -432,7 +450,10 @@ func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
 	// A retried XADD queues the job twice: harmless.
 	job := []any{jobOp, opDelete, jobPost, postID, jobAuthor, p.AuthorID}
 	if p.RepostOfID != "" {
-		job = append(job, jobRepost, p.RepostOfID)
+		job = append(job, jobRepost, p.RepostOfID, jobRepostAuthor, p.RepostOfAuthorID)
+	}
+	if len(p.Mentions) > 0 {
+		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
 	}
 	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(postID), Values: job}).Err(); err != nil {
 		return fmt.Errorf("queue deletion of post %s: %w", postID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,27 +39,35 @@ const postAuthorField = "author"
 // blocked the viewer or was blocked by the viewer is NOT_FOUND: the read
 // path hides all of them alike, and FORBIDDEN would reveal that the post
 // exists.
-func (s *Store) engageable(ctx context.Context, viewerID, postID string) error {
+func (s *Store) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
 	v := s.newVisibility(viewerID, []string{postID})
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
-		return fmt.Errorf("check post %s: %w", postID, err)
+		return nil, fmt.Errorf("check post %s: %w", postID, err)
 	}
 	if v.access(0) != social.Visible {
-		return social.Errorf(social.NotFound, "post %s not found", postID)
+		return nil, social.Errorf(social.NotFound, "post %s not found", postID)
 	}
-	return nil
+	return v.post(0), nil
 }
 
 // Like records that viewerID likes postID. Idempotent.
 func (s *Store) Like(ctx context.Context, viewerID, postID string) error {
-	if err := s.engageable(ctx, viewerID, postID); err != nil {
+	post, err := s.engageable(ctx, viewerID, postID)
+	if err != nil {
 		return err
 	}
-	ok, err := likeScript.Run(ctx, s.rdb, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID).Int()
-	if err != nil {
+	// The like and its notification job in one round trip: the worker
+	// reads whether the like stands when it runs the job.
+	var like *redis.Cmd
+	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		like = likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID)
+		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
 		return fmt.Errorf("like post %s: %w", postID, err)
 	}
-	if ok == 0 {
+	if ok, _ := like.Int(); ok == 0 {
 		return social.Errorf(social.NotFound, "post %s not found", postID)
 	}
 	return nil
@@ -68,10 +77,16 @@ func (s *Store) Like(ctx context.Context, viewerID, postID string) error {
 // does for a post the viewer may not see or interact with: the post is
 // hidden from a blocked user altogether, so there is nothing to unlike.
 func (s *Store) Unlike(ctx context.Context, viewerID, postID string) error {
-	if err := s.engageable(ctx, viewerID, postID); err != nil {
+	post, err := s.engageable(ctx, viewerID, postID)
+	if err != nil {
 		return err
 	}
-	if err := s.rdb.ZRem(ctx, s.keys.Likers(postID), viewerID).Err(); err != nil {
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.keys.Likers(postID), viewerID)
+		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
 		return fmt.Errorf("unlike post %s: %w", postID, err)
 	}
 	return nil
@@ -134,7 +149,12 @@ func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string
 	if err != nil {
 		return nil, err
 	}
-	if err := s.engageable(ctx, viewerID, postID); err != nil {
+	post, err := s.engageable(ctx, viewerID, postID)
+	if err != nil {
+		return nil, err
+	}
+	mentions, err := s.resolveMentions(ctx, viewerID, content)
+	if err != nil {
 		return nil, err
 	}
 	// A retried INCR only leaves a gap in the ids.
@@ -151,7 +171,7 @@ func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string
 	created := s.now().UTC()
 	res, err := addCommentScript.Run(ctx, s.rdb,
 		[]string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID)},
-		id, "author", viewerID, "content", content, "created", msString(created),
+		id, "author", viewerID, "content", content, "created", msString(created), "mentions", strings.Join(mentions, ","),
 	).Text()
 	if err != nil {
 		return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
@@ -160,6 +180,9 @@ func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string
 		// The post was deleted meanwhile; the index entry is garbage.
 		_ = s.rdb.HDel(ctx, s.keys.CommentPost(id), id).Err()
 		return nil, social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	if err := s.notifyComment(ctx, id, postID, viewerID, post.AuthorID, mentions); err != nil {
+		return nil, err
 	}
 	return &social.Comment{ID: id, PostID: postID, AuthorID: viewerID, Content: content, CreatedAt: created.Truncate(time.Millisecond)}, nil
 }
@@ -174,6 +197,16 @@ func (s *Store) DeleteComment(ctx context.Context, viewerID, commentID string) e
 	if postID == "" {
 		return social.Errorf(social.NotFound, "comment %s not found", commentID)
 	}
+	// Who the comment notified, for the jobs that take it back.
+	var hash *redis.SliceCmd
+	var postAuthor *redis.StringCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hash = p.HMGet(ctx, s.keys.PostComment(postID, commentID), "author", "mentions")
+		postAuthor = p.HGet(ctx, s.keys.Post(postID), postAuthorField)
+		return nil
+	}); err != nil && !isNil(err) {
+		return fmt.Errorf("load comment %s: %w", commentID, err)
+	}
 	res, err := deleteCommentScript.Run(ctx, s.rdb,
 		[]string{s.keys.Post(postID), s.keys.PostComment(postID, commentID), s.keys.PostComments(postID)},
 		commentID, viewerID, deletedCommentTTL.Milliseconds(), postAuthorField,
@@ -187,7 +220,7 @@ func (s *Store) DeleteComment(ctx context.Context, viewerID, commentID string) e
 	case "FORBIDDEN":
 		// Say NOT_FOUND when the post is hidden from the viewer, so that
 		// neither it nor its comments are revealed.
-		if err := s.engageable(ctx, viewerID, postID); social.IsCode(err, social.NotFound) {
+		if _, err := s.engageable(ctx, viewerID, postID); social.IsCode(err, social.NotFound) {
 			return social.Errorf(social.NotFound, "comment %s not found", commentID)
 		} else if err != nil && !social.IsCode(err, social.Forbidden) {
 			return err
@@ -197,7 +230,36 @@ func (s *Store) DeleteComment(ctx context.Context, viewerID, commentID string) e
 	if err := s.rdb.HDel(ctx, s.keys.CommentPost(commentID), commentID).Err(); err != nil {
 		return fmt.Errorf("unindex comment %s: %w", commentID, err)
 	}
+	author, _ := hash.Val()[0].(string)
+	mentions, _ := hash.Val()[1].(string)
+	if author == "" {
+		return nil // deleted by an earlier run, which queued the jobs
+	}
+	return s.notifyComment(ctx, commentID, postID, author, postAuthor.Val(), splitIDs(mentions))
+}
+
+// notifyComment queues the jobs of a comment's notifications: its post's
+// author, and the users it mentions.
+func (s *Store) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string) error {
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if postAuthor != "" {
+			s.queueNote(ctx, p, social.NoteComment, id, postID, author, postAuthor)
+		}
+		s.queueNote(ctx, p, social.NoteMention, id, postID, author, mentions...)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
+		return fmt.Errorf("queue notifications of comment %s: %w", id, err)
+	}
 	return nil
+}
+
+// splitIDs splits a comma-separated list of ids ("" is none).
+func splitIDs(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 // commentPost returns the id of a comment's post from the index, or "".

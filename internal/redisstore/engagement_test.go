@@ -255,7 +255,8 @@ func TestEngagementRetrySafety(t *testing.T) {
 	}
 }
 
-// engBeforeScripts runs fn before every script the client sends.
+// engBeforeScripts runs fn before every script the client sends, alone or
+// in a pipeline.
 type engBeforeScripts struct{ fn func() }
 
 func (engBeforeScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -267,8 +268,16 @@ func (h engBeforeScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 		return next(ctx, cmd)
 	}
 }
-func (engBeforeScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+func (h engBeforeScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if n := cmd.Name(); n == "evalsha" || n == "eval" {
+				h.fn()
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
 }
 
 func TestEngagementRacingPostDeletion(t *testing.T) {

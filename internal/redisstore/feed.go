@@ -47,6 +47,13 @@ type FeedConfig struct {
 	// FanoutShards, so its publish and delete jobs stay in order. Zero
 	// means DefaultFanoutShards.
 	FanoutShards int
+	// NoteWindow is how long an aggregated notification (likes or reposts
+	// of one post, follows) takes new actors; later ones open a new one.
+	// Zero means DefaultNoteWindow.
+	NoteWindow time.Duration
+	// NoteCap is the most notifications a user keeps (the least recently
+	// active go first). Zero means DefaultNoteCap.
+	NoteCap int
 }
 
 // Defaults of FeedConfig.
@@ -57,6 +64,8 @@ const (
 	DefaultBackfill           = 200
 	DefaultFanoutBatch        = 1000
 	DefaultFanoutShards       = 1
+	DefaultNoteWindow         = 24 * time.Hour
+	DefaultNoteCap            = 200
 	// MaxFanoutShards bounds the streams every worker process reads.
 	MaxFanoutShards = 256
 )
@@ -85,6 +94,8 @@ func (c FeedConfig) Validate() error {
 		return fmt.Errorf("follow backfill must not be negative")
 	case c.FanoutBatch < 1:
 		return fmt.Errorf("fan-out batch must be at least 1")
+	case c.NoteWindow < 0 || c.NoteCap < 0:
+		return fmt.Errorf("notification window and cap must not be negative")
 	case c.FanoutShards < 0 || c.FanoutShards > MaxFanoutShards:
 		return fmt.Errorf("fan-out shards must be between 1 and %d", MaxFanoutShards)
 	}

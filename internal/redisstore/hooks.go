@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // Timeline hooks: what the social graph does to home timelines. The
@@ -26,6 +28,9 @@ import (
 // the followees' own timelines and the older posts are not skipped. A
 // followee who is a pulled author is added to the follower's CelebFollowing.
 func (s *Store) afterFollow(ctx context.Context, follower, followee string) error {
+	if err := s.notifyJob(ctx, social.NoteFollow, followee, "", follower, followee); err != nil {
+		return err
+	}
 	return s.backfill(ctx, follower, followee)
 }
 
@@ -83,12 +88,22 @@ func (s *Store) backfill(ctx context.Context, follower, followee string) error {
 
 // afterUnfollow runs after follower stopped following followee.
 func (s *Store) afterUnfollow(ctx context.Context, follower, followee string) error {
+	if err := s.notifyJob(ctx, social.NoteFollow, followee, "", follower, followee); err != nil {
+		return err
+	}
 	return s.purgeHome(ctx, [2]string{follower, followee})
 }
 
 // afterBlock runs after blocker blocked blocked (follow edges both ways are
 // already gone): each side's posts leave the other's home list.
 func (s *Store) afterBlock(ctx context.Context, blocker, blocked string) error {
+	// The follows the block removed take their notifications with them.
+	if err := s.notifyJob(ctx, social.NoteFollow, blocker, "", blocked, blocker); err != nil {
+		return err
+	}
+	if err := s.notifyJob(ctx, social.NoteFollow, blocked, "", blocker, blocked); err != nil {
+		return err
+	}
 	return s.purgeHome(ctx, [2]string{blocker, blocked}, [2]string{blocked, blocker})
 }
 

@@ -260,3 +260,31 @@ func (k Keys) LiveUser(u string) string { return k.userKey(u, ":live") }
 // mode, hybrid celebrities), which land in no home list: every gateway
 // with live subscribers listens to it and checks each subscriber.
 func (k Keys) LivePulled() string { return k.prefix + "{live}:pulled" }
+
+// Notifications (notes.go), all in their recipient's slot.
+
+// Notes is u's notifications: a zset of group ids scored by the activity
+// number that last raised them (NoteMeta's act), which is also the
+// notification's id.
+func (k Keys) Notes(u string) string { return k.userKey(u, ":notes") }
+
+// NoteData is the hash of u's notifications: group id →
+// "kind|post|comment|updated ms|group key".
+func (k Keys) NoteData(u string) string { return k.userKey(u, ":notedata") }
+
+// NoteOpen is the hash of u's aggregation: group key → "group id|opened
+// ms" for the group that takes new actors, and "a|<group key>|<actor>" →
+// the group id holding that actor.
+func (k Keys) NoteOpen(u string) string { return k.userKey(u, ":noteopen") }
+
+// NoteMeta is the hash of u's counters: seq (group ids), act (activity
+// numbers), read (the activity number read up to).
+func (k Keys) NoteMeta(u string) string { return k.userKey(u, ":notemeta") }
+
+// NoteActors is the zset of the actors of one of u's notifications, scored
+// by when they acted (ms); with gid "" the prefix the scripts add ids to.
+func (k Keys) NoteActors(u, gid string) string { return k.userKey(u, ":na:"+gid) }
+
+// LiveNotes is the sharded channel announcing u's notifications (the
+// activity number), in u's slot.
+func (k Keys) LiveNotes(u string) string { return k.userKey(u, ":livenotes") }

@@ -42,7 +42,7 @@ import (
 // count: delivering to followers is the worker's job.
 
 // Post hash fields, in the order VisiblePosts reads them.
-var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor", "src", "lat", "lng", "place")
+var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor", "src", "lat", "lng", "place", "mentions")
 
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
@@ -142,8 +142,12 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 	}
 
 	// 2. The post itself: audience set and hash in one step.
+	mentions, err := s.resolveMentions(ctx, authorID, content)
+	if err != nil {
+		return nil, err
+	}
 	post := &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis,
-		RepostOfID: in.RepostOf, Location: loc, Source: source}
+		RepostOfID: in.RepostOf, Location: loc, Source: source, Mentions: mentions}
 	if orig != nil {
 		// The original's author is immutable: recording it lets a page
 		// load the original and its author in one round trip.
@@ -224,6 +228,9 @@ func postHash(p *social.Post) []any {
 	}
 	if p.Source != "" {
 		args = append(args, "src", p.Source)
+	}
+	if len(p.Mentions) > 0 {
+		args = append(args, "mentions", strings.Join(p.Mentions, ","))
 	}
 	if l := p.Location; l != nil {
 		args = append(args, "lat", strconv.FormatFloat(l.Latitude, 'g', -1, 64), "lng", strconv.FormatFloat(l.Longitude, 'g', -1, 64))
@@ -406,6 +413,9 @@ func postFromValues(id string, vals []any) *social.Post {
 		ID: id, AuthorID: author, Content: content, CreatedAt: msTime(created),
 		Visibility: social.Visibility(vis), RepostOfID: repost, RepostOfAuthorID: repostAuthor, Source: source,
 	}
+	if m, _ := vals[10].(string); m != "" {
+		p.Mentions = strings.Split(m, ",")
+	}
 	if lat, _ := vals[7].(string); lat != "" {
 		lng, _ := vals[8].(string)
 		place, _ := vals[9].(string)
@@ -490,4 +500,25 @@ func sortIDs(ids []string) []string {
 		return strings.Compare(a, b)
 	})
 	return ids
+}
+
+// resolveMentions returns the ids of the users text mentions as @name
+// (social.Mentions), in order, leaving out unknown names and the author:
+// one round trip when there are any.
+func (s *Store) resolveMentions(ctx context.Context, authorID, text string) ([]string, error) {
+	names := social.Mentions(text)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	ids, err := s.userIDsByName(ctx, names)
+	if err != nil {
+		return nil, fmt.Errorf("resolve mentions: %w", err)
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if id != "" && id != authorID && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }

@@ -54,6 +54,11 @@ var (
 	homeMergeScript = newScript("home_merge.lua", "home", "allow")
 	homePurgeScript = newScript("home_purge.lua", "home", "allow")
 
+	// Notifications (notes.go).
+	noteScript     = newScript("note.lua")
+	notePageScript = newScript("note_page.lua")
+	noteReadScript = newScript("note_read.lua")
+
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")
 
@@ -66,7 +71,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS

@@ -297,6 +297,10 @@ func Run(ctx context.Context, store *redisstore.Store, c Config) (*Data, error) 
 	d.Stats.Skipped = int(skipped.Load())
 	phase("engage", t, "%d likes, %d comments", d.Stats.Likes, d.Stats.Comments)
 
+	// Likes and comments queue their notifications' jobs.
+	if err := Deliver(ctx, store); err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
 	queued, dead, err := fanout.BacklogAll(ctx, store.Client(), store.FanoutQueue())
 	if err != nil {
 		return nil, err

@@ -48,6 +48,9 @@ type Post struct {
 	Location *Location
 	// Source is the client the post was made with (e.g. web), or "".
 	Source string
+	// Mentions are the ids of the users the content mentions as @name,
+	// in order of first mention (resolved when the post was made).
+	Mentions []string
 }
 
 // Location is a place a post was made from, as its author gives it.

@@ -1,6 +1,7 @@
 package social_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -85,4 +86,25 @@ func FuzzCleanText(f *testing.F) {
 			t.Fatalf("CleanText is not idempotent on %q: %q, %v", got, again, err)
 		}
 	})
+}
+
+func TestMentions(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"hi @Alice and @bob_2!", []string{"alice", "bob_2"}},
+		{"@alice @ALICE @alice", []string{"alice"}},
+		{"mail me at carol@example.com", nil},
+		{"@@alice", nil},
+		{"@al is too short, @" + strings.Repeat("x", 31) + " too long", nil},
+		{"(@dave), @erin.", []string{"dave", "erin"}},
+		{"@u1_ @u2_ @u3_ @u4_ @u5_ @u6_ @u7_ @u8_ @u9_ @u10 @u11", []string{"u1_", "u2_", "u3_", "u4_", "u5_", "u6_", "u7_", "u8_", "u9_", "u10"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := social.Mentions(tt.text); !slices.Equal(got, tt.want) {
+			t.Errorf("Mentions(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
 }

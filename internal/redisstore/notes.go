@@ -1,0 +1,315 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Notifications.
+//
+// A user's notifications live in their slot (keys.go: Notes, NoteData,
+// NoteOpen, NoteMeta, NoteActors). Each is a group: one comment, one
+// mention, or the likes or reposts of one post, or the follows, within
+// NoteWindow. Its id is the activity number that last raised it, so the
+// list is ordered by activity, a page's cursor and a live stream's
+// position are that number, and "read up to" is a mark on it.
+//
+// The request path only queues a job on the fan-out queue, in the same
+// round trip as its own write where it can (a like: its script and the
+// XADD in one pipeline). The worker then reads the truth (is the like
+// still there? the comment? the follow?) and makes the recipient's
+// notification reflect it with noteScript: adding the actor, or taking it
+// out (an unlike, an unfollow, a deleted comment or repost). So a job run
+// twice, or jobs of one action run out of order, end the same, and a job
+// is never lost: it stays pending until it is done, as fan-out's are. The
+// script checks the recipient's blocks and mutes in the recipient's slot;
+// the worker checks a mentioned user's access to the post.
+
+// A note job's fields (besides jobOp = opNote).
+const (
+	opNote     = "note"
+	noteKind   = "kind"   // social.NoteKind
+	noteTarget = "target" // the post liked, the comment, the user followed, the repost, the post or comment mentioning
+	notePost   = "post"   // the post commented on, reposted, or holding the mentioning comment
+	noteActor  = "actor"
+	noteTo     = "to" // the recipients, comma-separated: the post's author, the mentioned users
+)
+
+// queueNote queues a note job in p.
+func (s *Store) queueNote(ctx context.Context, p redis.Cmdable, kind social.NoteKind, target, post, actor string, to ...string) {
+	if len(to) == 0 {
+		return
+	}
+	p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(target), Values: []any{
+		jobOp, opNote, noteKind, string(kind), noteTarget, target, notePost, post, noteActor, actor, noteTo, strings.Join(to, ","),
+	}})
+}
+
+// notifyJob queues a note job on its own (for paths whose write is a
+// script that has already run); an error is the caller's to return, so
+// the mutation is retried and the job queued.
+func (s *Store) notifyJob(ctx context.Context, kind social.NoteKind, target, post, actor string, to ...string) error {
+	if len(to) == 0 {
+		return nil
+	}
+	var cmds []redis.Cmder
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		s.queueNote(ctx, p, kind, target, post, actor, to...)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("queue %s notification: %w", strings.ToLower(string(kind)), err)
+	}
+	return nil
+}
+
+// syncNote carries out a note job: for each recipient, whether the action
+// stands, then noteScript.
+func (s *Store) syncNote(ctx context.Context, job map[string]string) error {
+	kind, target, post, actor := social.NoteKind(job[noteKind]), job[noteTarget], job[notePost], job[noteActor]
+	to := strings.Split(job[noteTo], ",")
+	if !social.IsID(target) || !social.IsID(actor) || (post != "" && !social.IsID(post)) {
+		return fmt.Errorf("malformed note job %v", job)
+	}
+	k := s.keys
+	var truth redis.Cmder
+	var access *visibilityCheck
+	var group, notePostID, commentID string
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		switch kind {
+		case social.NoteLike:
+			truth, group, notePostID = p.ZScore(ctx, k.Likers(target), actor), "like:"+target, target
+		case social.NoteFollow:
+			truth, group = p.ZScore(ctx, k.Followers(to[0]), actor), "follow"
+		case social.NoteComment:
+			truth, group, notePostID, commentID = p.HGet(ctx, k.PostComment(post, target), "author"), "comment:"+target, post, target
+		case social.NoteRepost:
+			truth, group, notePostID = p.HGet(ctx, k.Post(target), "repost"), "repost:"+post, post
+		case social.NoteMention:
+			// A mention in a post (post == "") or in a comment on post.
+			if post == "" {
+				truth, group, notePostID = p.HGet(ctx, k.Post(target), postAuthorField), "mention:"+target, target
+			} else {
+				truth, group, notePostID, commentID = p.HGet(ctx, k.PostComment(post, target), "author"), "mention:c"+target, post, target
+			}
+			access = s.queueAccess(ctx, p, notePostID, to)
+		default:
+			return fmt.Errorf("note job of unknown kind %q", kind)
+		}
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("read %s by %s: %w", strings.ToLower(string(kind)), actor, err)
+	}
+	var stands bool
+	switch c := truth.(type) {
+	case *redis.FloatCmd:
+		stands = c.Err() == nil
+	case *redis.StringCmd:
+		stands = c.Val() != "" && (kind != social.NoteRepost || c.Val() == post)
+	}
+	now := strconv.FormatInt(s.now().UnixMilli(), 10)
+	window := s.feed.NoteWindow
+	if window == 0 {
+		window = DefaultNoteWindow
+	}
+	limit := s.feed.NoteCap
+	if limit == 0 {
+		limit = DefaultNoteCap
+	}
+	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range to {
+			if !social.IsID(r) {
+				continue
+			}
+			present := stands && r != actor && (access == nil || access.allows(i))
+			noteScript.EvalSha(ctx, p,
+				[]string{k.Notes(r), k.NoteData(r), k.NoteOpen(r), k.NoteMeta(r), k.Blocks(r), k.BlockedBy(r), k.Mutes(r)},
+				k.NoteActors(r, ""), group, actor, boolArg(present), now, window.Milliseconds(),
+				string(kind), notePostID, commentID, limit, k.LiveNotes(r), s.publishCommand())
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("notify of %s by %s: %w", strings.ToLower(string(kind)), actor, err)
+	}
+	return nil
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// visibilityCheck is whether users may see one post by its audience
+// (blocks are noteScript's to check).
+type visibilityCheck struct {
+	hash      *redis.SliceCmd
+	only, not []*redis.BoolCmd
+	users     []string
+}
+
+func (s *Store) queueAccess(ctx context.Context, p redis.Pipeliner, postID string, users []string) *visibilityCheck {
+	c := &visibilityCheck{hash: p.HMGet(ctx, s.keys.Post(postID), postAuthorField, "vis"), users: users}
+	for _, u := range users {
+		c.only = append(c.only, p.SIsMember(ctx, s.keys.PostOnlyTo(postID), u))
+		c.not = append(c.not, p.SIsMember(ctx, s.keys.PostNotTo(postID), u))
+	}
+	return c
+}
+
+func (c *visibilityCheck) allows(i int) bool {
+	vals := c.hash.Val()
+	author, _ := vals[0].(string)
+	vis, _ := vals[1].(string)
+	if author == "" {
+		return false
+	}
+	return social.PostAccess(c.users[i], &social.Post{AuthorID: author, Visibility: social.Visibility(vis)},
+		social.AccessFacts{InOnlyTo: c.only[i].Val(), InNotTo: c.not[i].Val()}) == social.Visible
+}
+
+// Notifications reads a page of viewerID's notifications, most recently
+// active first, each with its first actors ids (newest first), and the
+// unread count; one round trip.
+func (s *Store) Notifications(ctx context.Context, viewerID string, p social.PageRequest, actors int) (social.Notifications, error) {
+	if err := social.ValidateFirst(p.First); err != nil {
+		return social.Notifications{}, err
+	}
+	cursor := ""
+	if p.After != "" {
+		n, err := parseCursor(p.After)
+		if err != nil {
+			return social.Notifications{}, err
+		}
+		cursor = strconv.FormatInt(n, 10)
+	}
+	read, unread, rows, err := s.notePage(ctx, viewerID, cursor, p.First+1, actors, false)
+	if err != nil {
+		return social.Notifications{}, err
+	}
+	out := social.Notifications{Unread: unread}
+	out.HasNext = len(rows) > p.First
+	for _, n := range rows[:min(len(rows), p.First)] {
+		id, _ := strconv.ParseInt(n.ID, 10, 64)
+		n.Read = id <= read
+		out.Items = append(out.Items, n)
+		out.Cursors = append(out.Cursors, social.EncodeCursor(n.ID))
+	}
+	return out, nil
+}
+
+// NotificationsAfter reads up to n of viewerID's notifications raised
+// after the activity number after, oldest first (live streams).
+func (s *Store) NotificationsAfter(ctx context.Context, viewerID string, after int64, n, actors int) ([]*social.Notification, error) {
+	read, _, rows, err := s.notePage(ctx, viewerID, strconv.FormatInt(after, 10), n, actors, true)
+	for _, r := range rows {
+		id, _ := strconv.ParseInt(r.ID, 10, 64)
+		r.Read = id <= read
+	}
+	return rows, err
+}
+
+// NewestNotification is the activity number of viewerID's newest
+// notification (0 for none): where a live stream without since starts.
+func (s *Store) NewestNotification(ctx context.Context, viewerID string) (int64, error) {
+	n, err := s.rdb.HGet(ctx, s.keys.NoteMeta(viewerID), "act").Int64()
+	if err != nil && !isNil(err) {
+		return 0, fmt.Errorf("read notifications of %s: %w", viewerID, err)
+	}
+	return n, nil
+}
+
+// NotificationActors reads the first actors of each of viewerID's
+// notifications ids (for a selection that wants more than the page read).
+func (s *Store) NotificationActors(ctx context.Context, viewerID string, gids []string, first int) ([][]string, error) {
+	out := make([][]string, len(gids))
+	cmds := make([]*redis.StringSliceCmd, len(gids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, g := range gids {
+			cmds[i] = p.ZRevRange(ctx, s.keys.NoteActors(viewerID, g), 0, int64(first-1))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read notification actors of %s: %w", viewerID, err)
+	}
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+func (s *Store) notePage(ctx context.Context, viewerID, cursor string, n, actors int, newer bool) (int64, int, []*social.Notification, error) {
+	if !social.IsID(viewerID) {
+		return 0, 0, nil, social.Errorf(social.Unauthenticated, "authentication required")
+	}
+	k := s.keys
+	res, err := notePageScript.Run(ctx, s.rdb, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID)},
+		k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer)).Slice()
+	if err != nil || len(res) != 3 {
+		return 0, 0, nil, fmt.Errorf("read notifications of %s: %v %w", viewerID, res, err)
+	}
+	rs, _ := res[0].(string)
+	read, _ := strconv.ParseInt(rs, 10, 64)
+	unread, _ := res[1].(int64)
+	flat, _ := res[2].([]any)
+	var out []*social.Notification
+	for i := 0; i+3 < len(flat); i += 4 {
+		act, _ := flat[i].(string)
+		data, _ := flat[i+1].(string)
+		count, _ := flat[i+2].(int64)
+		f := strings.SplitN(data, "|", 5)
+		if len(f) < 5 {
+			continue
+		}
+		ms, _ := strconv.ParseInt(f[3], 10, 64)
+		note := &social.Notification{ID: act, Kind: social.NoteKind(f[0]), PostID: f[1], CommentID: f[2],
+			ActorsCount: int(count), UpdatedAt: time.UnixMilli(ms).UTC()}
+		note.Actors = strs(flat[i+3])
+		out = append(out, note)
+	}
+	return read, int(unread), out, nil
+}
+
+// MarkNotificationsRead marks viewerID's notifications read up to upTo (a
+// notification id; all of them for ""), never unmarking newer ones, and
+// returns the unread count after.
+func (s *Store) MarkNotificationsRead(ctx context.Context, viewerID, upTo string) (int, error) {
+	if upTo != "" && !social.IsID(upTo) {
+		return 0, social.Errorf(social.NotFound, "notification %s not found", upTo)
+	}
+	n, err := noteReadScript.Run(ctx, s.rdb, []string{s.keys.Notes(viewerID), s.keys.NoteMeta(viewerID)}, upTo).Int()
+	if err != nil {
+		return 0, fmt.Errorf("mark notifications of %s read: %w", viewerID, err)
+	}
+	return n, nil
+}
+
+// NoteChannel is the channel announcing viewerID's notifications.
+func (s *Store) NoteChannel(viewerID string) string { return s.keys.LiveNotes(viewerID) }
+
+// notifyPost brings the notifications of a post in line with whether it
+// exists: the repost's, to the original's author, and the mentions'.
+// The fan-out worker runs it for a new post and for a deleted one.
+func (s *Store) notifyPost(ctx context.Context, post, author, repost, rauthor string, mentions []string) error {
+	if repost != "" && social.IsID(rauthor) {
+		err := s.syncNote(ctx, map[string]string{noteKind: string(social.NoteRepost), noteTarget: post, notePost: repost, noteActor: author, noteTo: rauthor})
+		if err != nil {
+			return err
+		}
+	}
+	if len(mentions) > 0 {
+		return s.syncNote(ctx, map[string]string{noteKind: string(social.NoteMention), noteTarget: post, noteActor: author, noteTo: strings.Join(mentions, ",")})
+	}
+	return nil
+}
