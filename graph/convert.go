@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/loader"
@@ -95,4 +97,44 @@ func locationOf(p *social.Post) *model.Location {
 		return nil
 	}
 	return &model.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: optional(l.Name)}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// notificationConnection is a page of notifications as the schema has it.
+func notificationConnection(page social.Notifications) *model.NotificationConnection {
+	edges := make([]*model.NotificationEdge, len(page.Items))
+	for i, n := range page.Items {
+		edges[i] = &model.NotificationEdge{Cursor: page.Cursors[i], Node: n}
+	}
+	return &model.NotificationConnection{Edges: edges, PageInfo: pageInfo(page.Connection), UnreadCount: page.Unread}
+}
+
+// actorsWanted is how many actors the current field's notifications are
+// asked for at most (its selection is a NotificationConnection's with
+// connection set, else a Notification's), so that one read brings them
+// all (0 when none).
+func actorsWanted(ctx context.Context, connection bool) int {
+	oc := graphql.GetOperationContext(ctx)
+	sel := fieldSel(graphql.GetFieldContext(ctx).Field)
+	if connection {
+		sel = sel.nodes(oc, "NotificationConnection", "NotificationEdge")
+	}
+	n := 0
+	for _, f := range sel.fields(oc, "Notification") {
+		if f.Name != "actors" {
+			continue
+		}
+		k := social.DefaultActors
+		if v, ok := intArg(f.ArgumentMap(oc.Variables)["first"]); ok {
+			k = v
+		}
+		n = max(n, min(k, social.MaxFirst))
+	}
+	return n
 }

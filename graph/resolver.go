@@ -63,6 +63,20 @@ type Live interface {
 	Stream(ctx context.Context, v social.Viewer, since string) (posts <-chan *social.Post, end func() error, err error)
 }
 
+// Notes are the viewer's notifications.
+type Notes interface {
+	// Notifications reads a page, each with its first actors (as many as
+	// actors).
+	Notifications(ctx context.Context, viewerID string, p social.PageRequest, actors int) (social.Notifications, error)
+	MarkNotificationsRead(ctx context.Context, viewerID, upTo string) (int, error)
+}
+
+// LiveNotes streams notifications (internal/live): those raised after
+// since first, then live ones; end reports why the stream ended.
+type LiveNotes interface {
+	Stream(ctx context.Context, v social.Viewer, since string, actors int) (notes <-chan *social.Notification, end func() error, err error)
+}
+
 // Resolver is the root resolver; its fields are the services resolvers
 // call. Reads of single objects and counters go through the per-request
 // loaders (internal/loader) instead, so they batch.
@@ -73,6 +87,8 @@ type Resolver struct {
 	Posts      Posts
 	Engagement Engagement
 	Live       Live
+	Notes      Notes
+	LiveNotes  LiveNotes
 
 	ahead readAhead  // set by NewHandler
 	fast  *FastStats // set by NewHandler

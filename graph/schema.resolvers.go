@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
@@ -192,6 +193,55 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string
 	return id, nil
 }
 
+// MarkNotificationsRead is the resolver for the markNotificationsRead field.
+func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, upTo *string) (int, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return r.Notes.MarkNotificationsRead(ctx, v.UserID, deref(upTo))
+}
+
+// Kind is the resolver for the kind field.
+func (r *notificationResolver) Kind(ctx context.Context, obj *social.Notification) (model.NotificationKind, error) {
+	return model.NotificationKind(obj.Kind), nil
+}
+
+// Actors is the resolver for the actors field.
+func (r *notificationResolver) Actors(ctx context.Context, obj *social.Notification, first *int) ([]*social.User, error) {
+	n := social.DefaultActors
+	if first != nil {
+		n = *first
+	}
+	if err := social.ValidateFirst(n); err != nil {
+		return nil, err
+	}
+	// The read brought as many actors as the selection asks for at most
+	// (actorsWanted).
+	return usersByID(ctx, obj.Actors[:min(n, len(obj.Actors))])
+}
+
+// Post is the resolver for the post field.
+func (r *notificationResolver) Post(ctx context.Context, obj *social.Notification) (*social.Post, error) {
+	if obj.PostID == "" {
+		return nil, nil
+	}
+	return loader.For(ctx).Posts.Load(ctx, obj.PostID)
+}
+
+// Comment is the resolver for the comment field.
+func (r *notificationResolver) Comment(ctx context.Context, obj *social.Notification) (*social.Comment, error) {
+	if obj.CommentID == "" {
+		return nil, nil
+	}
+	return r.Query().Comment(ctx, obj.CommentID)
+}
+
+// UpdatedAt is the resolver for the updatedAt field.
+func (r *notificationResolver) UpdatedAt(ctx context.Context, obj *social.Notification) (*time.Time, error) {
+	return &obj.UpdatedAt, nil
+}
+
 // Author is the resolver for the author field.
 func (r *postResolver) Author(ctx context.Context, obj *social.Post) (*social.User, error) {
 	return loadUser(ctx, obj.AuthorID)
@@ -278,6 +328,11 @@ func (r *postResolver) Source(ctx context.Context, obj *social.Post) (*string, e
 	return optional(obj.Source), nil
 }
 
+// Mentions is the resolver for the mentions field.
+func (r *postResolver) Mentions(ctx context.Context, obj *social.Post) ([]*social.User, error) {
+	return usersByID(ctx, obj.Mentions)
+}
+
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*social.User, error) {
 	v, ok := social.ViewerFrom(ctx)
@@ -350,6 +405,23 @@ func (r *queryResolver) UserTimeline(ctx context.Context, userID string, first *
 	return r.userPosts(ctx, userID, first, after)
 }
 
+// Notifications is the resolver for the notifications field.
+func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string) (*model.NotificationConnection, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := social.NewPageRequest(first, after)
+	if err != nil {
+		return nil, err
+	}
+	page, err := r.Notes.Notifications(ctx, v.UserID, p, actorsWanted(ctx, true))
+	if err != nil {
+		return nil, err
+	}
+	return notificationConnection(page), nil
+}
+
 // TimelineUpdated is the resolver for the timelineUpdated field.
 func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
 	v, err := social.RequireViewer(ctx)
@@ -369,6 +441,23 @@ func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *strin
 	}
 	onStreamEnd(ctx, end)
 	return posts, nil
+}
+
+// NotificationAdded is the resolver for the notificationAdded field.
+func (r *subscriptionResolver) NotificationAdded(ctx context.Context, since *string) (<-chan *social.Notification, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.LiveNotes == nil {
+		return nil, social.Errorf(social.Internal, "live notifications are off in this process")
+	}
+	notes, end, err := r.LiveNotes.Stream(ctx, v, deref(since), actorsWanted(ctx, false))
+	if err != nil {
+		return nil, err
+	}
+	onStreamEnd(ctx, end)
+	return notes, nil
 }
 
 // Email is the resolver for the email field.
@@ -473,6 +562,9 @@ func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
+// Notification returns NotificationResolver implementation.
+func (r *Resolver) Notification() NotificationResolver { return &notificationResolver{r} }
+
 // Post returns PostResolver implementation.
 func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 
@@ -488,6 +580,7 @@ func (r *Resolver) User() UserResolver { return &userResolver{r} }
 type (
 	commentResolver      struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
+	notificationResolver struct{ *Resolver }
 	postResolver         struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }

@@ -73,6 +73,17 @@ type LoginInput struct {
 type Mutation struct {
 }
 
+type NotificationConnection struct {
+	Edges       []*NotificationEdge `json:"edges"`
+	PageInfo    *PageInfo           `json:"pageInfo"`
+	UnreadCount int                 `json:"unreadCount"`
+}
+
+type NotificationEdge struct {
+	Cursor string               `json:"cursor"`
+	Node   *social.Notification `json:"node"`
+}
+
 type PageInfo struct {
 	HasNextPage bool    `json:"hasNextPage"`
 	EndCursor   *string `json:"endCursor,omitempty"`
@@ -122,6 +133,67 @@ type UserConnection struct {
 type UserEdge struct {
 	Cursor string       `json:"cursor"`
 	Node   *social.User `json:"node"`
+}
+
+type NotificationKind string
+
+const (
+	NotificationKindLike    NotificationKind = "LIKE"
+	NotificationKindComment NotificationKind = "COMMENT"
+	NotificationKindRepost  NotificationKind = "REPOST"
+	NotificationKindFollow  NotificationKind = "FOLLOW"
+	NotificationKindMention NotificationKind = "MENTION"
+)
+
+var AllNotificationKind = []NotificationKind{
+	NotificationKindLike,
+	NotificationKindComment,
+	NotificationKindRepost,
+	NotificationKindFollow,
+	NotificationKindMention,
+}
+
+func (e NotificationKind) IsValid() bool {
+	switch e {
+	case NotificationKindLike, NotificationKindComment, NotificationKindRepost, NotificationKindFollow, NotificationKindMention:
+		return true
+	}
+	return false
+}
+
+func (e NotificationKind) String() string {
+	return string(e)
+}
+
+func (e *NotificationKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = NotificationKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid NotificationKind", str)
+	}
+	return nil
+}
+
+func (e NotificationKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *NotificationKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e NotificationKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type Visibility string

@@ -153,6 +153,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Graph:      store,
 		Posts:      store,
 		Engagement: store,
+		Notes:      store,
 	}
 	if !cfg.Live.Off {
 		hc := cfg.Live.Hub
@@ -163,9 +164,12 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		g.Hub = live.NewHub(rdb, hc, cfg.Live.Log)
 		// A live reader counts as reading its timeline as often as a page
 		// read would mark it active (redisstore.Store.ActiveEvery).
-		g.Resolver.Live = &live.Timelines{Hub: g.Hub, Store: store, Sessions: store,
+		timelines := &live.Timelines{Hub: g.Hub, Store: store, Sessions: store,
 			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log,
 			MaxPerViewer: cfg.Live.MaxPerUser, MaxStreams: cfg.Live.MaxSubscriptions}
+		g.Resolver.Live = timelines
+		// Notification streams count against the timelines' bounds.
+		g.Resolver.LiveNotes = &live.Notes{Hub: g.Hub, Store: store, Bounds: timelines}
 	}
 	g.Fast = graph.NewFastStats()
 	opts := cfg.GraphQL
@@ -213,6 +217,9 @@ var (
 	_ graph.Graph        = (*redisstore.Store)(nil)
 	_ graph.Posts        = (*redisstore.Store)(nil)
 	_ graph.Engagement   = (*redisstore.Store)(nil)
+	_ graph.Notes        = (*redisstore.Store)(nil)
+	_ graph.LiveNotes    = (*live.Notes)(nil)
+	_ live.NoteStore     = (*redisstore.Store)(nil)
 	_ loader.Store       = (*redisstore.Store)(nil)
 	_ auth.AccountStore  = (*redisstore.Store)(nil)
 	_ auth.SessionStore  = (*redisstore.Store)(nil)

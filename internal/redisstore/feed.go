@@ -66,6 +66,9 @@ const (
 	DefaultFanoutShards       = 1
 	DefaultNoteWindow         = 24 * time.Hour
 	DefaultNoteCap            = 200
+	// MaxNoteCap bounds the notifications a user keeps: a page script
+	// and a trim walk them in the user's slot.
+	MaxNoteCap = 10000
 	// MaxFanoutShards bounds the streams every worker process reads.
 	MaxFanoutShards = 256
 )
@@ -96,6 +99,8 @@ func (c FeedConfig) Validate() error {
 		return fmt.Errorf("fan-out batch must be at least 1")
 	case c.NoteWindow < 0 || c.NoteCap < 0:
 		return fmt.Errorf("notification window and cap must not be negative")
+	case c.NoteCap > MaxNoteCap:
+		return fmt.Errorf("notification cap must be at most %d", MaxNoteCap)
 	case c.FanoutShards < 0 || c.FanoutShards > MaxFanoutShards:
 		return fmt.Errorf("fan-out shards must be between 1 and %d", MaxFanoutShards)
 	}

@@ -229,26 +229,6 @@ func (s *Store) NewestNotification(ctx context.Context, viewerID string) (int64,
 	return n, nil
 }
 
-// NotificationActors reads the first actors of each of viewerID's
-// notifications ids (for a selection that wants more than the page read).
-func (s *Store) NotificationActors(ctx context.Context, viewerID string, gids []string, first int) ([][]string, error) {
-	out := make([][]string, len(gids))
-	cmds := make([]*redis.StringSliceCmd, len(gids))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, g := range gids {
-			cmds[i] = p.ZRevRange(ctx, s.keys.NoteActors(viewerID, g), 0, int64(first-1))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read notification actors of %s: %w", viewerID, err)
-	}
-	for i, c := range cmds {
-		out[i] = c.Val()
-	}
-	return out, nil
-}
-
 func (s *Store) notePage(ctx context.Context, viewerID, cursor string, n, actors int, newer bool) (int64, int, []*social.Notification, error) {
 	if !social.IsID(viewerID) {
 		return 0, 0, nil, social.Errorf(social.Unauthenticated, "authentication required")

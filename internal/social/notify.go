@@ -41,6 +41,9 @@ type Notification struct {
 	Read      bool
 }
 
+// DefaultActors is how many actors a notification shows unless asked.
+const DefaultActors = 3
+
 // Notifications is a page of a user's notifications.
 type Notifications struct {
 	Connection[*Notification]

@@ -111,6 +111,8 @@ func (f *Feed) Settings() []Setting {
 		Int(&f.Store.Backfill, "follow-backfill", "FOLLOW_BACKFILL", fmt.Sprint(redisstore.DefaultBackfill), "recent posts a follow copies into the follower's home timeline"),
 		Int(&f.Store.FanoutBatch, "fanout-batch", "FANOUT_BATCH", fmt.Sprint(redisstore.DefaultFanoutBatch), "followers read per page, and home timelines written per delivery script call, by fan-out"),
 		Int(&f.Store.FanoutShards, "fanout-shards", "FANOUT_SHARDS", fmt.Sprint(redisstore.DefaultFanoutShards), "streams the fan-out queue is sharded over (each in its own Redis Cluster slot; every worker reads them all)"),
+		Duration(&f.Store.NoteWindow, "notify-window", "NOTIFY_WINDOW", redisstore.DefaultNoteWindow.String(), "likes and reposts of one post, and follows, within this long are one notification"),
+		Int(&f.Store.NoteCap, "notify-cap", "NOTIFY_CAP", fmt.Sprint(redisstore.DefaultNoteCap), "notifications kept per user; the least recently active go first"),
 		Int(&f.Worker.Read, "fanout-read", "FANOUT_READ", fmt.Sprint(fanout.DefaultRead), "fan-out jobs a worker reads at once"),
 		Int(&f.Worker.Concurrency, "fanout-concurrency", "FANOUT_CONCURRENCY", fmt.Sprint(fanout.DefaultConcurrency), "fan-out jobs a worker runs at once"),
 		Duration(&f.Worker.MinIdle, "fanout-min-idle", "FANOUT_MIN_IDLE", fanout.DefaultMinIdle.String(), "a job pending this long (its worker died, or it failed) is claimed and run again"),
