@@ -81,3 +81,75 @@ func TestUserPageReadBudget(t *testing.T) {
 		t.Fatalf("without a budget: %v, want %v", all, visible)
 	}
 }
+
+// TestHomePageReadBudget: the home timeline's rounds after the first spend
+// the operation's read budget too, both ways. Pull mode fills the reader's
+// list from the author's own timeline, hidden posts included, so nearly
+// every candidate is dropped at read time; pages end short with a cursor
+// to go on from (End going down, Start going up) and find every visible
+// post once, in order.
+func TestHomePageReadBudget(t *testing.T) {
+	s, _ := feedStore(t, feedConfig("pull"))
+	ctx := context.Background()
+	u := feedUsers(t, s, 3)
+	author, viewer, other := u[0], u[1], u[2]
+	feedOK(t, s.Follow(ctx, viewer, author))
+	var visible []string
+	for i := range 1500 {
+		in := social.NewPost{Content: fmt.Sprint("post ", i), OnlyTo: []string{other}}
+		if i%500 == 0 {
+			in.OnlyTo = nil
+		}
+		p, err := s.CreatePost(ctx, author, in)
+		feedOK(t, err)
+		if in.OnlyTo == nil {
+			visible = append(visible, p.ID)
+		}
+	}
+	slices.Reverse(visible) // newest first
+	const budget = 300
+	read := func(p social.PageRequest) social.Connection[*social.Post] {
+		t.Helper()
+		octx := social.WithReadBudget(ctx, budget)
+		pg, err := s.HomePage(octx, viewer, p, social.PageWants{})
+		feedOK(t, err)
+		return pg.Posts
+	}
+	var down []string
+	pages := 0
+	for p := (social.PageRequest{First: 10}); ; pages++ {
+		if pages > 100 {
+			t.Fatal("too many pages")
+		}
+		c := read(p)
+		for _, post := range c.Items {
+			down = append(down, post.ID)
+		}
+		if !c.HasNext {
+			break
+		}
+		p.After = c.EndCursor()
+	}
+	if !slices.Equal(down, visible) || pages < 3 {
+		t.Fatalf("down in %d pages: %v, want %v", pages, down, visible)
+	}
+	var up []string
+	pages = 0
+	for p := (social.PageRequest{First: 10, Before: social.EncodeCursor(visible[len(visible)-1])}); ; pages++ {
+		if pages > 100 {
+			t.Fatal("too many pages")
+		}
+		c := read(p)
+		for _, post := range slices.Backward(c.Items) {
+			up = append(up, post.ID)
+		}
+		if !c.HasPrevious {
+			break
+		}
+		p.Before = c.StartCursor()
+	}
+	slices.Reverse(up)
+	if !slices.Equal(up, visible[:len(visible)-1]) || pages < 3 {
+		t.Fatalf("up in %d pages: %v, want %v", pages, up, visible[:len(visible)-1])
+	}
+}

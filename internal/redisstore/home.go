@@ -148,6 +148,7 @@ type homePage struct {
 	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
 	shown     map[string]bool // the stories on the page (see fold)
+	checked   int64           // the oldest candidate checked (0: none)
 }
 
 // pullSource is one author's own timeline read at read time.
@@ -211,12 +212,19 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 	// per author and the checks of one page, not a check of every
 	// candidate every author offered.
 	readAll := false // every source is read to its end: pending is the rest
+	spent := false   // the operation's read budget ran out
 	for round := 0; round < pageRounds && len(h.out) <= h.first; round++ {
 		k := candidates(h.first-len(h.out), round)
 		if !readAll && len(h.pending) < k {
 			n := candidates(h.first, round)
 			if round > 0 {
 				list = nil
+				// Later reads spend the operation's read budget, one
+				// candidate per entry each open source may return.
+				if social.TakeReadBudget(ctx, n*h.openReads()) == 0 {
+					spent = true
+					break
+				}
 			}
 			// One pipeline: the list (after round 0) and every open source.
 			var cmd *redis.Cmd
@@ -255,7 +263,26 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 			return social.Connection[*social.Post]{}, err
 		}
 	}
-	return postPage(h.out, h.first, !readAll || len(h.pending) > 0), nil
+	c := postPage(h.out, h.first, !readAll || len(h.pending) > 0)
+	if spent && len(h.out) <= h.first && h.checked > 0 {
+		// Short: the next page goes on below the candidates checked.
+		c.HasNext, c.End = true, postCursor(strconv.FormatInt(h.checked, 10))
+	}
+	return c, nil
+}
+
+// openReads is how many sources a read round after the first reads.
+func (h *homePage) openReads() int {
+	n := 0
+	if !h.below && !h.listDone {
+		n++
+	}
+	for _, src := range h.sources {
+		if !src.done {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 // errNothingQueued ends a pipeline function that had nothing to send.
@@ -380,6 +407,7 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	for i, it := range h.pending[:k] {
 		ids[i], authors[i] = strconv.FormatInt(it.id, 10), it.author
 	}
+	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
 	posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
 	h.fetch = nil // extras for the first check only, as at readUserPosts

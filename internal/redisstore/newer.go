@@ -46,6 +46,7 @@ type newerPage struct {
 	sources []*pullSource // own timelines read at read time
 	pulled  []string      // authors pulled above the floor
 	pending []homeItem    // candidates read, ascending, not yet checked
+	checked int64         // the newest candidate checked (0: none)
 	out     []*social.Post
 }
 
@@ -94,12 +95,18 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 	n.below = n.after < n.floor-1
 	n.open(list.followees)
 
-	readAll := false
+	readAll, spent := false, false
 	for round := 0; round < pageRounds && len(n.out) <= n.first; round++ {
 		k := candidates(n.first-len(n.out), round)
 		if !readAll && len(n.pending) < k {
+			want := candidates(n.first, round)
+			// Later reads spend the operation's read budget, as readHome's.
+			if round > 0 && social.TakeReadBudget(ctx, want*n.openReads()) == 0 {
+				spent = true
+				break
+			}
 			var err error
-			if readAll, err = n.readRound(ctx, h, candidates(n.first, round)); err != nil {
+			if readAll, err = n.readRound(ctx, h, want); err != nil {
 				return social.Connection[*social.Post]{}, err
 			}
 		}
@@ -118,7 +125,25 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 	slices.Reverse(posts)
 	c := postPage(posts, n.first, false)
 	c.HasNext, c.HasPrevious = false, more
+	if spent && len(n.out) <= n.first && n.checked > 0 {
+		// Short: the next page goes on above the candidates checked.
+		c.HasPrevious, c.Start = true, postCursor(strconv.FormatInt(n.checked, 10))
+	}
 	return c, nil
+}
+
+// openReads is how many sources a read round reads.
+func (n *newerPage) openReads() int {
+	k := 0
+	if !n.below && !n.listEnd {
+		k++
+	}
+	for _, src := range n.sources {
+		if !src.done {
+			k++
+		}
+	}
+	return max(k, 1)
 }
 
 // queueList queues homePageScript's newer read of up to k entries above
@@ -246,6 +271,7 @@ func (n *newerPage) check(ctx context.Context, k int) error {
 	for i, it := range n.pending[:k] {
 		ids[i], authors[i] = strconv.FormatInt(it.id, 10), it.author
 	}
+	n.checked = n.pending[k-1].id
 	n.pending = n.pending[k:]
 	posts, err := n.s.visiblePosts(ctx, n.viewer, ids, authors, n.fetch)
 	n.fetch = nil

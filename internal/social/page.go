@@ -90,11 +90,18 @@ type Connection[T any] struct {
 	// page whose read budget ran out while the candidates it read were
 	// hidden from the viewer (ReadBudget) ends there, short or empty.
 	End string
+	// Start, when set, is where the previous (newer) page starts, before
+	// the first item: a newer page (PageRequest.Before) whose read budget
+	// ran out ends there.
+	Start string
 }
 
 // StartCursor is the cursor of the page's first item ("" for an empty
 // page).
 func (c Connection[T]) StartCursor() string {
+	if c.Start != "" {
+		return c.Start
+	}
 	if len(c.Cursors) > 0 {
 		return c.Cursors[0]
 	}
@@ -115,7 +122,7 @@ func (c Connection[T]) EndCursor() string {
 
 // PostIDs returns the page of the ids of a page of posts.
 func PostIDs(c Connection[*Post]) Connection[string] {
-	out := Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, HasPrevious: c.HasPrevious, Total: c.Total, End: c.End}
+	out := Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, HasPrevious: c.HasPrevious, Total: c.Total, End: c.End, Start: c.Start}
 	out.Items = make([]string, len(c.Items))
 	for i, p := range c.Items {
 		out.Items[i] = p.ID
