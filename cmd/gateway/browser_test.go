@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -490,6 +491,41 @@ func TestBrowserSPA(t *testing.T) {
 				return a !== null && a.dataset.author === 'bob' && a.innerText.includes(%q) && a.classList.contains('new');
 			})()`, content), 20*time.Second),
 		)
+	})
+	t.Run("posts made while the socket is down arrive once, in order", func(t *testing.T) {
+		// The socket dies (as a network drop or a gateway restart kills
+		// it); two posts are made before the app is back; it resumes with
+		// since and shows both, in order, then live ones again.
+		b.run(t, "drop the socket", chromedp.Evaluate(`socialgw.ws.terminate()`, nil))
+		var contents []string
+		for i := range 2 {
+			c := fmt.Sprintf("While away %d at %s", i, time.Now().Format(time.StampMilli))
+			if r := postAs(t, baseURL, bearer(t, headers["bob"]), c); r.Code() != "" {
+				t.Fatalf("bob's post: %+v", r)
+			}
+			contents = append(contents, c)
+		}
+		after := fmt.Sprintf("Back live at %s", time.Now().Format(time.StampMilli))
+		b.run(t, "see them arrive",
+			poll(fmt.Sprintf(`[...document.querySelectorAll('#posts article.post')].some(a => a.innerText.includes(%q))`, contents[1]), 30*time.Second),
+			poll(`document.getElementById('live-status').dataset.state === 'live'`, 20*time.Second),
+		)
+		if r := postAs(t, baseURL, bearer(t, headers["bob"]), after); r.Code() != "" {
+			t.Fatalf("bob's post: %+v", r)
+		}
+		var order []string
+		b.run(t, "and a live one after",
+			poll(fmt.Sprintf(`document.querySelector('#posts article.post').innerText.includes(%q)`, after), 20*time.Second),
+			chromedp.Evaluate(`[...document.querySelectorAll('#posts article.post .content')].slice(0, 3).map(c => c.innerText)`, &order),
+		)
+		if want := []string{after, contents[1], contents[0]}; !slices.Equal(order, want) {
+			t.Fatalf("top of the timeline %q, want %q", order, want)
+		}
+		var copies int
+		b.eval(t, fmt.Sprintf(`[...document.querySelectorAll('#posts article.post')].filter(a => a.innerText.includes(%q)).length`, contents[0]), &copies)
+		if copies != 1 {
+			t.Fatalf("%d copies of a post made while away", copies)
+		}
 	})
 	b.screenshot(t, "spa.png")
 }

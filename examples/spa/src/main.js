@@ -1,7 +1,12 @@
 // The reference single-page app: log in, the home timeline with infinite
 // scroll, likes, comments, posting, and new posts arriving live through
-// the timelineUpdated subscription.
+// the timelineUpdated subscription, which survives what production does
+// to it: a gateway restarting (the server completes the stream), access
+// tokens expiring (UNAUTHENTICATED: refresh, then subscribe again), and
+// the network going away (resume with since, or load the newer pages with
+// timeline(before:) when too far behind): no post missed, none twice.
 import { gql } from '@urql/core';
+import { print } from 'graphql';
 import { Session } from './session.js';
 import { newClient } from './client.js';
 
@@ -18,12 +23,20 @@ const POST_FIELDS = gql`
 const HOME = gql`
   query Home($first: Int!, $after: String) {
     timeline(first: $first, after: $after) {
-      edges { node { ...PostFields } }
+      edges { cursor node { ...PostFields } }
       pageInfo { hasNextPage endCursor }
     }
   }
   ${POST_FIELDS}`;
-const LIVE = gql`subscription Live { timelineUpdated { ...PostFields } } ${POST_FIELDS}`;
+const NEWER = gql`
+  query Newer($first: Int!, $before: String) {
+    timeline(first: $first, before: $before) {
+      edges { cursor node { ...PostFields } }
+      pageInfo { hasPreviousPage startCursor }
+    }
+  }
+  ${POST_FIELDS}`;
+const LIVE = print(gql`subscription Live($since: ID) { timelineUpdated(since: $since) { ...PostFields } } ${POST_FIELDS}`);
 const LIKE = gql`mutation Like($id: ID!) { likePost(postId: $id) { id likesCount viewerHasLiked } }`;
 const UNLIKE = gql`mutation Unlike($id: ID!) { unlikePost(postId: $id) { id likesCount viewerHasLiked } }`;
 const COMMENT = gql`
@@ -49,7 +62,11 @@ const el = (tag, props = {}, ...children) => {
 let cursor = null;
 let hasNext = true;
 let loading = false;
-let live = null;
+let live = null; // stops the live subscription
+let retry = null; // the timer of the next subscription attempt
+let backoff = 1000;
+let newestId = null; // the newest post shown: where a resume starts
+let newestCursor = null; // its cursor, when a page brought it
 const shown = new Map(); // post id → article
 
 $('login').addEventListener('submit', async (ev) => {
@@ -99,9 +116,9 @@ async function render() {
     subscribe();
   } else if (!inside && started) {
     started = false;
-    live?.unsubscribe();
-    live = null;
+    stopLive();
     ws.terminate();
+    newestId = newestCursor = null;
     setLive('off', '');
     cursor = null;
     hasNext = true;
@@ -122,6 +139,10 @@ async function loadMore() {
     return;
   }
   const t = res.data.timeline;
+  if (newestId === null && t.edges.length > 0) {
+    newestId = t.edges[0].node.id;
+    newestCursor = t.edges[0].cursor;
+  }
   for (const e of t.edges) addPost(e.node, 'bottom');
   cursor = t.pageInfo.endCursor;
   hasNext = t.pageInfo.hasNextPage;
@@ -142,20 +163,112 @@ new IntersectionObserver((entries) => {
   if (entries.some((e) => e.isIntersecting)) loadMore();
 }, { rootMargin: '400px' }).observe($('more'));
 
+// subscribe starts the live timeline after the newest post shown (since),
+// so a new subscription replays what arrived meanwhile, in order.
 function subscribe() {
+  clearTimeout(retry);
+  if (!session.loggedIn) return;
   setLive('connecting', 'connecting…');
-  live = client.subscription(LIVE, {}).subscribe((res) => {
-    if (res.error) {
-      // The gateway may not offer live updates (an older version); the
-      // timeline works without them.
-      const msg = res.error.graphQLErrors[0]?.message || res.error.message;
-      setLive('unavailable', `live updates unavailable: ${msg}`);
-      return;
-    }
-    setLive('live', 'live');
-    addPost(res.data.timelineUpdated, 'top', true);
+  const variables = newestId ? { since: newestId } : {};
+  let done = false;
+  const stop = ws.subscribe({ query: LIVE, variables }, {
+    next: (res) => {
+      if (res.errors?.length) {
+        liveError(res.errors);
+        return;
+      }
+      backoff = 1000;
+      setLive('live', 'live');
+      const p = res.data.timelineUpdated;
+      newestId = p.id;
+      newestCursor = null;
+      addPost(p, 'top', true);
+    },
+    error: (err) => { done = true; liveError(err); },
+    // The gateway completes streams when it shuts down (a deploy): the
+    // next attempt reaches another instance, or this one restarted.
+    complete: () => { if (!done && live === stop) again(500); },
   });
+  live = stop;
 }
+
+function stopLive() {
+  clearTimeout(retry);
+  const stop = live;
+  live = null;
+  stop?.();
+}
+
+// again subscribes anew after delay ms.
+function again(delay) {
+  stopLive();
+  setLive('connecting', 'reconnecting…');
+  retry = setTimeout(subscribe, delay);
+}
+
+// liveError decides what a failed subscription does next: errors is the
+// gateway's GraphQL errors, or the close event of a socket that gave up.
+async function liveError(errors) {
+  const list = Array.isArray(errors) ? errors : [errors];
+  const code = list[0]?.extensions?.code || (list[0]?.code === 4401 || list[0]?.code === 4403 ? 'UNAUTHENTICATED' : '');
+  if (!session.loggedIn) return;
+  switch (code) {
+    case 'UNAUTHENTICATED':
+      // The access token expired or was revoked: refresh, then go on.
+      try {
+        await session.refresh();
+      } catch {
+        return; // logged out (the refresh token is gone too)
+      }
+      again(0);
+      return;
+    case 'BAD_USER_INPUT':
+      // Too far behind to replay: load the newer pages first.
+      if (await catchUp()) again(0);
+      else again(backoff);
+      return;
+  }
+  const retryAfter = list[0]?.extensions?.retryAfter;
+  const delay = retryAfter ? retryAfter * 1000 : backoff;
+  backoff = Math.min(backoff * 2, 30000);
+  setLive('connecting', `reconnecting… (${list[0]?.message || list[0]?.reason || 'connection lost'})`);
+  again(delay);
+}
+
+// catchUp loads the posts newer than the newest shown, page by page,
+// nearest first (timeline with before), and puts them on top in order.
+async function catchUp() {
+  if (!newestCursor) {
+    // The newest came live, without a cursor: start over from the top.
+    const res = await client.query(HOME, { first: PAGE, after: null }).toPromise();
+    if (showError(res)) return false;
+    const edges = res.data.timeline.edges;
+    for (const e of [...edges].reverse()) addPost(e.node, 'top', true);
+    if (edges.length > 0) {
+      newestId = edges[0].node.id;
+      newestCursor = edges[0].cursor;
+    }
+    return true;
+  }
+  for (;;) {
+    const res = await client.query(NEWER, { first: PAGE, before: newestCursor }).toPromise();
+    if (showError(res)) return false;
+    const t = res.data.timeline;
+    for (const e of [...t.edges].reverse()) addPost(e.node, 'top', true);
+    if (t.edges.length > 0) {
+      newestId = t.edges[0].node.id;
+      newestCursor = t.edges[0].cursor;
+    }
+    if (!t.pageInfo.hasPreviousPage) return true;
+    if (t.pageInfo.startCursor) newestCursor = t.pageInfo.startCursor;
+  }
+}
+
+// For the browser tests and for debugging from the console: the socket.
+globalThis.socialgw = { ws };
+
+// Back online: resume at once rather than at the socket's next retry.
+addEventListener('online', () => { if (live) again(0); });
 ws.on('connected', () => { if (live) setLive('live', 'live'); });
 ws.on('closed', () => { if (live && $('live-status').dataset.state === 'live') setLive('connecting', 'reconnecting…'); });
 
@@ -232,7 +345,12 @@ function showError(res) {
     $('home-error').textContent = '';
     return false;
   }
-  $('home-error').textContent = res.error.graphQLErrors[0]?.message || res.error.message;
+  const gql = res.error.graphQLErrors[0]?.message;
+  // A fetch the browser refused (the gateway is down, or does not allow
+  // this page's origin) says only "Failed to fetch".
+  $('home-error').textContent = gql || (res.error.networkError
+    ? `Could not reach the API at ${endpoint}: is the gateway running, and does its CORS_ORIGINS allow ${location.origin}?`
+    : res.error.message);
   return true;
 }
 
