@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -43,7 +44,9 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 		s.setConn(cc)
 	}
 	if w.initTimeout > 0 {
-		cc.init = time.AfterFunc(w.initTimeout, cc.initTimedOut)
+		// Stored atomically: with a short timeout the timer may fire, and
+		// its Close read the field, before this assignment returns.
+		cc.init.Store(time.AfterFunc(w.initTimeout, cc.initTimedOut))
 	}
 	return cc, nil
 }
@@ -53,8 +56,8 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 // connection it wraps).
 type checkedConn struct {
 	transport.WebsocketConn
-	sock *socket     // nil outside the gateway's handler
-	init *time.Timer // until a first message is handed to gqlgen
+	sock *socket                    // nil outside the gateway's handler
+	init atomic.Pointer[time.Timer] // until a first message is handed to gqlgen
 }
 
 // graphqlTransportWS is the subprotocol of the graphql-ws library (the
@@ -111,8 +114,8 @@ func (c *checkedConn) NextReader() (int, io.Reader, error) {
 			c.refuseLegacy(dup, id, msgType)
 			continue
 		}
-		if c.init != nil {
-			c.init.Stop()
+		if t := c.init.Load(); t != nil {
+			t.Stop()
 		}
 		return typ, bytes.NewReader(b), nil
 	}
@@ -193,8 +196,8 @@ func (c *checkedConn) initTimedOut() {
 // Close also stops the connection_init timer of a connection that ends
 // before it fires.
 func (c *checkedConn) Close() error {
-	if c.init != nil {
-		c.init.Stop()
+	if t := c.init.Load(); t != nil {
+		t.Stop()
 	}
 	return c.WebsocketConn.Close()
 }
