@@ -40,6 +40,7 @@ const (
 	notePost   = "post"   // the post commented on, reposted, or holding the mentioning comment
 	noteActor  = "actor"
 	noteTo     = "to" // the recipients, comma-separated: the post's author, the mentioned users
+	noteAt     = "at" // when the actor acted (ms): actors are ordered by it, however late jobs run
 )
 
 // queueNote queues a note job in p.
@@ -49,6 +50,7 @@ func (s *Store) queueNote(ctx context.Context, p redis.Cmdable, kind social.Note
 	}
 	p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(target), Values: []any{
 		jobOp, opNote, noteKind, string(kind), noteTarget, target, notePost, post, noteActor, actor, noteTo, strings.Join(to, ","),
+		noteAt, s.now().UnixMilli(),
 	}})
 }
 
@@ -116,6 +118,9 @@ func (s *Store) syncNote(ctx context.Context, job map[string]string) error {
 		stands = c.Val() != "" && (kind != social.NoteRepost || c.Val() == post)
 	}
 	now := strconv.FormatInt(s.now().UnixMilli(), 10)
+	if at, err := strconv.ParseInt(job[noteAt], 10, 64); err == nil && at > 0 {
+		now = job[noteAt]
+	}
 	window := s.feed.NoteWindow
 	if window == 0 {
 		window = DefaultNoteWindow
