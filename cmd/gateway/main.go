@@ -209,7 +209,7 @@ func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), er
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
 			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 		}
-		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis; data will not survive a restart, and live timelines (subscriptions) are off: it has no sharded pub/sub", "addr", m.Addr())
+		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis for development; data will not survive a restart, and live updates use its classic pub/sub (one process only)", "addr", m.Addr())
 		stopClock := runClock(m, time.Second)
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { stopClock(); _ = rdb.Close(); m.Close() }, nil

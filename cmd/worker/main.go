@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -82,7 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopWorker(cfg.ShutdownTimeout)
-	log.Info("stopped", "stats", fmt.Sprintf("%+v", w.Stats()))
+	st := w.Stats()
+	log.Info("stopped", "processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed, "dead_lettered", st.DeadLettered)
 	return nil
 }
 
@@ -90,6 +90,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, store *redisstore.Store) {
 	queued, dead, err := fanout.BacklogAll(ctx, store.Client(), store.FanoutQueue())
 	st := w.Stats()
-	log.Info("fan-out worker", "processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,
-		"dead_lettered", st.DeadLettered, "queued", queued, "dead_letter_stream", dead, "err", err)
+	attrs := []any{"processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,
+		"dead_lettered", st.DeadLettered, "queued", queued, "dead_letter_stream", dead}
+	if err != nil {
+		log.Warn("fan-out worker: backlog unknown", append(attrs, "err", err)...)
+		return
+	}
+	log.Info("fan-out worker", attrs...)
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -83,11 +84,33 @@ func (c *Common) NewLogger(w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return nil, fmt.Errorf("LOG_LEVEL: %w", err)
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: readableDurations}
+	var log *slog.Logger
 	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		log = slog.New(slog.NewJSONHandler(w, opts))
+	} else {
+		log = slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts)), nil
+	// go-redis logs (pool and reconnection trouble) through the same
+	// handler, so that with LOG_FORMAT=json every line is JSON.
+	redis.SetLogger(redisLogger{log})
+	return log, nil
+}
+
+// readableDurations writes durations as "1.5s" rather than as the
+// nanoseconds JSON would otherwise give.
+func readableDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
+}
+
+// redisLogger is go-redis's logger over slog.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "go-redis")
 }
 
 // Feed is the configuration of timelines and fan-out (docs/fanout.md).
