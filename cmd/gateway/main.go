@@ -96,6 +96,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
+	// After the demo, which writes only into an empty database.
+	if err := gw.Store.ClaimFeed(ctx, cfg.Feed.Reclaim); err != nil {
+		return err
+	}
 	stopWorker := func(time.Duration) {}
 	if cfg.FanoutWorker {
 		w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)

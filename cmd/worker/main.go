@@ -58,6 +58,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := store.SetFeed(cfg.Feed.Store); err != nil {
 		return err
 	}
+	if err := store.ClaimFeed(ctx, cfg.Feed.Reclaim); err != nil {
+		return err
+	}
 	w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
 	if err != nil {
 		return err

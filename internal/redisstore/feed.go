@@ -1,8 +1,10 @@
 package redisstore
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/socialgw/gateway/internal/fanout"
@@ -143,4 +145,62 @@ func (s *Store) Feed() FeedConfig { return s.feed }
 // reads this often to stay active.
 func (s *Store) ActiveEvery() time.Duration {
 	return min(time.Hour, s.feed.InactiveAfter/4)
+}
+
+// ClaimFeed records in Redis the settings of SetFeed that every gateway
+// and worker of a deployment must share, or checks this process's against
+// those recorded by the first to start: a gateway and a worker that
+// disagree on the mode, the celebrity threshold or the cap would build and
+// read timelines by different rules, each correctly by its own, and wrong
+// together. A mismatch is an error naming each setting by its variable;
+// reclaim records this process's settings instead (an intended change,
+// with the other processes stopped).
+func (s *Store) ClaimFeed(ctx context.Context, reclaim bool) error {
+	c := s.feed
+	args := []any{boolArg(reclaim),
+		"FANOUT_MODE", string(c.Mode),
+		"CELEBRITY_THRESHOLD", c.CelebrityThreshold,
+		"INACTIVE_DAYS", days(c.InactiveAfter),
+		"HOME_CAP", c.HomeCap,
+		"FOLLOW_BACKFILL", c.Backfill,
+		"FANOUT_SHARDS", max(c.FanoutShards, DefaultFanoutShards),
+		"NOTIFY_WINDOW", c.noteWindow().String(),
+		"NOTIFY_CAP", c.noteCap(),
+	}
+	diff, err := feedClaimScript.Run(ctx, s.rdb, []string{s.keys.FeedSettings()}, args...).StringSlice()
+	if err != nil {
+		return fmt.Errorf("record the timeline settings: %w", err)
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	var msgs []string
+	for i := 0; i+2 < len(diff); i += 3 {
+		msgs = append(msgs, fmt.Sprintf("%s is %s in this deployment, %s here", diff[i], diff[i+1], diff[i+2]))
+	}
+	return fmt.Errorf("timeline settings differ from those the deployment's running processes use (recorded in Redis): %s; "+
+		"give every gateway and worker the same values, or, to change them, stop the others and start one process with FEED_RECLAIM=true",
+		strings.Join(msgs, "; "))
+}
+
+// days writes d in days when it is whole days, else as a duration.
+func days(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10)
+	}
+	return d.String()
+}
+
+func (c FeedConfig) noteWindow() time.Duration {
+	if c.NoteWindow == 0 {
+		return DefaultNoteWindow
+	}
+	return c.NoteWindow
+}
+
+func (c FeedConfig) noteCap() int {
+	if c.NoteCap == 0 {
+		return DefaultNoteCap
+	}
+	return c.NoteCap
 }

@@ -218,6 +218,10 @@ func (k Keys) CommentPost(id string) string {
 // after. One field per such author; a status is sticky.
 func (k Keys) Celebrities() string { return k.prefix + "{celeb}:all" }
 
+// FeedSettings is the hash of the timeline settings every gateway and
+// worker of a deployment shares (ClaimFeed), by their variables' names.
+func (k Keys) FeedSettings() string { return k.prefix + "{cfg}:feed" }
+
 // CelebFollowing is the set of the Celebrities u follows, whose posts u's
 // home pages merge in at read time. At most one member per user u follows;
 // written by the fan-out worker (registration) and the follow hook, trimmed

@@ -121,14 +121,7 @@ func (s *Store) syncNote(ctx context.Context, job map[string]string) error {
 	if at, err := strconv.ParseInt(job[noteAt], 10, 64); err == nil && at > 0 {
 		now = job[noteAt]
 	}
-	window := s.feed.NoteWindow
-	if window == 0 {
-		window = DefaultNoteWindow
-	}
-	limit := s.feed.NoteCap
-	if limit == 0 {
-		limit = DefaultNoteCap
-	}
+	window, limit := s.feed.noteWindow(), s.feed.noteCap()
 	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range to {
 			if !social.IsID(r) {

@@ -54,6 +54,9 @@ var (
 	homeMergeScript = newScript("home_merge.lua", "home", "allow")
 	homePurgeScript = newScript("home_purge.lua", "home", "allow")
 
+	// Shared settings (feed.go).
+	feedClaimScript = newScript("feed_claim.lua")
+
 	// Notifications (notes.go).
 	noteScript     = newScript("note.lua")
 	notePageScript = newScript("note_page.lua")

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -38,5 +39,30 @@ func TestCheckTopology(t *testing.T) {
 		if err := redisstore.CheckTopology(ctx, cc, true); !errors.Is(err, redisstore.ErrTopology) {
 			t.Errorf("cluster client of a single server: %v, want ErrTopology", err)
 		}
+	}
+}
+
+// The first process records the shared timeline settings; one that
+// differs is refused with the settings named, until it reclaims them.
+func TestClaimFeed(t *testing.T) {
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	rdb := redistest.Client(t)
+	store := func(threshold int) *redisstore.Store {
+		s := redisstore.New(rdb, prefix)
+		c := redisstore.DefaultFeed()
+		c.CelebrityThreshold = threshold
+		feedOK(t, s.SetFeed(c))
+		return s
+	}
+	feedOK(t, store(75).ClaimFeed(ctx, false))
+	feedOK(t, store(75).ClaimFeed(ctx, false))
+	err := store(10000).ClaimFeed(ctx, false)
+	if err == nil || !strings.Contains(err.Error(), "CELEBRITY_THRESHOLD is 75 in this deployment, 10000 here") {
+		t.Fatalf("mismatch: %v", err)
+	}
+	feedOK(t, store(10000).ClaimFeed(ctx, true))
+	if err := store(75).ClaimFeed(ctx, false); err == nil {
+		t.Fatal("the old value is accepted after a reclaim")
 	}
 }

@@ -122,6 +122,9 @@ type Feed struct {
 
 	mode         string
 	inactiveDays int
+	// Reclaim records this process's timeline settings in Redis over
+	// those of the running deployment (redisstore.Store.ClaimFeed).
+	Reclaim bool
 }
 
 // Settings binds the timeline and fan-out settings.
@@ -136,6 +139,7 @@ func (f *Feed) Settings() []Setting {
 		Int(&f.Store.FanoutShards, "fanout-shards", "FANOUT_SHARDS", fmt.Sprint(redisstore.DefaultFanoutShards), "streams the fan-out queue is sharded over (each in its own Redis Cluster slot; every worker reads them all)"),
 		Duration(&f.Store.NoteWindow, "notify-window", "NOTIFY_WINDOW", redisstore.DefaultNoteWindow.String(), "likes and reposts of one post, and follows, within this long are one notification"),
 		Int(&f.Store.NoteCap, "notify-cap", "NOTIFY_CAP", fmt.Sprint(redisstore.DefaultNoteCap), "notifications kept per user; the least recently active go first"),
+		Bool(&f.Reclaim, "feed-reclaim", "FEED_RECLAIM", "false", "record this process's timeline settings in Redis over those the deployment's processes share (to change them: stop the others first); without it, a process whose settings differ refuses to start"),
 		Int(&f.Worker.Read, "fanout-read", "FANOUT_READ", fmt.Sprint(fanout.DefaultRead), "fan-out jobs a worker reads at once"),
 		Int(&f.Worker.Concurrency, "fanout-concurrency", "FANOUT_CONCURRENCY", fmt.Sprint(fanout.DefaultConcurrency), "fan-out jobs a worker runs at once"),
 		Duration(&f.Worker.MinIdle, "fanout-min-idle", "FANOUT_MIN_IDLE", fanout.DefaultMinIdle.String(), "a job pending this long (its worker died, or it failed) is claimed and run again"),
