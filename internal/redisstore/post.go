@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -102,7 +103,7 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 			return nil, social.Errorf(social.BadUserInput, "unknown user %s in the audience", audience[i])
 		}
 	}
-	var stale string // a plain-repost claim whose repost does not exist
+	var stale string // a plain-repost claim whose repost was never written
 	if orig != nil {
 		// Hidden by a block, by its audience or gone: alike, so the
 		// answer does not reveal that a hidden post exists.
@@ -110,7 +111,7 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
 		}
 		if plain && orig.claim.Val() != "" {
-			if p, err := s.ownPost(ctx, authorID, orig.claim.Val()); p != nil || err != nil {
+			if p, err := s.claimedRepost(ctx, authorID, in.RepostOf, orig.claim.Val()); p != nil || err != nil {
 				return p, err
 			}
 			stale = orig.claim.Val()
@@ -125,16 +126,17 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 	id := strconv.FormatInt(seq.Val(), 10)
 	created := s.now().UTC().Truncate(1e6)
 	if plain {
+		claim := id + "|" + strconv.FormatInt(s.now().UnixMilli(), 10)
 		holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(in.RepostOf), s.keys.PostPlainReposts(in.RepostOf)},
-			authorID, id, stale).Text()
+			authorID, claim, stale).Text()
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("claim plain repost of %s: %w", in.RepostOf, err)
 		case holder == "":
 			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
-		case holder != id:
-			// A concurrent request made it first.
-			if p, err := s.ownPost(ctx, authorID, holder); p != nil || err != nil {
+		case holder != claim:
+			// A concurrent request claimed it first.
+			if p, err := s.claimedRepost(ctx, authorID, in.RepostOf, holder); p != nil || err != nil {
 				return p, err
 			}
 			return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", in.RepostOf)
@@ -205,6 +207,27 @@ func (o *origin) audience() (social.Visibility, []string) {
 		return p.Visibility, o.not.Val()
 	}
 	return social.Public, nil
+}
+
+// claimGrace is how long a plain-repost claim whose repost is not written
+// yet counts as a write in progress; after it, the claim's writer is
+// taken for dead and the claim may be taken over.
+const claimGrace = 10 * time.Second
+
+// claimedRepost is the plain repost a claim ("<id>|<ms>") names, when it
+// exists; CONFLICT while its write may still be in progress; nil, nil
+// when the claim is stale.
+func (s *Store) claimedRepost(ctx context.Context, reposter, original, claim string) (*social.Post, error) {
+	id, at, _ := strings.Cut(claim, "|")
+	p, err := s.ownPost(ctx, reposter, id)
+	if p != nil || err != nil {
+		return p, err
+	}
+	ms, _ := strconv.ParseInt(at, 10, 64)
+	if s.now().Sub(time.UnixMilli(ms)) < claimGrace {
+		return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", original)
+	}
+	return nil, nil
 }
 
 // ownPost loads viewerID's post id: nil when it does not exist.

@@ -2,9 +2,13 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -138,21 +142,35 @@ func TestPlainRepostIsOnePerUser(t *testing.T) {
 	}
 }
 
-// A claim whose repost was never written (its writer died in between) is
-// taken over by the next plain repost.
-func TestPlainRepostStaleClaim(t *testing.T) {
+// A claim whose repost is not written yet is a write in progress
+// (CONFLICT) for a while; after that its writer is taken for dead and the
+// next plain repost takes it over.
+func TestPlainRepostUnwrittenClaim(t *testing.T) {
 	s, rdb := feedStore(t)
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).UnixMilli())
+	s.SetClock(func() time.Time { return time.UnixMilli(clock.Load()) })
 	ctx := context.Background()
 	u := feedUsers(t, s, 2)
 	orig := feedPost(t, s, u[0], social.NewPost{})
-	feedOK(t, rdb.HSet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1], "999999").Err())
+	claim := fmt.Sprintf("999999|%d", clock.Load())
+	feedOK(t, rdb.HSet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1], claim).Err())
+	if _, err := s.CreatePost(ctx, u[1], social.NewPost{RepostOf: orig.ID}); !social.IsCode(err, social.Conflict) {
+		t.Fatalf("while the claim is fresh: %v, want CONFLICT", err)
+	}
+	clock.Add((11 * time.Second).Milliseconds())
 	p, err := s.CreatePost(ctx, u[1], social.NewPost{RepostOf: orig.ID})
 	feedOK(t, err)
 	if p.ID == "999999" || !p.Plain() {
 		t.Fatalf("repost = %+v", p)
 	}
-	if got := rdb.HGet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1]).Val(); got != p.ID {
-		t.Fatalf("claim = %s, want %s", got, p.ID)
+	if got := rdb.HGet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1]).Val(); !strings.HasPrefix(got, p.ID+"|") {
+		t.Fatalf("claim = %s, want %s's", got, p.ID)
+	}
+	m, err := s.Marks(ctx, u[1], []string{orig.ID})
+	feedOK(t, err)
+	if !m[0].Reposted {
+		t.Fatal("not marked reposted")
 	}
 }
 

@@ -3,9 +3,9 @@
 -- before writing the hash) is taken over by passing its id as expected.
 --
 -- KEYS: Post(original), PostPlainReposts(original). ARGV: the reposter,
--- the new repost's id, the id of the claim expected to be there ("" for
--- none). Returns the id that holds the claim ("" when the original is
--- gone): the new id, or another writer's.
+-- the new claim ("<repost id>|<ms>"), the claim expected to be there (""
+-- for none). Returns the claim that holds ("" when the original is gone):
+-- the new one, or another writer's.
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return '' end
 local cur = redis.call('HGET', KEYS[2], ARGV[1])

@@ -6,7 +6,8 @@
 -- repost's id, its author.
 
 redis.call('SREM', KEYS[1], ARGV[1])
-if redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[1] then
+local claim = redis.call('HGET', KEYS[2], ARGV[2])
+if claim and string.match(claim, '^[^|]*') == ARGV[1] then
   redis.call('HDEL', KEYS[2], ARGV[2])
 end
 return 1
