@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ func TestCreatePostWritesAndIDs(t *testing.T) {
 	got, err := s.VisiblePosts(ctx, u[0], []string{a.ID, b.ID, r.ID})
 	feedOK(t, err)
 	for i, want := range []*social.Post{a, b, r} {
-		if got[i] == nil || *got[i] != *want {
+		if got[i] == nil || !reflect.DeepEqual(got[i], want) {
 			t.Errorf("post %d = %+v, want %+v", i, got[i], want)
 		}
 	}

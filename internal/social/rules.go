@@ -16,9 +16,25 @@ const (
 	MaxPostLen      = 500
 	MaxCommentLen   = 1000
 	MaxAudienceSize = 1000
-	MaxPlaceLen     = 100 // a location's name
-	MaxSourceLen    = 40  // a post's source (the client's name)
+	MaxPlaceLen     = 100  // a location's name
+	MaxSourceLen    = 40   // a post's source (the client's name)
+	MaxAltLen       = 1000 // a media file's text alternative
 )
+
+// ValidateMediaAlt cleans the text alternative of an attached file (""
+// when there is none).
+func ValidateMediaAlt(alt string) (string, error) {
+	return CleanText(alt, "a media alt text", 0, MaxAltLen)
+}
+
+// ValidateMediaCount checks how many files a post carries against the
+// configured maximum.
+func ValidateMediaCount(n, max int) error {
+	if n > max {
+		return Errorf(BadUserInput, "a post carries at most %d media files, not %d", max, n)
+	}
+	return nil
+}
 
 // ValidatePostContent trims a post's content and checks its length.
 func ValidatePostContent(content string) (string, error) {
