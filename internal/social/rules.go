@@ -27,6 +27,23 @@ func ValidateMediaAlt(alt string) (string, error) {
 	return CleanText(alt, "a media alt text", 0, MaxAltLen)
 }
 
+// ValidateMedia cleans the alt texts of a new post's files.
+func ValidateMedia(files []Media) ([]Media, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	out := make([]Media, len(files))
+	for i, m := range files {
+		alt, err := ValidateMediaAlt(m.Alt)
+		if err != nil {
+			return nil, err
+		}
+		m.Alt = alt
+		out[i] = m
+	}
+	return out, nil
+}
+
 // ValidateMediaCount checks how many files a post carries against the
 // configured maximum.
 func ValidateMediaCount(n, max int) error {
