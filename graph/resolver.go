@@ -73,6 +73,8 @@ type Resolver struct {
 	Posts      Posts
 	Engagement Engagement
 	Live       Live
+	// Attachments stores posts' files and addresses them (media.go).
+	Attachments *Attachments
 
 	ahead readAhead  // set by NewHandler
 	fast  *FastStats // set by NewHandler

@@ -58,6 +58,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	files, closeFiles, err := cfg.Media.Open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeFiles()
 	gw, err := gateway.New(rdb, gateway.Config{
 		Prefix:              cfg.RedisPrefix,
 		Feed:                cfg.Feed.Store,
@@ -74,7 +79,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			MaxBodyBytes:   cfg.MaxBodyBytes,
 			Loaders:        loader.DefaultConfig(),
 			Sockets:        cfg.Sockets,
+			Uploads:        cfg.Uploads,
 		},
+		Media: gateway.MediaConfig{Files: files, SigningKey: []byte(cfg.MediaSigningKey), URLTTL: cfg.MediaURLTTL,
+			BaseURL: cfg.MediaBaseURL},
 		GraphiQL: cfg.GraphiQL,
 		// Public listeners never serve /metrics in production.
 		MetricsElsewhere: cfg.MetricsAddr != "" || cfg.Production,

@@ -59,6 +59,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := store.SetFeed(cfg.Feed.Store); err != nil {
 		return err
 	}
+	if cfg.Media.Configured() {
+		files, closeFiles, err := cfg.Media.Open(ctx, log)
+		if err != nil {
+			return err
+		}
+		defer closeFiles()
+		store.SetFiles(files)
+	} else {
+		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files are left in place")
+	}
 	w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
 	if err != nil {
 		return err

@@ -103,7 +103,7 @@ func (s *Store) Delete(ctx context.Context, keys []string) error {
 
 // Open opens a stored file for reading; it seeks, so ranges can be
 // served from it. A missing file is NOT_FOUND.
-func (s *Store) Open(ctx context.Context, key string) (*blob.Reader, error) {
+func (s *Store) Open(ctx context.Context, key string) (io.ReadSeekCloser, error) {
 	r, err := s.bucket.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, social.Errorf(social.NotFound, "media not found")

@@ -51,8 +51,8 @@ func TestSave(t *testing.T) {
 			}
 			stored, _ := io.ReadAll(r)
 			r.Close()
-			if int64(len(stored)) != m.Bytes || bytes.Contains(stored, []byte("Exif")) || r.ContentType() != "image/jpeg" {
-				t.Errorf("stored %d bytes (Bytes %d), type %q, EXIF kept: %v", len(stored), m.Bytes, r.ContentType(), bytes.Contains(stored, []byte("Exif")))
+			if int64(len(stored)) != m.Bytes || bytes.Contains(stored, []byte("Exif")) {
+				t.Errorf("stored %d bytes (Bytes %d), EXIF kept: %v", len(stored), m.Bytes, bytes.Contains(stored, []byte("Exif")))
 			}
 			// A refused file leaves nothing.
 			zip := []byte("PK\x03\x04 not media")

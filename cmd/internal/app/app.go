@@ -146,11 +146,14 @@ type WorkerConfig struct {
 	Common
 	Feed       Feed
 	StatsEvery time.Duration
+	// Media is where deleted posts' files are removed from.
+	Media Media
 }
 
 // Settings binds every setting of cmd/worker.
 func (c *WorkerConfig) Settings() []Setting {
 	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
+	list = append(list, c.Media.Settings()...)
 	return append(list, Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
 }
 
