@@ -213,7 +213,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	}
 	slots.next = srv
 	return noStore(clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed, socks, authn,
-		limitBody(o.MaxBodyBytes, o.Uploads, guard, apq, authenticate(authn, slots)))))
+		limitBody(o.MaxBodyBytes, uploadCheck{o.Uploads, authn}, guard, apq, authenticate(authn, slots)))))
 }
 
 // afterResponse, when set (by this package's tests), sees every response
@@ -274,7 +274,7 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 // alone is looked up here (apq), so that it is measured and classified
 // (a mutation over GET, a subscription) like any other document; gqlgen's
 // persisted-query extension then gets it from the context, not Redis.
-func limitBody(max int64, uploads Uploads, guard *gqlguard.Guard, apq graphql.Cache[string], next http.Handler) http.Handler {
+func limitBody(max int64, uploads uploadCheck, guard *gqlguard.Guard, apq graphql.Cache[string], next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p requestParams
 		var upload *multipartBody
@@ -344,6 +344,9 @@ func limitBody(max int64, uploads Uploads, guard *gqlguard.Guard, apq graphql.Ca
 				upload, refusal = readMultipart(w, r, max, uploads)
 				defer upload.remove()
 				if refusal != nil {
+					if refusal.status == http.StatusServiceUnavailable {
+						w.Header().Set("Retry-After", "1")
+					}
 					writeError(w, refusal.status, refusal.code, refusal.msg)
 					return
 				}

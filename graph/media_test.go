@@ -256,6 +256,9 @@ func TestMultipartRefusals(t *testing.T) {
 		}, []upload{{"a.jpg", "image/jpeg", jpg, ""}}, 200, ""},
 		{"anonymous", func(r *http.Request) { r.Header.Del("Authorization") }, []upload{{"a.jpg", "image/jpeg", jpg, ""}}, 401, "UNAUTHENTICATED"},
 		{"a bad token", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, []upload{{"a.jpg", "image/jpeg", jpg, ""}}, 401, "UNAUTHENTICATED"},
+		// 401, not 413: the token is checked before the body is read.
+		{"a bad token and too large a body", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") },
+			[]upload{{"big.jpg", "image/jpeg", bytes.Repeat([]byte{0xff}, 300<<10), ""}}, 401, "UNAUTHENTICATED"},
 		{"file over the limit", nil, []upload{{"big.jpg", "image/jpeg", bytes.Repeat([]byte{0xff}, 100<<10), ""}}, 413, "BAD_USER_INPUT"},
 		{"body over the limit, streamed", func(r *http.Request) {
 			// No Content-Length: the limit holds while reading.

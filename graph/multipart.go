@@ -12,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -38,6 +39,13 @@ func (u Uploads) WithDefaults() Uploads {
 		u.MaxRequestBytes = int64(u.MaxFiles)*u.MaxFileBytes + 1<<20
 	}
 	return u
+}
+
+// uploadCheck is what readMultipart needs: the bounds, and the
+// authenticator that checks a request's token before any file is read.
+type uploadCheck struct {
+	Uploads
+	authn auth.Authenticator
 }
 
 // bodyError is a request refused while its body is read.
@@ -70,12 +78,12 @@ var preflightHeaders = []string{"GraphQL-Require-Preflight", "Apollo-Require-Pre
 // readMultipart reads a multipart request as the GraphQL multipart request
 // spec lays it out: operations (at most maxOps bytes, checked afterwards
 // like a JSON body), map, then the files, streamed to temporary files as
-// they arrive, each bounded, as are their count and the whole body. A
-// request without a signed-in user's token is refused before its files
-// are read: only a signed-in user may upload, and the token itself is
-// checked after (authenticate).
-func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, u Uploads) (*multipartBody, *bodyError) {
-	u = u.WithDefaults()
+// they arrive, each bounded, as are their count and the whole body. Only
+// a signed-in user may upload: a request without a valid token is refused
+// before its files are read (authenticate checks it again afterwards, as
+// for every request: one more Redis round trip, for uploads only).
+func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check uploadCheck) (*multipartBody, *bodyError) {
+	u := check.WithDefaults()
 	preflight := false
 	for _, h := range preflightHeaders {
 		preflight = preflight || strings.TrimSpace(r.Header.Get(h)) != ""
@@ -87,6 +95,16 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, u Uploa
 	}
 	if r.Header.Get("Authorization") == "" {
 		return nil, &bodyError{http.StatusUnauthorized, social.Unauthenticated, "uploading files needs a signed-in user"}
+	}
+	if check.authn != nil {
+		if _, err := auth.ViewerFromHeader(r.Context(), check.authn, r.Header.Get("Authorization")); err != nil {
+			if social.ErrorCode(err) == social.Internal {
+				presentError(r.Context(), err) // logs it
+				return nil, &bodyError{http.StatusServiceUnavailable, social.Internal, "could not check the token: retry shortly"}
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			return nil, &bodyError{http.StatusUnauthorized, social.Unauthenticated, social.ErrorMessage(err)}
+		}
 	}
 	if r.ContentLength > u.MaxRequestBytes {
 		return nil, refuseBody(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (at most %d bytes with files)", u.MaxRequestBytes))
