@@ -189,8 +189,8 @@ var fastFields = map[string]map[string]string{
 // TestFastPathCoversSchema fails when the schema gains a field that is in
 // neither, so a new field cannot be answered wrongly, or silently slowly.
 var fastFallbacks = map[string][]string{
-	"Post":     {"onlyTo", "notTo", "likers", "location", "mentions"},
-	"Original": {"onlyTo", "notTo", "likers", "comments", "repostOf", "location", "mentions"},
+	"Post":     {"onlyTo", "notTo", "likers", "location", "mentions", "media"},
+	"Original": {"onlyTo", "notTo", "likers", "comments", "repostOf", "location", "mentions", "media"},
 	"Comment":  {"post"},
 	"User":     {"followersCount", "followingCount", "postsCount", "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted", "follows", "followers", "following", "commonFollowing", "posts"},
 }

@@ -80,6 +80,8 @@ type Options struct {
 	// Sockets bound websockets: how many, how idle, how often their
 	// token is checked again.
 	Sockets SocketLimits
+	// Uploads bound multipart requests (files attached to a mutation).
+	Uploads Uploads
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
 	FastStats *FastStats
@@ -215,7 +217,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	}
 	slots.next = srv
 	return noStore(clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed, socks, authn,
-		limitBody(o.MaxBodyBytes, guard, apq, authenticate(authn, slots)))))
+		limitBody(o.MaxBodyBytes, uploadCheck{o.Uploads, authn}, guard, apq, authenticate(authn, slots)))))
 }
 
 // afterResponse, when set (by this package's tests), sees every response
@@ -267,17 +269,19 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 }
 
 // limitBody refuses bodies over max with 413 and any POST that is not
-// JSON with 415 (no form or multipart transports: they would let a
-// browser send a mutation cross-site without a CORS preflight). It decodes
+// JSON or a multipart mutation with 415 (no form transport: it would let a
+// browser send a mutation cross-site without a CORS preflight; multipart
+// needs a header that forces one, readMultipart). It decodes
 // the request's parameters once and measures the document with the guard;
 // the verdict travels in the context to the limiter and to the guard's
 // gqlgen extension, which reports it. A persisted query sent by its hash
 // alone is looked up here (apq), so that it is measured and classified
 // (a mutation over GET, a subscription) like any other document; gqlgen's
 // persisted-query extension then gets it from the context, not Redis.
-func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next http.Handler) http.Handler {
+func limitBody(max int64, uploads uploadCheck, guard *gqlguard.Guard, apq graphql.Cache[string], next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p requestParams
+		var upload *multipartBody
 		switch r.Method {
 		case http.MethodGet:
 			// r.URL.Query skips what does not parse (a bad escape, a
@@ -315,26 +319,45 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 			p.raw = &graphql.RawParams{Query: p.Query, OperationName: p.OperationName, Variables: p.Variables, Extensions: objs["extensions"]}
 		case http.MethodPost:
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if mt != "application/json" {
-				writeError(w, http.StatusUnsupportedMediaType, social.BadUserInput, "POST bodies must be application/json")
-				return
-			}
-			if max > 0 && r.ContentLength > max {
-				writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
-				return
-			}
-			body := r.Body
-			if max > 0 {
-				body = http.MaxBytesReader(w, r.Body, max)
-			}
-			raw, err := io.ReadAll(body)
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
-				return
-			}
-			if err != nil {
-				writeError(w, http.StatusBadRequest, social.BadUserInput, "could not read request body")
+			var raw []byte
+			switch mt {
+			case "application/json":
+				if max > 0 && r.ContentLength > max {
+					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
+					return
+				}
+				body := r.Body
+				if max > 0 {
+					body = http.MaxBytesReader(w, r.Body, max)
+				}
+				var err error
+				raw, err = io.ReadAll(body)
+				var tooLarge *http.MaxBytesError
+				if errors.As(err, &tooLarge) {
+					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
+					return
+				}
+				if err != nil {
+					writeError(w, http.StatusBadRequest, social.BadUserInput, "could not read request body")
+					return
+				}
+			case "multipart/form-data":
+				// Files are spooled to temporary files, removed once the
+				// request is answered.
+				var refusal *bodyError
+				upload, refusal = readMultipart(w, r, max, uploads)
+				defer upload.remove()
+				if refusal != nil {
+					if refusal.status == http.StatusServiceUnavailable {
+						w.Header().Set("Retry-After", "1")
+					}
+					writeError(w, refusal.status, refusal.code, refusal.msg)
+					return
+				}
+				raw = upload.operations
+			default:
+				writeError(w, http.StatusUnsupportedMediaType, social.BadUserInput,
+					"POST bodies must be application/json (multipart/form-data for a mutation that uploads files)")
 				return
 			}
 			// encoding/json would silently turn invalid bytes into
@@ -359,6 +382,13 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 				writeError(w, http.StatusBadRequest, social.BadUserInput,
 					"the body must be one JSON object with a string query and object variables and extensions")
 				return
+			}
+			if upload != nil {
+				if err := upload.attach(params.Variables); err != nil {
+					writeError(w, http.StatusBadRequest, social.BadUserInput, err.Error())
+					return
+				}
+				raw = nil // the body is read; gqlgen reads the parameters from the context
 			}
 			p = requestParams{Query: params.Query, OperationName: params.OperationName, Variables: params.Variables,
 				persisted: params.Extensions["persistedQuery"] != nil, hash: persistedHash(params.Extensions), raw: params}
@@ -388,6 +418,10 @@ func limitBody(max int64, guard *gqlguard.Guard, apq graphql.Cache[string], next
 		if r.Method == http.MethodGet && c.err == nil && c.report.Operation == ast.Mutation {
 			w.Header().Set("Allow", "POST")
 			writeError(w, http.StatusMethodNotAllowed, social.BadUserInput, "mutations must be sent with POST")
+			return
+		}
+		if upload != nil && c.err == nil && c.report.Operation != ast.Mutation {
+			writeError(w, http.StatusBadRequest, social.BadUserInput, "only a mutation may be sent as multipart/form-data")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, checkedKey{}, c)))

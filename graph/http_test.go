@@ -108,7 +108,11 @@ func TestTransports(t *testing.T) {
 			map[string]string{"Authorization": "Bearer " + u.Token}, "", http.StatusMethodNotAllowed, jsonType, false},
 		{"POST text/plain refused", "POST", "/query", map[string]string{"Content-Type": "text/plain"}, typename, 415, jsonType, false},
 		{"POST form refused", "POST", "/query", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, form, 415, jsonType, false},
-		{"POST multipart refused", "POST", "/query", map[string]string{"Content-Type": mw.FormDataContentType()}, mp.String(), 415, jsonType, false},
+		// Multipart is a "simple" request a page of any site may send: only
+		// with a header that forces a CORS preflight (media_test.go).
+		{"POST multipart without a preflight header refused", "POST", "/query", map[string]string{"Content-Type": mw.FormDataContentType()}, mp.String(), 400, jsonType, false},
+		{"POST multipart query refused", "POST", "/query", map[string]string{"Content-Type": mw.FormDataContentType(),
+			"GraphQL-Require-Preflight": "1", "Authorization": "Bearer " + u.Token}, mp.String(), 400, jsonType, false},
 		{"POST application/graphql refused", "POST", "/query", map[string]string{"Content-Type": "application/graphql"}, "{ __typename }", 415, jsonType, false},
 		{"POST without content type refused", "POST", "/query", nil, typename, 415, jsonType, false},
 		{"PUT refused", "PUT", "/query", map[string]string{"Content-Type": jsonType}, typename, http.StatusMethodNotAllowed, jsonType, false},

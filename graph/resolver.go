@@ -89,6 +89,8 @@ type Resolver struct {
 	Live       Live
 	Notes      Notes
 	LiveNotes  LiveNotes
+	// Attachments stores posts' files and addresses them (media.go).
+	Attachments *Attachments
 
 	ahead readAhead  // set by NewHandler
 	fast  *FastStats // set by NewHandler

@@ -121,9 +121,16 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		return nil, err
 	}
 	in := newPost(input)
+	// The cheap checks before any file is stored.
+	if _, _, _, err := social.ValidateNewPost(in); err != nil {
+		return nil, err
+	}
+	if in.Media, err = r.Attachments.save(ctx, v.UserID, input.Media); err != nil {
+		return nil, err
+	}
 	p, err := r.Posts.CreatePost(ctx, v.UserID, in)
 	if err != nil {
-		return nil, err
+		return nil, r.Attachments.discard(ctx, in.Media, err)
 	}
 	l := loader.For(ctx)
 	l.Posts.Prime(p.ID, p)
@@ -316,6 +323,16 @@ func (r *postResolver) CommentsCount(ctx context.Context, obj *social.Post) (int
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *social.Post, first *int, after *string) (*model.CommentConnection, error) {
 	return r.commentList(ctx, obj.ID, first, after)
+}
+
+// Media is the resolver for the media field.
+func (r *postResolver) Media(ctx context.Context, obj *social.Post) ([]*model.Media, error) {
+	// A resolver wired without attachments (a test's) serves no files,
+	// so it gives no address either.
+	if len(obj.Media) == 0 || r.Attachments == nil {
+		return []*model.Media{}, nil
+	}
+	return r.Attachments.view(obj, social.ViewerID(ctx)), nil
 }
 
 // Location is the resolver for the location field.

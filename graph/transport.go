@@ -37,7 +37,15 @@ type httpTransport struct {
 }
 
 func (t httpTransport) Supports(r *http.Request) bool {
-	return t.get.Supports(r) || t.post.Supports(r)
+	return t.get.Supports(r) || t.post.Supports(r) || multipartChecked(r)
+}
+
+// multipartChecked reports whether r is a multipart POST whose parameters
+// limitBody decoded (its files attached to them): executed as a JSON POST.
+func multipartChecked(r *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	c, _ := r.Context().Value(checkedKey{}).(*checked)
+	return r.Method == http.MethodPost && mt == "multipart/form-data" && c != nil && c.params != nil
 }
 
 func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {

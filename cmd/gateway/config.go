@@ -69,6 +69,16 @@ type Config struct {
 	Feed         app.Feed
 	FanoutWorker bool
 
+	// Media is where posts' files are kept; MediaSigningKey signs the
+	// addresses of restricted posts' files, valid for MediaURLTTL;
+	// MediaBaseURL goes before their path. Uploads bound multipart
+	// requests.
+	Media           app.Media
+	MediaSigningKey string
+	MediaURLTTL     time.Duration
+	MediaBaseURL    string
+	Uploads         graph.Uploads
+
 	// Demo fills an empty database with the demo network at start-up;
 	// SPADir is a directory served at /app/ (the reference app's build).
 	Demo   bool
@@ -118,8 +128,22 @@ func (c *Config) settings() []app.Setting {
 		app.Bool(&c.Demo, "demo", "DEMO", "false", fmt.Sprintf("fill an empty database with a demo network and log two ready sessions (CELEBRITY_THRESHOLD defaults to %d)", demo.DefaultCelebrityThreshold)),
 		app.String(&c.SPADir, "spa-dir", "SPA_DIR", "", "directory served at /app/, for developing a single-page app on the gateway's origin (examples/spa/dist)"),
 	}
+	own = append(own, c.mediaSettings()...)
 	own = append(own, c.abuseSettings()...)
 	return append(own, shared...)
+}
+
+// mediaSettings are the settings of posts' files (README.md, "Media").
+func (c *Config) mediaSettings() []app.Setting {
+	return append(c.Media.Settings(),
+		app.String(&c.MediaSigningKey, "media-signing-key", "MEDIA_SIGNING_KEY", "", "secret (at least 32 bytes) signing the addresses of restricted posts' media files; required with PRODUCTION=true; empty: random per process"),
+		app.Duration(&c.MediaURLTTL, "media-url-ttl", "MEDIA_URL_TTL", "15m", "how long a signed media address (a restricted post's file) holds; whoever holds one may fetch the file until then"),
+		app.String(&c.MediaBaseURL, "media-base-url", "MEDIA_BASE_URL", "", "put before /media/… in media addresses (e.g. https://api.example.com); empty: addresses relative to the gateway"),
+		app.Int64(&c.Uploads.MaxFileBytes, "media-max-file-bytes", "MEDIA_MAX_FILE_BYTES", "10485760", "largest uploaded file; larger ones get 413"),
+		app.Int(&c.Uploads.MaxFiles, "media-max-files", "MEDIA_MAX_FILES", "4", "most files attached to one post (and sent in one request)"),
+		app.Int64(&c.Uploads.MaxRequestBytes, "media-max-request-bytes", "MEDIA_MAX_REQUEST_BYTES", "42991616", "largest multipart request body, files included; larger ones get 413"),
+		app.String(&c.Uploads.TempDir, "media-temp-dir", "MEDIA_TEMP_DIR", "", "directory holding uploads while their request runs (empty: the system's)"),
+	)
 }
 
 // abuseSettings are the settings of the abuse controls (docs/security.md).
@@ -140,6 +164,7 @@ func (c *Config) abuseSettings() []app.Setting {
 	return []app.Setting{
 		limit(ratelimit.RuleRequestIP, "RATE_LIMIT_IP", "requests to /query per client address; over it the whole request gets 429"),
 		limit(ratelimit.RuleMutationUser, "RATE_LIMIT_MUTATIONS", "root mutation fields per user (per address when anonymous); aliases count one each"),
+		limit(ratelimit.RuleUploadUser, "RATE_LIMIT_UPLOAD", "media files a user may attach to posts (one event per file)"),
 		limit(ratelimit.RuleAPQIP, "RATE_LIMIT_APQ", "persisted queries a client address may register (stored only once they pass the limits and validation); past it they run but are not kept"),
 		limit(auth.RuleLoginIP, "RATE_LIMIT_LOGIN_IP", "login attempts per client address"),
 		limit(auth.RuleLoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "login attempts per login as typed (a name and an e-mail address each have their own budget)"),
@@ -209,6 +234,14 @@ func (c *Config) finish(explicit map[string]bool) error {
 		return errors.New("live subscription bounds must be at least 1")
 	case c.Sockets.Max < 1 || c.Sockets.MaxPerAddress < 1 || c.Sockets.Idle < 0:
 		return errors.New("websocket bounds must be at least 1, and the idle timeout not negative")
+	case c.Uploads.MaxFileBytes < 1 || c.Uploads.MaxFiles < 1 || c.Uploads.MaxRequestBytes < c.Uploads.MaxFileBytes || c.MediaURLTTL <= 0:
+		return errors.New("media bounds must be positive, the request bound at least one file's")
+	case c.MediaSigningKey != "" && len(c.MediaSigningKey) < 32:
+		return errors.New("MEDIA_SIGNING_KEY must be at least 32 bytes")
+	case c.Production && c.MediaSigningKey == "":
+		return errors.New("PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses")
+	case c.Production && !c.Media.Configured():
+		return errors.New("PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process")
 	}
 	c.Sockets.Max = fdBound(c.Sockets.Max)
 	if err := c.Common.Check(); err != nil {

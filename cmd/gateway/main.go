@@ -58,6 +58,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	files, closeFiles, err := cfg.Media.Open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeFiles()
 	gw, err := gateway.New(rdb, gateway.Config{
 		Prefix:              cfg.RedisPrefix,
 		Feed:                cfg.Feed.Store,
@@ -74,7 +79,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			MaxBodyBytes:   cfg.MaxBodyBytes,
 			Loaders:        loader.DefaultConfig(),
 			Sockets:        cfg.Sockets,
+			Uploads:        cfg.Uploads,
 		},
+		Media: gateway.MediaConfig{Files: files, SigningKey: []byte(cfg.MediaSigningKey), URLTTL: cfg.MediaURLTTL,
+			BaseURL: cfg.MediaBaseURL},
 		GraphiQL: cfg.GraphiQL,
 		// Public listeners never serve /metrics in production.
 		MetricsElsewhere: cfg.MetricsAddr != "" || cfg.Production,
@@ -97,7 +105,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	}
 	// After the demo, which writes only into an empty database.
-	if err := gw.Store.ClaimFeed(ctx, cfg.Feed.Reclaim); err != nil {
+	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store, cfg.Feed.Reclaim, log)
+	if err != nil {
 		return err
 	}
 	stopWorker := func(time.Duration) {}
@@ -157,6 +166,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
+	case err := <-settingsDiffer:
+		log.Error("stopping", "err", err)
+		_ = srv.Close()
+		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)

@@ -210,9 +210,9 @@ func TestProductionSwitches(t *testing.T) {
 		graphiql, introspection, suggests bool
 	}{
 		{"development", nil, true, true, true},
-		{"production", map[string]string{"PRODUCTION": "true"}, false, false, false},
-		{"production with GraphiQL", map[string]string{"PRODUCTION": "true", "GRAPHIQL": "true"}, true, false, false},
-		{"production with introspection", map[string]string{"PRODUCTION": "1", "INTROSPECTION": "true"}, false, true, true},
+		{"production", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir()}, false, false, false},
+		{"production with GraphiQL", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "GRAPHIQL": "true"}, true, false, false},
+		{"production with introspection", map[string]string{"PRODUCTION": "1", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "INTROSPECTION": "true"}, false, true, true},
 		{"development without GraphiQL", map[string]string{"GRAPHIQL": "false"}, false, true, true},
 	}
 	for _, tt := range tests {
@@ -258,7 +258,8 @@ func TestProductionSwitches(t *testing.T) {
 
 // TestMetricsListener: with METRICS_ADDR, /metrics is served there only.
 func TestMetricsListener(t *testing.T) {
-	env := redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret, "PRODUCTION": "true", "METRICS_ADDR": "127.0.0.1:0"})
+	env := redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret, "PRODUCTION": "true", "METRICS_ADDR": "127.0.0.1:0",
+		"MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir()})
 	g := launch(t, env)
 	if status, _, _ := g.get(t, "/metrics"); status != 404 {
 		t.Errorf("/metrics on the public listener = %d, want 404", status)
@@ -319,7 +320,8 @@ func TestConfigPrecedence(t *testing.T) {
 		{"flag repairs a bad variable", map[string]string{"LOG_FORMAT": "json"}, []string{"--log-format", "text"}, func(c *Config) bool { return c.LogFormat == "text" }},
 		{"CORS list", map[string]string{"CORS_ORIGINS": " https://a.example, ,https://b.example "}, nil,
 			func(c *Config) bool { return strings.Join(c.CORSOrigins, "|") == "https://a.example|https://b.example" }},
-		{"production defaults", map[string]string{"PRODUCTION": "true"}, nil, func(c *Config) bool { return !c.GraphiQL && !c.Introspection }},
+		{"production defaults", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": "media"}, nil,
+			func(c *Config) bool { return !c.GraphiQL && !c.Introspection }},
 		{"boolean flag alone", nil, []string{"--demo"}, func(c *Config) bool { return c.Demo }},
 		{"boolean flag off", map[string]string{"DEMO": "true"}, []string{"--demo=false"}, func(c *Config) bool { return !c.Demo }},
 		{"demo lowers the celebrity threshold", nil, []string{"--demo"},
@@ -385,6 +387,10 @@ func TestBadConfig(t *testing.T) {
 		{"unknown flag", nil, []string{"--nope"}, "nope"},
 		{"positional argument", nil, []string{"extra"}, "extra"},
 		{"demo in production", map[string]string{"DEMO": "true", "PRODUCTION": "true"}, nil, "demo"},
+		{"production without a media signing key", map[string]string{"PRODUCTION": "true", "MEDIA_DIR": dir}, nil, "MEDIA_SIGNING_KEY"},
+		{"production without media storage", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret}, nil, "MEDIA_URL"},
+		{"short media signing key", map[string]string{"MEDIA_SIGNING_KEY": "short"}, nil, "MEDIA_SIGNING_KEY"},
+		{"zero media files", map[string]string{"MEDIA_MAX_FILES": "0"}, nil, "media"},
 		{"demo threshold too high", map[string]string{"CELEBRITY_THRESHOLD": "10000"}, []string{"--demo"}, "CELEBRITY_THRESHOLD"},
 		{"SPA_DIR missing", map[string]string{"SPA_DIR": filepath.Join(dir, "nope")}, nil, "SPA_DIR"},
 	}

@@ -58,8 +58,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := store.SetFeed(cfg.Feed.Store); err != nil {
 		return err
 	}
-	if err := store.ClaimFeed(ctx, cfg.Feed.Reclaim); err != nil {
+	settingsDiffer, err := app.ClaimFeed(ctx, store, cfg.Feed.Reclaim, log)
+	if err != nil {
 		return err
+	}
+	if cfg.Media.Configured() {
+		files, closeFiles, err := cfg.Media.Open(ctx, log)
+		if err != nil {
+			return err
+		}
+		defer closeFiles()
+		store.SetFiles(files)
+	} else {
+		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files are left in place")
 	}
 	w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
 	if err != nil {
@@ -67,26 +78,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, store, log)
+	var stats <-chan time.Time // nil: never
 	if cfg.StatsEvery > 0 {
 		tick := time.NewTicker(cfg.StatsEvery)
 		defer tick.Stop()
-	loop:
-		for {
-			select {
-			case <-ctx.Done():
-				break loop
-			case <-tick.C:
-				logStats(ctx, log, w, store)
-			}
+		stats = tick.C
+	}
+	var stopped error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case stopped = <-settingsDiffer:
+			log.Error("stopping", "err", stopped)
+			break loop
+		case <-stats:
+			logStats(ctx, log, w, store)
 		}
-	} else {
-		<-ctx.Done()
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopWorker(cfg.ShutdownTimeout)
 	st := w.Stats()
 	log.Info("stopped", "processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed, "dead_lettered", st.DeadLettered)
-	return nil
+	return stopped
 }
 
 // logStats logs the worker's counters and the queue's backlog.

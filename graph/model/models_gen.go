@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -47,6 +48,11 @@ type CreatePostInput struct {
 	Location *LocationInput `json:"location,omitempty"`
 	// The client posting, e.g. web (seed: platform): at most 40 characters.
 	Source *string `json:"source,omitempty"`
+	// Images and audio, uploaded in the same request (a multipart request: README.md). At most MEDIA_MAX_FILES files
+	// (4 by default) of MEDIA_MAX_FILE_BYTES each; images JPEG, PNG, WebP or GIF of at most 50 megapixels, audio MP3,
+	// Ogg Opus, M4A or AAC. The type is sniffed from the content; anything else is BAD_USER_INPUT and no post is made.
+	// Metadata that can locate a person (EXIF, XMP, text chunks) is removed from the stored images.
+	Media []*MediaInput `json:"media,omitempty"`
 }
 
 type Location struct {
@@ -68,6 +74,29 @@ type LoginInput struct {
 	// An e-mail address or a user name.
 	Login    string `json:"login"`
 	Password string `json:"password"`
+}
+
+type Media struct {
+	ID   string    `json:"id"`
+	Kind MediaKind `json:"kind"`
+	// An address from which the viewer can fetch the file; for a post with a restricted audience it works only for those who may see the post, and expires.
+	URL string `json:"url"`
+	// Sniffed from the content, never taken from the client.
+	MimeType string `json:"mimeType"`
+	Bytes    int    `json:"bytes"`
+	// Pixels, for images.
+	Width  *int `json:"width,omitempty"`
+	Height *int `json:"height,omitempty"`
+	// Seconds, for audio.
+	Duration *float64 `json:"duration,omitempty"`
+	// Text alternative for screen readers.
+	Alt *string `json:"alt,omitempty"`
+}
+
+type MediaInput struct {
+	File graphql.Upload `json:"file"`
+	// Text alternative for screen readers: at most 1000 characters, the rules of content.
+	Alt *string `json:"alt,omitempty"`
 }
 
 type Mutation struct {
@@ -133,6 +162,61 @@ type UserConnection struct {
 type UserEdge struct {
 	Cursor string       `json:"cursor"`
 	Node   *social.User `json:"node"`
+}
+
+type MediaKind string
+
+const (
+	MediaKindImage MediaKind = "IMAGE"
+	MediaKindAudio MediaKind = "AUDIO"
+)
+
+var AllMediaKind = []MediaKind{
+	MediaKindImage,
+	MediaKindAudio,
+}
+
+func (e MediaKind) IsValid() bool {
+	switch e {
+	case MediaKindImage, MediaKindAudio:
+		return true
+	}
+	return false
+}
+
+func (e MediaKind) String() string {
+	return string(e)
+}
+
+func (e *MediaKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MediaKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MediaKind", str)
+	}
+	return nil
+}
+
+func (e MediaKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MediaKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MediaKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type NotificationKind string

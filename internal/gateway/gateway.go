@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
@@ -54,6 +56,23 @@ type Config struct {
 	SPADir string
 	// Live tunes live timelines (subscriptions).
 	Live LiveConfig
+	// Media configures posts' files.
+	Media MediaConfig
+}
+
+// MediaConfig configures posts' files: where they are kept and how their
+// addresses are signed. The upload bounds are GraphQL.Uploads.
+type MediaConfig struct {
+	// Files stores them; nil: the gateway takes no uploads.
+	Files *mediastore.Store
+	// SigningKey signs the addresses of restricted posts' files; empty:
+	// a random key per process (addresses die on restart, and gateways
+	// behind one balancer do not accept each other's).
+	SigningKey []byte
+	// URLTTL is how long a signed address holds (15 minutes when 0).
+	URLTTL time.Duration
+	// BaseURL is put before /media/… in addresses ("": relative).
+	BaseURL string
 }
 
 // Abuse configures the abuse controls.
@@ -80,6 +99,7 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 		auth.RuleLoginAccount:      {Count: 10, Per: 15 * time.Minute},
 		auth.RuleRegisterIP:        {Count: 10, Per: time.Hour},
 		auth.RuleRegisterName:      {Count: 5, Per: 15 * time.Minute},
+		ratelimit.RuleUploadUser:   {Count: 100, Per: time.Hour},
 	}
 }
 
@@ -113,6 +133,8 @@ type Gateway struct {
 	Hub *live.Hub
 	// Query is the /query handler.
 	Query http.Handler
+	// Media serves posts' files at graph.MediaPath.
+	Media http.Handler
 	// Limiter spends the rate-limit budgets.
 	Limiter *ratelimit.Limiter
 	// Fast counts the pages Query's timeline fast path served and handed
@@ -155,6 +177,19 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store,
 		Notes:      store,
 	}
+	key := cfg.Media.SigningKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+	}
+	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles, Key: key,
+		TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL, Budget: g.Limiter}
+	if cfg.Media.Files != nil {
+		g.Resolver.Attachments.Files = cfg.Media.Files
+		// A deleted post's files go with its fan-out delete job.
+		store.SetFiles(cfg.Media.Files)
+	}
+	g.Media = g.Resolver.Attachments.Handler(store, g.Auth)
 	if !cfg.Live.Off {
 		hc := cfg.Live.Hub
 		if cfg.Live.Classic {
@@ -220,6 +255,9 @@ var (
 	_ graph.Notes        = (*redisstore.Store)(nil)
 	_ graph.LiveNotes    = (*live.Notes)(nil)
 	_ live.NoteStore     = (*redisstore.Store)(nil)
+	_ graph.PostReader   = (*redisstore.Store)(nil)
+	_ graph.MediaFiles   = (*mediastore.Store)(nil)
+	_ redisstore.Files   = (*mediastore.Store)(nil)
 	_ loader.Store       = (*redisstore.Store)(nil)
 	_ auth.AccountStore  = (*redisstore.Store)(nil)
 	_ auth.SessionStore  = (*redisstore.Store)(nil)

@@ -42,6 +42,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 
 	mux := http.NewServeMux()
 	mux.Handle("/query", g.Query)
+	mux.Handle(graph.MediaPath, g.Media)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

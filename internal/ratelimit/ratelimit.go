@@ -28,6 +28,7 @@ const (
 	RuleRequestIP    = "ip"       // every /query request, per client address
 	RuleMutationUser = "mutation" // every root mutation field, per user (per address when anonymous)
 	RuleAPQIP        = "apq"      // persisted-query registrations, per client address
+	RuleUploadUser   = "upload"   // media files attached to posts, per user
 )
 
 // Limit is a budget: Count events per Per, of which all Count may come at

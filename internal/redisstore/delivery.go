@@ -27,6 +27,7 @@ const (
 	// whose notifications go with the post.
 	jobRepostAuthor = "rauthor"
 	jobMentions     = "mentions"
+	jobMedia        = "media" // a deleted post's media file keys, space-separated
 
 	opPost   = "post"
 	opDelete = "delete"
@@ -50,7 +51,7 @@ func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) erro
 		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions])); err != nil {
 			return err
 		}
-		return s.fanOutDelete(ctx, post, author, repost)
+		return s.fanOutDelete(ctx, post, author, repost, job[jobMedia])
 	}
 	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
 }
@@ -455,6 +456,11 @@ func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
 	if len(p.Mentions) > 0 {
 		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
 	}
+	// The job carries the file keys: the hash that lists them is gone
+	// before the worker runs.
+	if len(p.Media) > 0 {
+		job = append(job, jobMedia, mediaKeys(p.Media))
+	}
 	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(postID), Values: job}).Err(); err != nil {
 		return fmt.Errorf("queue deletion of post %s: %w", postID, err)
 	}
@@ -484,8 +490,9 @@ func (s *Store) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, au
 
 // fanOutDelete finishes a deletion: everything the post owned, the link
 // from its original, and its entries in the home lists of the author's
-// followers. The reposts of the post stay; their repostOf reads null.
-func (s *Store) fanOutDelete(ctx context.Context, post, author, repost string) error {
+// followers, and its media files (keys, from the job). The reposts of the
+// post stay; their repostOf reads null.
+func (s *Store) fanOutDelete(ctx context.Context, post, author, repost, keys string) error {
 	k := s.keys
 	entry := homeEntry(post, author)
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
@@ -502,6 +509,9 @@ func (s *Store) fanOutDelete(ctx context.Context, post, author, repost string) e
 		return fmt.Errorf("delete post %s: %w", post, err)
 	}
 	if err := s.deletePostEngagement(ctx, post); err != nil {
+		return err
+	}
+	if err := s.deleteFiles(ctx, keys); err != nil {
 		return err
 	}
 	return s.eachFollowers(ctx, author, false, func(batch []string) error {

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -178,10 +179,13 @@ func (s *Store) ClaimFeed(ctx context.Context, reclaim bool) error {
 	for i := 0; i+2 < len(diff); i += 3 {
 		msgs = append(msgs, fmt.Sprintf("%s is %s in this deployment, %s here", diff[i], diff[i+1], diff[i+2]))
 	}
-	return fmt.Errorf("timeline settings differ from those the deployment's running processes use (recorded in Redis): %s; "+
-		"give every gateway and worker the same values, or, to change them, stop the others and start one process with FEED_RECLAIM=true",
-		strings.Join(msgs, "; "))
+	return fmt.Errorf("%w: %s; give every gateway and worker the same values, or, to change them, "+
+		"stop the others and start one process with FEED_RECLAIM=true", ErrSettingsDiffer, strings.Join(msgs, "; "))
 }
+
+// ErrSettingsDiffer is ClaimFeed's error for settings that differ from
+// the deployment's.
+var ErrSettingsDiffer = errors.New("timeline settings differ from those the deployment's running processes use (recorded in Redis)")
 
 // days writes d in days when it is whole days, else as a duration.
 func days(d time.Duration) string {

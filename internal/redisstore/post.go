@@ -17,7 +17,8 @@ import (
 //
 // A post is one hash in its own {p<id>} slot (author, content, created ms,
 // vis; repost and rauthor when it is a repost; src, lat, lng and place
-// when given) with its audience set (PostOnlyTo or
+// when given; media, the attached files as one compact JSON array, when
+// there are any) with its audience set (PostOnlyTo or
 // PostNotTo) beside it. The hash is what makes a post exist: every read
 // path loads it (VisiblePosts) and checks the audience against it at read
 // time, so a post is never shown half-written, and a deleted post (hash
@@ -43,7 +44,7 @@ import (
 // count: delivering to followers is the worker's job.
 
 // Post hash fields, in the order VisiblePosts reads them.
-var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor", "src", "lat", "lng", "place", "mentions")
+var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor", "src", "lat", "lng", "place", "mentions", "media")
 
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
@@ -60,6 +61,10 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 		return nil, err
 	}
 	loc, source, err := social.ValidatePostExtras(in.Location, in.Source)
+	if err != nil {
+		return nil, err
+	}
+	files, err := social.ValidateMedia(in.Media)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +154,7 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 		return nil, err
 	}
 	post := &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis,
-		RepostOfID: in.RepostOf, Location: loc, Source: source, Mentions: mentions}
+		RepostOfID: in.RepostOf, Location: loc, Source: source, Mentions: mentions, Media: files}
 	if orig != nil {
 		// The original's author is immutable: recording it lets a page
 		// load the original and its author in one round trip.
@@ -260,6 +265,9 @@ func postHash(p *social.Post) []any {
 		if l.Name != "" {
 			args = append(args, "place", l.Name)
 		}
+	}
+	if len(p.Media) > 0 {
+		args = append(args, "media", encodeMedia(p.Media))
 	}
 	args[0] = len(args) - 1
 	return args
@@ -445,6 +453,9 @@ func postFromValues(id string, vals []any) *social.Post {
 		p.Location = &social.Location{Name: place}
 		p.Location.Latitude, _ = strconv.ParseFloat(lat, 64)
 		p.Location.Longitude, _ = strconv.ParseFloat(lng, 64)
+	}
+	if m, _ := vals[11].(string); m != "" {
+		p.Media = decodeMedia(m)
 	}
 	return p
 }

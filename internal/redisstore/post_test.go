@@ -130,6 +130,28 @@ func TestCreatePostValidation(t *testing.T) {
 	}
 }
 
+// TestPostMedia checks that a post's files come back with the post, in
+// order, their alt text cleaned.
+func TestPostMedia(t *testing.T) {
+	s, _ := feedStore(t)
+	u := feedUsers(t, s, 1)
+	m := feedPost(t, s, u[0], social.NewPost{Content: "pictures", Media: []social.Media{
+		{ID: "a1", Kind: social.Image, MIME: "image/png", Bytes: 10, Width: 2, Height: 3, Alt: " a cat ", Key: "media/a1"},
+		{ID: "b2", Kind: social.Audio, MIME: "audio/ogg", Bytes: 20, Duration: 1.5, Key: "media/b2"},
+	}})
+	if len(m.Media) != 2 || m.Media[0].Alt != "a cat" {
+		t.Fatalf("media = %+v", m.Media)
+	}
+	got, err := s.VisiblePosts(context.Background(), u[0], []string{m.ID})
+	feedOK(t, err)
+	if got[0] == nil || !reflect.DeepEqual(got[0], m) {
+		t.Errorf("post = %+v, want %+v", got[0], m)
+	}
+	if _, err := s.CreatePost(context.Background(), u[0], social.NewPost{Content: "x", Media: []social.Media{{Alt: "\u202e"}}}); social.ErrorCode(err) != social.BadUserInput {
+		t.Errorf("an alt text with a bidi override: %v, want BAD_USER_INPUT", err)
+	}
+}
+
 func TestCreatePostWritesAndIDs(t *testing.T) {
 	s, _ := feedStore(t)
 	ctx := context.Background()
@@ -143,7 +165,7 @@ func TestCreatePostWritesAndIDs(t *testing.T) {
 	got, err := s.VisiblePosts(ctx, u[0], []string{a.ID, b.ID, r.ID})
 	feedOK(t, err)
 	for i, want := range []*social.Post{a, b, r} {
-		if got[i] == nil || !reflect.DeepEqual(*got[i], *want) {
+		if got[i] == nil || !reflect.DeepEqual(got[i], want) {
 			t.Errorf("post %d = %+v, want %+v", i, got[i], want)
 		}
 	}

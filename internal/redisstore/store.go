@@ -30,6 +30,8 @@ type Store struct {
 	feed FeedConfig // timelines and fan-out (timeline.go)
 	// publishCmd announces live posts: "" (SPUBLISH) or "PUBLISH" (live.go).
 	publishCmd string
+	// files are the media files' blob store (media.go); nil: none.
+	files Files
 }
 
 // New returns a Store over rdb whose keys start with prefix.

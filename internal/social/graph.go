@@ -51,6 +51,9 @@ type NewPost struct {
 	NotTo    []string
 	Location *Location
 	Source   string
+	// Media are the files, already checked and stored, in the order
+	// given.
+	Media []Media
 }
 
 // Audience is a post's audience list, shown to its author only.

@@ -16,9 +16,42 @@ const (
 	MaxPostLen      = 500
 	MaxCommentLen   = 1000
 	MaxAudienceSize = 1000
-	MaxPlaceLen     = 100 // a location's name
-	MaxSourceLen    = 40  // a post's source (the client's name)
+	MaxPlaceLen     = 100  // a location's name
+	MaxSourceLen    = 40   // a post's source (the client's name)
+	MaxAltLen       = 1000 // a media file's text alternative
 )
+
+// ValidateMediaAlt cleans the text alternative of an attached file (""
+// when there is none).
+func ValidateMediaAlt(alt string) (string, error) {
+	return CleanText(alt, "a media alt text", 0, MaxAltLen)
+}
+
+// ValidateMedia cleans the alt texts of a new post's files.
+func ValidateMedia(files []Media) ([]Media, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	out := make([]Media, len(files))
+	for i, m := range files {
+		alt, err := ValidateMediaAlt(m.Alt)
+		if err != nil {
+			return nil, err
+		}
+		m.Alt = alt
+		out[i] = m
+	}
+	return out, nil
+}
+
+// ValidateMediaCount checks how many files a post carries against the
+// configured maximum.
+func ValidateMediaCount(n, max int) error {
+	if n > max {
+		return Errorf(BadUserInput, "a post carries at most %d media files, not %d", max, n)
+	}
+	return nil
+}
 
 // ValidatePostContent trims a post's content and checks its length.
 func ValidatePostContent(content string) (string, error) {

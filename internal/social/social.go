@@ -51,6 +51,33 @@ type Post struct {
 	// Mentions are the ids of the users the content mentions as @name,
 	// in order of first mention (resolved when the post was made).
 	Mentions []string
+	// Media are the post's attached files, in the order given.
+	Media []Media
+}
+
+// MediaKind is what an attached file is.
+type MediaKind string
+
+// Kinds of attached files.
+const (
+	Image MediaKind = "IMAGE"
+	Audio MediaKind = "AUDIO"
+)
+
+// Media is a file attached to a post, as checked when it was uploaded.
+type Media struct {
+	ID   string
+	Kind MediaKind
+	// MIME is sniffed from the content, never the client's word.
+	MIME  string
+	Bytes int64
+	// Width and Height are an image's pixels; Duration an audio file's
+	// seconds.
+	Width, Height int
+	Duration      float64
+	Alt           string
+	// Key names the stored file in the blob store.
+	Key string
 }
 
 // Location is a place a post was made from, as its author gives it.

@@ -175,11 +175,14 @@ type WorkerConfig struct {
 	Common
 	Feed       Feed
 	StatsEvery time.Duration
+	// Media is where deleted posts' files are removed from.
+	Media Media
 }
 
 // Settings binds every setting of cmd/worker.
 func (c *WorkerConfig) Settings() []Setting {
 	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
+	list = append(list, c.Media.Settings()...)
 	return append(list, Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
 }
 
@@ -247,4 +250,40 @@ func Main(name string, run func(ctx context.Context) error) {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
+}
+
+// ClaimFeed records or checks the timeline settings every gateway and
+// worker of a deployment shares (redisstore.Store.ClaimFeed): settings
+// that differ are returned at once, and the command stops. When Redis
+// does not answer yet (the command starts anyway, as ConnectRedis says),
+// the check is tried again every second in the background, and settings
+// found to differ then arrive on the channel, for the command to stop on.
+func ClaimFeed(ctx context.Context, store *redisstore.Store, reclaim bool, log *slog.Logger) (<-chan error, error) {
+	later := make(chan error, 1)
+	err := store.ClaimFeed(ctx, reclaim)
+	if err == nil || errors.Is(err, redisstore.ErrSettingsDiffer) {
+		return later, err
+	}
+	log.Warn("timeline settings not checked yet: redis does not answer", "err", err)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			err := store.ClaimFeed(ctx, reclaim)
+			if err == nil {
+				log.Info("timeline settings checked")
+				return
+			}
+			if errors.Is(err, redisstore.ErrSettingsDiffer) {
+				later <- err
+				return
+			}
+		}
+	}()
+	return later, nil
 }

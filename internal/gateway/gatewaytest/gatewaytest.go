@@ -61,6 +61,10 @@ type Options struct {
 	Redis redis.UniversalClient
 	// Sockets bound websockets (none by default).
 	Sockets *graph.SocketLimits
+	// Media stores posts' files (none by default: no uploads); Uploads
+	// bound multipart requests.
+	Media   *gateway.MediaConfig
+	Uploads *graph.Uploads
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -71,6 +75,8 @@ func New(tb testing.TB, opts ...Options) *Server {
 	var abuse gateway.Abuse
 	var origins []string
 	var sockets graph.SocketLimits
+	var media gateway.MediaConfig
+	var uploads graph.Uploads
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -93,6 +99,12 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Sockets != nil {
 			sockets = *o.Sockets
 		}
+		if o.Media != nil {
+			media = *o.Media
+		}
+		if o.Uploads != nil {
+			uploads = *o.Uploads
+		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -105,10 +117,11 @@ func New(tb testing.TB, opts ...Options) *Server {
 		},
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 4,
-		GraphQL:             graph.Options{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20, Sockets: sockets},
+		GraphQL:             graph.Options{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20, Sockets: sockets, Uploads: uploads},
 		Abuse:               abuse,
 		CORSOrigins:         origins,
 		Live:                lc,
+		Media:               media,
 	}
 	return start(tb, rdb, cfg)
 }
@@ -127,7 +140,10 @@ func start(tb testing.TB, rdb redis.UniversalClient, cfg gateway.Config) *Server
 		tb.Fatal(err)
 	}
 	s := &Server{Gateway: g, Redis: rdb, cfg: cfg}
-	var h http.Handler = g.Query
+	mux := http.NewServeMux()
+	mux.Handle("/", g.Query)
+	mux.Handle(graph.MediaPath, g.Media)
+	var h http.Handler = mux
 	if len(cfg.CORSOrigins) > 0 {
 		h = g.Handler(slog.New(slog.DiscardHandler), gateway.NewRegistry())
 	}

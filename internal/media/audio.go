@@ -1,0 +1,315 @@
+package media
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+)
+
+// duration reads an audio file's length in seconds from its own
+// structure: MP3 frame headers (or the Xing/Info or VBRI header a VBR
+// encoder writes), the last Ogg page's granule position, an M4A's movie
+// header, or the count of ADTS frames.
+func duration(r io.ReaderAt, size int64, mime string) (float64, error) {
+	var d float64
+	var ok bool
+	switch mime {
+	case mimeMP3:
+		d, ok = mp3Duration(r, size)
+	case mimeAAC:
+		d, ok = adtsDuration(r, size)
+	case mimeOgg:
+		d, ok = opusDuration(r, size)
+	case mimeM4A:
+		d, ok = m4aDuration(r, size)
+	}
+	if !ok || d <= 0 {
+		return 0, refuse("looks like " + mime + " audio but its duration cannot be read (Ogg must hold Opus; M4A must hold sound and no video)")
+	}
+	return d, nil
+}
+
+// MPEG audio tables, by version (0: MPEG-1, 1: MPEG-2 and 2.5) and layer
+// (0: I, 1: II, 2: III), in kbit/s.
+var mp3Bitrates = [2][3][15]int{
+	{
+		{0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448},
+		{0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384},
+		{0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320},
+	},
+	{
+		{0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256},
+		{0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160},
+		{0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160},
+	},
+}
+
+// MPEG audio sampling rates by version bits (3: MPEG-1, 2: MPEG-2, 0:
+// MPEG-2.5) and index.
+var mp3Rates = [4][3]int{0: {11025, 12000, 8000}, 2: {22050, 24000, 16000}, 3: {44100, 48000, 32000}}
+
+// mp3Frame is one MPEG audio frame header.
+type mp3Frame struct {
+	length, samples, rate int
+	mpeg1, mono           bool
+}
+
+// parseMP3Frame reads a frame header; ok is false for anything else.
+func parseMP3Frame(h []byte) (f mp3Frame, ok bool) {
+	if len(h) < 4 || h[0] != 0xff || h[1]&0xe0 != 0xe0 {
+		return f, false
+	}
+	ver, layer := (h[1]>>3)&3, (h[1]>>1)&3
+	bi, si, pad := int(h[2]>>4), int(h[2]>>2)&3, int(h[2]>>1)&1
+	if ver == 1 || layer == 0 || bi == 0 || bi == 15 || si == 3 {
+		return f, false
+	}
+	f.rate = mp3Rates[ver][si]
+	f.mpeg1 = ver == 3
+	v := 1
+	if f.mpeg1 {
+		v = 0
+	}
+	l := 3 - int(layer) // 0: I, 1: II, 2: III
+	br := mp3Bitrates[v][l][bi] * 1000
+	switch {
+	case l == 0:
+		f.samples = 384
+		f.length = (12*br/f.rate + pad) * 4
+	case l == 2 && !f.mpeg1:
+		f.samples = 576
+		f.length = 72*br/f.rate + pad
+	default:
+		f.samples = 1152
+		f.length = 144*br/f.rate + pad
+	}
+	f.mono = h[3]>>6 == 3
+	return f, f.length > 4
+}
+
+// mp3Duration skips an ID3v2 tag, then reads the frame count of a
+// Xing/Info or VBRI header when the first frame holds one, or counts the
+// frames.
+func mp3Duration(r io.ReaderAt, size int64) (float64, bool) {
+	var off int64
+	var id3 [10]byte
+	if _, err := r.ReadAt(id3[:], 0); err == nil && string(id3[:3]) == "ID3" {
+		n := int64(id3[6]&0x7f)<<21 | int64(id3[7]&0x7f)<<14 | int64(id3[8]&0x7f)<<7 | int64(id3[9]&0x7f)
+		off = 10 + n
+		if id3[5]&0x10 != 0 {
+			off += 10 // footer
+		}
+	}
+	first := make([]byte, 200)
+	n, _ := r.ReadAt(first, off)
+	f, ok := parseMP3Frame(first[:n])
+	if !ok {
+		return 0, false
+	}
+	side := 17 // side information after the header, then a Xing header
+	switch {
+	case f.mpeg1 && !f.mono:
+		side = 32
+	case !f.mpeg1 && f.mono:
+		side = 9
+	}
+	if x := 4 + side; n >= x+12 && (string(first[x:x+4]) == "Xing" || string(first[x:x+4]) == "Info") &&
+		binary.BigEndian.Uint32(first[x+4:])&1 != 0 {
+		frames := binary.BigEndian.Uint32(first[x+8:])
+		return float64(frames) * float64(f.samples) / float64(f.rate), frames > 0
+	}
+	if n >= 36+18 && string(first[36:40]) == "VBRI" {
+		frames := binary.BigEndian.Uint32(first[36+14:])
+		return float64(frames) * float64(f.samples) / float64(f.rate), frames > 0
+	}
+	var samples int64
+	br := bufio.NewReader(io.NewSectionReader(r, off, size-off))
+	for {
+		h, err := br.Peek(4)
+		if err != nil {
+			break
+		}
+		f, ok := parseMP3Frame(h)
+		if !ok {
+			break // an ID3v1 tag or trailing bytes
+		}
+		if _, err := br.Discard(f.length); err != nil {
+			break // a last frame cut short is not counted
+		}
+		samples += int64(f.samples)
+	}
+	if samples == 0 {
+		return 0, false
+	}
+	return float64(samples) / float64(f.rate), true
+}
+
+// ADTS sampling frequencies by index.
+var adtsRates = [...]int{96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350}
+
+// adtsDuration counts the samples of an ADTS stream's frames.
+func adtsDuration(r io.ReaderAt, size int64) (float64, bool) {
+	br := bufio.NewReader(io.NewSectionReader(r, 0, size))
+	var samples int64
+	rate := 0
+	for {
+		h, err := br.Peek(7)
+		if err != nil || h[0] != 0xff || h[1]&0xf6 != 0xf0 {
+			break
+		}
+		si := int(h[2]>>2) & 0xf
+		n := int(h[3]&3)<<11 | int(h[4])<<3 | int(h[5]>>5)
+		if si >= len(adtsRates) || n < 7 {
+			break
+		}
+		if rate == 0 {
+			rate = adtsRates[si]
+		}
+		if _, err := br.Discard(n); err != nil {
+			break
+		}
+		samples += 1024 * int64(h[6]&3+1)
+	}
+	if rate == 0 || samples == 0 {
+		return 0, false
+	}
+	return float64(samples) / float64(rate), true
+}
+
+// opusDuration reads an Ogg Opus stream's length: the granule position of
+// its last page, less the pre-skip of its OpusHead, at Opus's fixed 48
+// kHz.
+func opusDuration(r io.ReaderAt, size int64) (float64, bool) {
+	head := make([]byte, 27+255+19)
+	n, _ := r.ReadAt(head, 0)
+	head = head[:n]
+	if n < 27 {
+		return 0, false
+	}
+	serial := binary.LittleEndian.Uint32(head[14:])
+	data := 27 + int(head[26])
+	if len(head) < data+19 || string(head[data:data+8]) != "OpusHead" {
+		return 0, false
+	}
+	preSkip := int64(binary.LittleEndian.Uint16(head[data+10:]))
+	// The last page starts within its maximal size (27 + 255 + 255·255
+	// bytes) of the end.
+	tailLen := min(size, 27+255+255*255)
+	tail := make([]byte, tailLen)
+	if _, err := r.ReadAt(tail, size-tailLen); err != nil && !errors.Is(err, io.EOF) {
+		return 0, false
+	}
+	for i := bytes.LastIndex(tail, []byte("OggS")); i >= 0; i = bytes.LastIndex(tail[:i], []byte("OggS")) {
+		if i+27 > len(tail) || binary.LittleEndian.Uint32(tail[i+14:]) != serial {
+			continue
+		}
+		granule := int64(binary.LittleEndian.Uint64(tail[i+6:]))
+		if granule <= preSkip {
+			return 0, false
+		}
+		return float64(granule-preSkip) / 48000, true
+	}
+	return 0, false
+}
+
+// m4aDuration reads the movie header (moov/mvhd) of an MP4 container
+// that holds a sound track and no video track.
+func m4aDuration(r io.ReaderAt, size int64) (float64, bool) {
+	moov, ok := findBox(r, 0, size, "moov")
+	if !ok {
+		return 0, false
+	}
+	mvhd, ok := findBox(r, moov.data, moov.end, "mvhd")
+	if !ok {
+		return 0, false
+	}
+	sound, video := false, false
+	for t := range boxes(r, moov.data, moov.end) {
+		if t.typ != "trak" {
+			continue
+		}
+		mdia, ok := findBox(r, t.data, t.end, "mdia")
+		if !ok {
+			continue
+		}
+		hdlr, ok := findBox(r, mdia.data, mdia.end, "hdlr")
+		var h [12]byte
+		if !ok || hdlr.end-hdlr.data < 12 {
+			continue
+		}
+		if _, err := r.ReadAt(h[:], hdlr.data); err != nil {
+			return 0, false
+		}
+		switch string(h[8:12]) {
+		case "soun":
+			sound = true
+		case "vide":
+			video = true
+		}
+	}
+	if !sound || video {
+		return 0, false
+	}
+	var b [32]byte
+	n, _ := r.ReadAt(b[:], mvhd.data)
+	var scale, dur uint64
+	switch {
+	case n >= 20 && b[0] == 0:
+		scale, dur = uint64(binary.BigEndian.Uint32(b[12:])), uint64(binary.BigEndian.Uint32(b[16:]))
+	case n >= 32 && b[0] == 1:
+		scale, dur = uint64(binary.BigEndian.Uint32(b[20:])), binary.BigEndian.Uint64(b[24:])
+	default:
+		return 0, false
+	}
+	if scale == 0 {
+		return 0, false
+	}
+	return float64(dur) / float64(scale), true
+}
+
+// box is an ISO BMFF box: its type and where its payload lies.
+type box struct {
+	typ       string
+	data, end int64
+}
+
+// boxes yields the boxes laid end to end in r[off:end].
+func boxes(r io.ReaderAt, off, end int64) func(func(box) bool) {
+	return func(yield func(box) bool) {
+		var h [16]byte
+		for off+8 <= end {
+			if _, err := r.ReadAt(h[:8], off); err != nil {
+				return
+			}
+			n, hdr := int64(binary.BigEndian.Uint32(h[:4])), int64(8)
+			switch n {
+			case 0:
+				n = end - off
+			case 1:
+				if _, err := r.ReadAt(h[8:16], off+8); err != nil {
+					return
+				}
+				n, hdr = int64(binary.BigEndian.Uint64(h[8:16])), 16
+			}
+			if n < hdr || off+n > end {
+				return
+			}
+			if !yield(box{typ: string(h[4:8]), data: off + hdr, end: off + n}) {
+				return
+			}
+			off += n
+		}
+	}
+}
+
+// findBox returns the first box of type typ in r[off:end].
+func findBox(r io.ReaderAt, off, end int64, typ string) (box, bool) {
+	for b := range boxes(r, off, end) {
+		if b.typ == typ {
+			return b, true
+		}
+	}
+	return box{}, false
+}

@@ -1,0 +1,182 @@
+// Package mediatest builds small media files for tests: real images
+// from the standard encoders with metadata spliced in, and minimal audio
+// streams (MP3, ADTS, Ogg Opus, M4A) whose durations are known.
+package mediatest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"testing"
+)
+
+func picture(w, h int) image.Image {
+	m := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := range m.Pix {
+		m.Pix[i] = byte(i * 7)
+	}
+	m.Set(0, 0, color.White)
+	return m
+}
+
+// JPEGWithGPS encodes a w×h JPEG and puts an APP1 EXIF segment with a
+// GPS IFD right after its SOI marker.
+func JPEGWithGPS(tb testing.TB, w, h int) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, picture(w, h), nil); err != nil {
+		tb.Fatal(err)
+	}
+	// TIFF header, IFD0 with one entry: GPSInfo (0x8825) → the GPS IFD.
+	tiff := []byte("MM\x00\x2a\x00\x00\x00\x08")
+	tiff = append(tiff, 0, 1, 0x88, 0x25, 0, 4, 0, 0, 0, 1, 0, 0, 0, 26, 0, 0, 0, 0)
+	// GPS IFD: GPSLatitudeRef "N".
+	tiff = append(tiff, 0, 1, 0, 1, 0, 2, 0, 0, 0, 2, 'N', 0, 0, 0, 0, 0, 0, 0)
+	payload := append([]byte("Exif\x00\x00"), tiff...)
+	payload = append(payload, "GPSLatitude 48.8584"...) // a readable marker for the test
+	seg := []byte{0xff, 0xe1, 0, 0}
+	binary.BigEndian.PutUint16(seg[2:], uint16(len(payload)+2))
+	seg = append(seg, payload...)
+	src := b.Bytes()
+	return append(append(append([]byte{}, src[:2]...), seg...), src[2:]...)
+}
+
+func pngChunk(typ string, data []byte) []byte {
+	c := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
+	c = append(c, typ...)
+	c = append(c, data...)
+	return binary.BigEndian.AppendUint32(c, crc32.ChecksumIEEE(c[4:]))
+}
+
+// PNGWithText encodes a w×h PNG with a tEXt chunk after its header.
+func PNGWithText(tb testing.TB, w, h int) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, picture(w, h)); err != nil {
+		tb.Fatal(err)
+	}
+	src := b.Bytes()
+	ihdrEnd := 8 + 12 + 13
+	out := append([]byte{}, src[:ihdrEnd]...)
+	out = append(out, pngChunk("tEXt", []byte("Comment\x00GPSLatitude 48.8584"))...)
+	return append(out, src[ihdrEnd:]...)
+}
+
+// PNGHeader is a PNG signature and an IHDR claiming w×h pixels, the rest
+// missing: what a decompression bomb shows before its data.
+func PNGHeader(w, h uint32) []byte {
+	ihdr := binary.BigEndian.AppendUint32(nil, w)
+	ihdr = binary.BigEndian.AppendUint32(ihdr, h)
+	ihdr = append(ihdr, 8, 2, 0, 0, 0)
+	out := append([]byte("\x89PNG\r\n\x1a\n"), pngChunk("IHDR", ihdr)...)
+	return append(out, pngChunk("IDAT", []byte{0x78, 0x9c})...)
+}
+
+func riffChunk(id string, data []byte) []byte {
+	c := append([]byte(id), binary.LittleEndian.AppendUint32(nil, uint32(len(data)))...)
+	c = append(c, data...)
+	if len(data)%2 == 1 {
+		c = append(c, 0)
+	}
+	return c
+}
+
+// WebPWithMetadata is an extended WebP (VP8X announcing EXIF and XMP) of
+// w×h with a lossless header and EXIF and XMP chunks.
+func WebPWithMetadata(w, h int) []byte {
+	vp8x := []byte{0x08 | 0x04, 0, 0, 0}
+	vp8x = append(vp8x, byte(w-1), byte((w-1)>>8), byte((w-1)>>16), byte(h-1), byte((h-1)>>8), byte((h-1)>>16))
+	bits := uint32(w-1) | uint32(h-1)<<14
+	vp8l := append([]byte{0x2f}, binary.LittleEndian.AppendUint32(nil, bits)...)
+	body := []byte("WEBP")
+	body = append(body, riffChunk("VP8X", vp8x)...)
+	body = append(body, riffChunk("VP8L", vp8l)...)
+	body = append(body, riffChunk("EXIF", []byte("Exif\x00\x00MM GPSLatitude 48.8584"))...)
+	body = append(body, riffChunk("XMP ", []byte("<x:xmpmeta>GPS</x:xmpmeta>"))...)
+	return append(append([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body)))...), body...)
+}
+
+// mp3Frame is an MPEG-1 Layer III frame at 128 kbit/s, 44.1 kHz, stereo:
+// 417 bytes.
+func mp3Frame() []byte {
+	f := make([]byte, 417)
+	copy(f, []byte{0xff, 0xfb, 0x90, 0x00})
+	return f
+}
+
+// MP3 is n frames, behind an ID3v2 tag when id3.
+func MP3(n int, id3 bool) []byte {
+	var out []byte
+	if id3 {
+		out = append([]byte("ID3\x04\x00\x00\x00\x00\x00\x0a"), make([]byte, 10)...)
+	}
+	for range n {
+		out = append(out, mp3Frame()...)
+	}
+	return append(out, "TAG"...)
+}
+
+// MP3Xing is a VBR file whose first frame's Xing header counts frames
+// (only three are present: the header is what is read).
+func MP3Xing(frames uint32) []byte {
+	first := mp3Frame()
+	copy(first[4+32:], "Xing")
+	binary.BigEndian.PutUint32(first[4+32+4:], 1)
+	binary.BigEndian.PutUint32(first[4+32+8:], frames)
+	return append(first, MP3(2, false)...)
+}
+
+// ADTS is n AAC-LC frames of 100 bytes at 44.1 kHz.
+func ADTS(n int) []byte {
+	var out []byte
+	for range n {
+		f := make([]byte, 100)
+		copy(f, []byte{0xff, 0xf1, 0x50, 0x80, byte(100 >> 3), byte(100&7)<<5 | 0x1f, 0xfc})
+		out = append(out, f...)
+	}
+	return out
+}
+
+func oggPage(typ byte, granule uint64, seq uint32, packet []byte) []byte {
+	p := []byte("OggS\x00")
+	p = append(p, typ)
+	p = binary.LittleEndian.AppendUint64(p, granule)
+	p = binary.LittleEndian.AppendUint32(p, 1234) // serial
+	p = binary.LittleEndian.AppendUint32(p, seq)
+	p = append(p, 0, 0, 0, 0, 1, byte(len(packet))) // CRC (not checked), one segment
+	return append(p, packet...)
+}
+
+// OggOpus is an Ogg Opus stream: OpusHead with preSkip, OpusTags, and a
+// last page at granule.
+func OggOpus(preSkip uint16, granule uint64) []byte {
+	head := append([]byte("OpusHead\x01\x02"), binary.LittleEndian.AppendUint16(nil, preSkip)...)
+	head = append(head, binary.LittleEndian.AppendUint32(nil, 48000)...)
+	head = append(head, 0, 0, 0)
+	out := oggPage(2, 0, 0, head)
+	out = append(out, oggPage(0, 0, 1, []byte("OpusTags\x00\x00\x00\x00\x00\x00\x00\x00"))...)
+	out = append(out, oggPage(0, granule/2, 2, make([]byte, 40))...)
+	return append(out, oggPage(4, granule, 3, make([]byte, 40))...)
+}
+
+func isoBox(typ string, payload ...[]byte) []byte {
+	body := bytes.Join(payload, nil)
+	return append(append(binary.BigEndian.AppendUint32(nil, uint32(8+len(body))), typ...), body...)
+}
+
+// M4A is an MP4 container with a movie header of duration/timescale
+// seconds and one track of the handler given (soun, vide).
+func M4A(timescale, duration uint32, handler string) []byte {
+	mvhd := make([]byte, 100)
+	binary.BigEndian.PutUint32(mvhd[12:], timescale)
+	binary.BigEndian.PutUint32(mvhd[16:], duration)
+	hdlr := append(make([]byte, 8), handler...)
+	hdlr = append(hdlr, make([]byte, 13)...)
+	trak := isoBox("trak", isoBox("mdia", isoBox("hdlr", hdlr)))
+	ftyp := isoBox("ftyp", []byte("M4A \x00\x00\x00\x00M4A isom"))
+	return append(ftyp, isoBox("moov", isoBox("mvhd", mvhd), trak)...)
+}
