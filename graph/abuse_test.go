@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,9 +16,11 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
@@ -392,5 +395,57 @@ func TestWebsocketOperationsAreNotGET(t *testing.T) {
 			t.Errorf("mutation over a websocket: %s, want it executed and refused with UNAUTHENTICATED", b)
 		}
 		return
+	}
+}
+
+// TestBodyMemoryBound: bodies being read hold at most MaxBodyMemory, all
+// requests together. Two slow clients that announce a full-size body and
+// send a few bytes take it all; further POSTs get 503 with Retry-After
+// until they go, and then the gateway serves again.
+func TestBodyMemoryBound(t *testing.T) {
+	s := gatewaytest.New(t)
+	url := gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, MaxBodyMemory: 2 << 20,
+		Limits: gqlguard.DefaultLimits(20000)}))
+	host := strings.TrimPrefix(url, "http://")
+	var slow []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "POST /query HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"query\":", host, 1<<20)
+		slow = append(slow, c)
+	}
+	post := func() (int, http.Header) {
+		res, err := http.Post(url+"/query", jsonType, strings.NewReader(`{"query":"{ __typename }"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		return res.StatusCode, res.Header
+	}
+	eventually(t, "a POST refused while the slow bodies hold the budget", func() bool {
+		status, h := post()
+		return status == http.StatusServiceUnavailable && h.Get("Retry-After") != ""
+	})
+	for _, c := range slow {
+		c.Close()
+	}
+	eventually(t, "POSTs served once the slow clients went", func() bool {
+		status, _ := post()
+		return status == http.StatusOK
+	})
+}
+
+// eventually polls cond until it holds, for at most 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -50,6 +51,11 @@ type Options struct {
 	QueueWait     time.Duration
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
+	// MaxBodyMemory bounds the bytes of JSON request bodies being read at
+	// once, all requests together (each reserves its Content-Length, or
+	// MaxBodyBytes when it has none, until it is decoded); a request that
+	// would pass it gets 503 with Retry-After. Zero means 64 MiB.
+	MaxBodyMemory int64
 	// Naive turns off batching, caching, page prefetching and the fast
 	// path: one Redis call per field, as a straightforward implementation
 	// would do. Only the benchmark uses it, as the baseline.
@@ -217,7 +223,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	}
 	slots.next = srv
 	return noStore(clientBudget(o.Limiter, o.TrustedProxies, checkUpgrade(o.OriginAllowed, socks, authn,
-		limitBody(o.MaxBodyBytes, uploadCheck{o.Uploads, authn}, guard, apq, authenticate(authn, slots)))))
+		limitBody(o.MaxBodyBytes, newBodyBudget(o.MaxBodyMemory), uploadCheck{o.Uploads, authn}, guard, apq, authenticate(authn, slots)))))
 }
 
 // afterResponse, when set (by this package's tests), sees every response
@@ -278,7 +284,7 @@ func authenticate(authn auth.Authenticator, next http.Handler) http.Handler {
 // alone is looked up here (apq), so that it is measured and classified
 // (a mutation over GET, a subscription) like any other document; gqlgen's
 // persisted-query extension then gets it from the context, not Redis.
-func limitBody(max int64, uploads uploadCheck, guard *gqlguard.Guard, apq graphql.Cache[string], next http.Handler) http.Handler {
+func limitBody(max int64, budget *bodyBudget, uploads uploadCheck, guard *gqlguard.Guard, apq graphql.Cache[string], next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p requestParams
 		var upload *multipartBody
@@ -326,12 +332,24 @@ func limitBody(max int64, uploads uploadCheck, guard *gqlguard.Guard, apq graphq
 					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
 					return
 				}
+				// The body's memory is reserved for the time it is read
+				// and decoded: slow bodies cannot add up past the budget.
+				size := r.ContentLength // at most max: checked above
+				if size < 0 {
+					size = max
+				}
+				if !budget.take(size) {
+					w.Header().Set("Retry-After", "1")
+					writeError(w, http.StatusServiceUnavailable, social.RateLimited, "the server is reading as many request bodies as it can hold: retry shortly")
+					return
+				}
+				defer budget.give(size)
 				body := r.Body
 				if max > 0 {
 					body = http.MaxBytesReader(w, r.Body, max)
 				}
 				var err error
-				raw, err = io.ReadAll(body)
+				raw, err = readBody(body, r.ContentLength)
 				var tooLarge *http.MaxBytesError
 				if errors.As(err, &tooLarge) {
 					writeError(w, http.StatusRequestEntityTooLarge, social.BadUserInput, "request body too large")
@@ -733,4 +751,51 @@ func writeErrors(w http.ResponseWriter, status int, errs ...*gqlerror.Error) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(graphql.Response{Errors: errs})
 	_, _ = w.Write(b)
+}
+
+// bodyBudget is the memory JSON request bodies being read may hold, all
+// requests together (Options.MaxBodyMemory).
+type bodyBudget struct{ left atomic.Int64 }
+
+// defaultBodyMemory is MaxBodyMemory's default: 64 bodies of the default
+// MAX_BODY_BYTES at once.
+const defaultBodyMemory = 64 << 20
+
+func newBodyBudget(n int64) *bodyBudget {
+	if n <= 0 {
+		n = defaultBodyMemory
+	}
+	b := &bodyBudget{}
+	b.left.Store(n)
+	return b
+}
+
+// take reserves n bytes, or reports that they are not there.
+func (b *bodyBudget) take(n int64) bool {
+	for {
+		left := b.left.Load()
+		if left < n {
+			return false
+		}
+		if b.left.CompareAndSwap(left, left-n) {
+			return true
+		}
+	}
+}
+
+func (b *bodyBudget) give(n int64) { b.left.Add(n) }
+
+// readBody reads a body into one buffer of its announced length (no
+// doubling as io.ReadAll grows its buffer), or as io.ReadAll does without
+// one.
+func readBody(body io.Reader, length int64) ([]byte, error) {
+	if length <= 0 {
+		return io.ReadAll(body)
+	}
+	// net/http ends the body at its Content-Length.
+	buf := make([]byte, length)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, fmt.Errorf("read a body of %d bytes: %w", length, err)
+	}
+	return buf, nil
 }

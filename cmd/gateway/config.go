@@ -47,6 +47,7 @@ type Config struct {
 	CORSOrigins   []string
 
 	MaxBodyBytes        int64
+	MaxBodyMemory       int64
 	RequestTimeout      time.Duration
 	PasswordConcurrency int
 
@@ -109,6 +110,7 @@ func (c *Config) settings() []app.Setting {
 		app.String(&c.introspection, "introspection", "INTROSPECTION", "", "true/false: allow schema introspection and field suggestions (empty: on unless production)"),
 		app.List(&c.CORSOrigins, "cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed to call the API from a browser"),
 		app.Int64(&c.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413"),
+		app.Int64(&c.MaxBodyMemory, "max-body-memory", "MAX_BODY_MEMORY", "67108864", "bytes of JSON request bodies being read at once, all requests together (each counts its Content-Length, or MAX_BODY_BYTES); past it a request gets 503 with Retry-After"),
 		app.Duration(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "10s", "longest a query or mutation may take (subscriptions are not bound); 0 disables"),
 		app.Int(&c.Limits.Cost, "complexity-limit", "COMPLEXITY_LIMIT", itoa(def.Cost), "largest query cost: one per field, a list's selections once per item of its page; 0 disables"),
 		app.Int(&c.Limits.Tokens, "max-tokens", "MAX_TOKENS", itoa(def.Tokens), "most lexer tokens in a document (names, punctuation, values); 0 disables"),
@@ -218,6 +220,8 @@ func (c *Config) finish(explicit map[string]bool) error {
 	switch {
 	case c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0:
 		return errors.New("token lifetimes must be positive")
+	case c.MaxBodyMemory < c.MaxBodyBytes:
+		return errors.New("MAX_BODY_MEMORY must be at least MAX_BODY_BYTES")
 	case c.MaxBodyBytes <= 0:
 		return errors.New("max body bytes must be positive")
 	case c.PasswordConcurrency < 1:

@@ -77,6 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			QueueWait:      cfg.QueueWait,
 			RequestTimeout: cfg.RequestTimeout,
 			MaxBodyBytes:   cfg.MaxBodyBytes,
+			MaxBodyMemory:  cfg.MaxBodyMemory,
 			Loaders:        loader.DefaultConfig(),
 			Sockets:        cfg.Sockets,
 			Uploads:        cfg.Uploads,
