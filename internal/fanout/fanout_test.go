@@ -189,6 +189,11 @@ func TestWorkerCrash(t *testing.T) {
 		}
 		followers = append(followers, f)
 	}
+	// The follows queued their notifications' jobs; this test is about
+	// the posts' jobs alone.
+	if err := rdb.Del(ctx, s.Keys().FanoutStream()).Err(); err != nil {
+		t.Fatal(err)
+	}
 	var posts []string
 	for i := 0; i < 5; i++ {
 		p, err := s.CreatePost(ctx, author, social.NewPost{Content: fmt.Sprint("post ", i)})

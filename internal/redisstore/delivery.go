@@ -48,7 +48,7 @@ func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) erro
 		return s.fanOutPost(ctx, post, author, repost)
 	case opDelete:
 		// The notifications the post made go with it.
-		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions])); err != nil {
+		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions]), true); err != nil {
 			return err
 		}
 		return s.fanOutDelete(ctx, post, author, repost, job[jobMedia])
@@ -80,7 +80,7 @@ func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) err
 	// The original's author and the users mentioned are told.
 	rauthor, _ := vals[2].(string)
 	mentions, _ := vals[3].(string)
-	if err := s.notifyPost(ctx, post, author, repost, rauthor, splitIDs(mentions)); err != nil {
+	if err := s.notifyPost(ctx, post, author, repost, rauthor, splitIDs(mentions), false); err != nil {
 		return err
 	}
 	if isNil(listed.Err()) {

@@ -220,11 +220,15 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 			if round > 0 {
 				list = nil
 				// Later reads spend the operation's read budget, one
-				// candidate per entry each open source may return.
-				if social.TakeReadBudget(ctx, n*h.openReads()) == 0 {
+				// candidate per entry each open source may return, and
+				// read no more than it granted.
+				reads := h.openReads()
+				got := social.TakeReadBudget(ctx, n*reads)
+				if got == 0 {
 					spent = true
 					break
 				}
+				n = max(1, got/reads)
 			}
 			// One pipeline: the list (after round 0) and every open source.
 			var cmd *redis.Cmd
@@ -264,9 +268,17 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 		}
 	}
 	c := postPage(h.out, h.first, !readAll || len(h.pending) > 0)
-	if spent && len(h.out) <= h.first && h.checked > 0 {
-		// Short: the next page goes on below the candidates checked.
-		c.HasNext, c.End = true, postCursor(strconv.FormatInt(h.checked, 10))
+	if spent && len(h.out) <= h.first {
+		// Short: the next page goes on below the candidates checked, or,
+		// when none was, from where the reads got (nothing read is in
+		// hand unchecked: a round with candidates checks some).
+		at := h.checked
+		if at == 0 {
+			at = h.before
+		}
+		if at != noCursor {
+			c.HasNext, c.End = true, postCursor(strconv.FormatInt(at, 10))
+		}
 	}
 	return c, nil
 }

@@ -101,9 +101,14 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 		if !readAll && len(n.pending) < k {
 			want := candidates(n.first, round)
 			// Later reads spend the operation's read budget, as readHome's.
-			if round > 0 && social.TakeReadBudget(ctx, want*n.openReads()) == 0 {
-				spent = true
-				break
+			if round > 0 {
+				reads := n.openReads()
+				got := social.TakeReadBudget(ctx, want*reads)
+				if got == 0 {
+					spent = true
+					break
+				}
+				want = max(1, got/reads)
 			}
 			var err error
 			if readAll, err = n.readRound(ctx, h, want); err != nil {
@@ -125,9 +130,16 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 	slices.Reverse(posts)
 	c := postPage(posts, n.first, false)
 	c.HasNext, c.HasPrevious = false, more
-	if spent && len(n.out) <= n.first && n.checked > 0 {
-		// Short: the next page goes on above the candidates checked.
-		c.HasPrevious, c.Start = true, postCursor(strconv.FormatInt(n.checked, 10))
+	if spent && len(n.out) <= n.first {
+		// Short: the next page goes on above the candidates checked, or
+		// from where the reads got when none was.
+		at := n.checked
+		if at == 0 {
+			at = n.after
+		}
+		if at > 0 {
+			c.HasPrevious, c.Start = true, postCursor(strconv.FormatInt(at, 10))
+		}
 	}
 	return c, nil
 }

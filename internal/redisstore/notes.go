@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,73 +73,118 @@ func (s *Store) notifyJob(ctx context.Context, kind social.NoteKind, target, pos
 	return nil
 }
 
+// noteGone, set in a job, says the action is undone whatever Redis still
+// holds: a deleted post's job runs before the post's hash is gone.
+const noteGone = "gone"
+
 // syncNote carries out a note job: for each recipient, whether the action
-// stands, then noteScript.
+// stands, then noteScript. Jobs of one action may run at once (several
+// workers, a pipeline split over Cluster nodes): after the script it reads
+// whether the action stands again and goes round until nothing changed
+// in between, so the last state read is the one written.
 func (s *Store) syncNote(ctx context.Context, job map[string]string) error {
 	kind, target, post, actor := social.NoteKind(job[noteKind]), job[noteTarget], job[notePost], job[noteActor]
 	to := strings.Split(job[noteTo], ",")
 	if !social.IsID(target) || !social.IsID(actor) || (post != "" && !social.IsID(post)) {
 		return fmt.Errorf("malformed note job %v", job)
 	}
+	t := noteTruth{kind: kind, target: target, post: post, actor: actor, to: to, gone: job[noteGone] == "1"}
+	at := strconv.FormatInt(s.now().UnixMilli(), 10)
+	if v, err := strconv.ParseInt(job[noteAt], 10, 64); err == nil && v > 0 {
+		at = job[noteAt]
+	}
+	present, err := s.readTruth(ctx, &t)
+	for range 3 {
+		if err != nil {
+			return fmt.Errorf("read %s by %s: %w", strings.ToLower(string(kind)), actor, err)
+		}
+		if err := s.applyNote(ctx, &t, present, at); err != nil {
+			return fmt.Errorf("notify of %s by %s: %w", strings.ToLower(string(kind)), actor, err)
+		}
+		var again []bool
+		if again, err = s.readTruth(ctx, &t); err == nil && slices.Equal(again, present) {
+			return nil
+		}
+		present = again
+	}
+	return fmt.Errorf("notify of %s by %s: the action kept changing", strings.ToLower(string(kind)), actor)
+}
+
+// noteTruth is what a note job is about, and what reading it found.
+type noteTruth struct {
+	kind                   social.NoteKind
+	target, post, actor    string
+	to                     []string
+	gone                   bool
+	group, postID, comment string
+	postAuthor             string // the post's author, for a mention (checked against the recipient's blocks)
+}
+
+// readTruth reads whether the job's action stands, for each recipient.
+func (s *Store) readTruth(ctx context.Context, t *noteTruth) ([]bool, error) {
 	k := s.keys
 	var truth redis.Cmder
 	var access *visibilityCheck
-	var group, notePostID, commentID string
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		switch kind {
+		switch t.kind {
 		case social.NoteLike:
-			truth, group, notePostID = p.ZScore(ctx, k.Likers(target), actor), "like:"+target, target
+			truth, t.group, t.postID = p.ZScore(ctx, k.Likers(t.target), t.actor), "like:"+t.target, t.target
 		case social.NoteFollow:
-			truth, group = p.ZScore(ctx, k.Followers(to[0]), actor), "follow"
+			truth, t.group = p.ZScore(ctx, k.Followers(t.to[0]), t.actor), "follow"
 		case social.NoteComment:
-			truth, group, notePostID, commentID = p.HGet(ctx, k.PostComment(post, target), "author"), "comment:"+target, post, target
+			truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), "author"), "comment:"+t.target, t.post, t.target
 		case social.NoteRepost:
-			truth, group, notePostID = p.HGet(ctx, k.Post(target), "repost"), "repost:"+post, post
+			truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), "repost"), "repost:"+t.post, t.post
 		case social.NoteMention:
 			// A mention in a post (post == "") or in a comment on post.
-			if post == "" {
-				truth, group, notePostID = p.HGet(ctx, k.Post(target), postAuthorField), "mention:"+target, target
+			if t.post == "" {
+				truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), postAuthorField), "mention:"+t.target, t.target
 			} else {
-				truth, group, notePostID, commentID = p.HGet(ctx, k.PostComment(post, target), "author"), "mention:c"+target, post, target
+				truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), "author"), "mention:c"+t.target, t.post, t.target
 			}
-			access = s.queueAccess(ctx, p, notePostID, to)
+			access = s.queueAccess(ctx, p, t.postID, t.to)
 		default:
-			return fmt.Errorf("note job of unknown kind %q", kind)
+			return fmt.Errorf("note job of unknown kind %q", t.kind)
 		}
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
-		return fmt.Errorf("read %s by %s: %w", strings.ToLower(string(kind)), actor, err)
+		return nil, err
 	}
 	var stands bool
 	switch c := truth.(type) {
 	case *redis.FloatCmd:
 		stands = c.Err() == nil
 	case *redis.StringCmd:
-		stands = c.Val() != "" && (kind != social.NoteRepost || c.Val() == post)
+		stands = c.Val() != "" && (t.kind != social.NoteRepost || c.Val() == t.post)
 	}
-	now := strconv.FormatInt(s.now().UnixMilli(), 10)
-	if at, err := strconv.ParseInt(job[noteAt], 10, 64); err == nil && at > 0 {
-		now = job[noteAt]
+	if access != nil {
+		t.postAuthor = access.author()
 	}
+	out := make([]bool, len(t.to))
+	for i, r := range t.to {
+		out[i] = stands && !t.gone && r != t.actor && (access == nil || access.allows(i))
+	}
+	return out, nil
+}
+
+// applyNote runs noteScript for each recipient.
+func (s *Store) applyNote(ctx context.Context, t *noteTruth, present []bool, at string) error {
+	k := s.keys
 	window, limit := s.feed.noteWindow(), s.feed.noteCap()
-	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, r := range to {
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range t.to {
 			if !social.IsID(r) {
 				continue
 			}
-			present := stands && r != actor && (access == nil || access.allows(i))
 			noteScript.EvalSha(ctx, p,
 				[]string{k.Notes(r), k.NoteData(r), k.NoteOpen(r), k.NoteMeta(r), k.Blocks(r), k.BlockedBy(r), k.Mutes(r)},
-				k.NoteActors(r, ""), group, actor, boolArg(present), now, window.Milliseconds(),
-				string(kind), notePostID, commentID, limit, k.LiveNotes(r), s.publishCommand())
+				k.NoteActors(r, ""), t.group, t.actor, boolArg(present[i]), at, window.Milliseconds(),
+				string(t.kind), t.postID, t.comment, limit, k.LiveNotes(r), s.publishCommand(), t.postAuthor)
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("notify of %s by %s: %w", strings.ToLower(string(kind)), actor, err)
-	}
-	return nil
+	return err
 }
 
 func boolArg(b bool) string {
@@ -163,6 +209,12 @@ func (s *Store) queueAccess(ctx context.Context, p redis.Pipeliner, postID strin
 		c.not = append(c.not, p.SIsMember(ctx, s.keys.PostNotTo(postID), u))
 	}
 	return c
+}
+
+// author is the post's author ("" when it is gone).
+func (c *visibilityCheck) author() string {
+	a, _ := c.hash.Val()[0].(string)
+	return a
 }
 
 func (c *visibilityCheck) allows(i int) bool {
@@ -278,16 +330,18 @@ func (s *Store) NoteChannel(viewerID string) string { return s.keys.LiveNotes(vi
 
 // notifyPost brings the notifications of a post in line with whether it
 // exists: the repost's, to the original's author, and the mentions'.
-// The fan-out worker runs it for a new post and for a deleted one.
-func (s *Store) notifyPost(ctx context.Context, post, author, repost, rauthor string, mentions []string) error {
+// The fan-out worker runs it for a new post and, with gone, for a deleted
+// one (its job may run before the post's hash is deleted).
+func (s *Store) notifyPost(ctx context.Context, post, author, repost, rauthor string, mentions []string, gone bool) error {
+	g := boolArg(gone)
 	if repost != "" && social.IsID(rauthor) {
-		err := s.syncNote(ctx, map[string]string{noteKind: string(social.NoteRepost), noteTarget: post, notePost: repost, noteActor: author, noteTo: rauthor})
+		err := s.syncNote(ctx, map[string]string{noteKind: string(social.NoteRepost), noteTarget: post, notePost: repost, noteActor: author, noteTo: rauthor, noteGone: g})
 		if err != nil {
 			return err
 		}
 	}
 	if len(mentions) > 0 {
-		return s.syncNote(ctx, map[string]string{noteKind: string(social.NoteMention), noteTarget: post, noteActor: author, noteTo: strings.Join(mentions, ",")})
+		return s.syncNote(ctx, map[string]string{noteKind: string(social.NoteMention), noteTarget: post, noteActor: author, noteTo: strings.Join(mentions, ","), noteGone: g})
 	}
 	return nil
 }

@@ -183,3 +183,35 @@ func TestNotificationsCap(t *testing.T) {
 		t.Fatalf("kept %v, want %v", got, want)
 	}
 }
+
+// A deleted post's job takes its mentions back even when it runs before
+// the post's hash is deleted; a mention in a comment on the post of
+// someone in a block with the mentioned user tells them nothing.
+func TestNotesGone(t *testing.T) {
+	s, rdb := feedStore(t)
+	w := feedWorker(t, s, rdb)
+	ctx := context.Background()
+	u := feedUsers(t, s, 3)
+	a, v, c := u[0], u[1], u[2]
+	name := map[string]string{a: "a", v: "v", c: "c"}
+	vName := "u1_" + strings.ReplaceAll(t.Name(), "/", "_")
+	p := feedPost(t, s, a, social.NewPost{Content: "hi @" + vName})
+	drain(t, w)
+	if got, _ := notesOf(t, s, v, name); len(got) != 1 {
+		t.Fatalf("mention: %q", got)
+	}
+	// The delete job, run while the hash is still there.
+	feedOK(t, s.HandleFanoutJob(ctx, map[string]string{"op": "delete", "post": p.ID, "author": a, "mentions": v}))
+	if got, _ := notesOf(t, s, v, name); len(got) != 0 {
+		t.Fatalf("after the delete job: %q", got)
+	}
+
+	other := feedPost(t, s, a, social.NewPost{Content: "public"})
+	feedOK(t, s.Block(ctx, a, v))
+	_, err := s.AddComment(ctx, c, other.ID, "look @"+vName)
+	feedOK(t, err)
+	drain(t, w)
+	if got, _ := notesOf(t, s, v, name); len(got) != 0 {
+		t.Fatalf("a mention on a blocker's post: %q", got)
+	}
+}

@@ -225,8 +225,20 @@ const claimGrace = 10 * time.Second
 func (s *Store) claimedRepost(ctx context.Context, reposter, original, claim string) (*social.Post, error) {
 	id, at, _ := strings.Cut(claim, "|")
 	p, err := s.ownPost(ctx, reposter, id)
-	if p != nil || err != nil {
-		return p, err
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		// Its writer may have died between the hash and the fan-out job:
+		// publish again (idempotent) what the author's timeline lacks.
+		if err := s.rdb.ZScore(ctx, s.keys.UserPosts(reposter), id).Err(); isNil(err) {
+			if err := s.publish(ctx, id, reposter, original, p.Visibility, s.feed.Mode == Pull); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
+			return nil, fmt.Errorf("look up repost %s: %w", id, err)
+		}
+		return p, nil
 	}
 	ms, _ := strconv.ParseInt(at, 10, 64)
 	if s.now().Sub(time.UnixMilli(ms)) < claimGrace {

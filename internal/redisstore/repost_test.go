@@ -247,3 +247,28 @@ func TestPostLocationAndSource(t *testing.T) {
 		})
 	}
 }
+
+// A plain repost whose writer died after its hash, before its fan-out
+// job, is published by the next request for it, not returned unpublished.
+func TestPlainRepostFinishedByRetry(t *testing.T) {
+	s, rdb := feedStore(t)
+	ctx := context.Background()
+	u := feedUsers(t, s, 2)
+	orig := feedPost(t, s, u[0], social.NewPost{})
+	r, err := s.CreatePost(ctx, u[1], social.NewPost{RepostOf: orig.ID})
+	feedOK(t, err)
+	// Undo what publish did: the author's timeline and the link.
+	feedOK(t, rdb.ZRem(ctx, s.Keys().UserPosts(u[1]), r.ID).Err())
+	feedOK(t, rdb.SRem(ctx, s.Keys().PostReposts(orig.ID), r.ID).Err())
+	again, err := s.CreatePost(ctx, u[1], social.NewPost{RepostOf: orig.ID})
+	feedOK(t, err)
+	if again.ID != r.ID {
+		t.Fatalf("retry made %s, want %s", again.ID, r.ID)
+	}
+	if err := rdb.ZScore(ctx, s.Keys().UserPosts(u[1]), r.ID).Err(); err != nil {
+		t.Fatalf("not in the author's timeline: %v", err)
+	}
+	if n := rdb.SCard(ctx, s.Keys().PostReposts(orig.ID)).Val(); n != 1 {
+		t.Fatalf("reposts %d, want 1", n)
+	}
+}

@@ -87,11 +87,18 @@ func Env(tb testing.TB) map[string]string {
 }
 
 // WithEnv adds the package server's REDIS_URL and REDIS_CLUSTER to the
-// environment env of a gateway or worker process, and returns it.
+// environment env of a gateway or worker process, and returns it. On a
+// cluster, which has one database for every test, it also gives the
+// process the test's own key prefix unless env names one: a test's keys
+// (and the timeline settings its processes record) stay its own, as the
+// database of its own does on one server.
 func WithEnv[M ~map[string]string](tb testing.TB, env M) M {
 	tb.Helper()
 	for k, v := range Env(tb) {
 		env[k] = v
+	}
+	if _, ok := env["REDIS_PREFIX"]; !ok && cluster != nil {
+		env["REDIS_PREFIX"] = Prefix(tb)
 	}
 	return env
 }

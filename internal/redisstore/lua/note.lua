@@ -11,7 +11,9 @@
 -- KEYS: Notes, NoteData, NoteOpen, NoteMeta, Blocks, BlockedBy, Mutes (all
 -- of the recipient).
 -- ARGV: NoteActors prefix, group key, actor, present ("1"/"0"), now (ms),
--- window (ms), kind, post, comment, cap, live channel, publish command.
+-- window (ms), kind, post, comment, cap, live channel, publish command,
+-- and the post's author for a mention ("" otherwise): a mention on the
+-- post of someone in a block with the recipient adds nothing either.
 --
 -- Reply: the activity number when the notification rose, else 0.
 
@@ -38,6 +40,10 @@ end
 local present = ARGV[4] == '1'
 if present and (redis.call('SISMEMBER', KEYS[5], actor) == 1 or redis.call('SISMEMBER', KEYS[6], actor) == 1
     or redis.call('SISMEMBER', KEYS[7], actor) == 1) then
+  present = false
+end
+local owner = ARGV[13] or ''
+if present and owner ~= '' and (redis.call('SISMEMBER', KEYS[5], owner) == 1 or redis.call('SISMEMBER', KEYS[6], owner) == 1) then
   present = false
 end
 
