@@ -2,7 +2,7 @@ package graph
 
 import _ "embed"
 
-// ReferenceQuery is the reference query of issue 6: a 20-post home page
+// ReferenceQuery is the page the read path is measured by: a 20-post home page
 // with authors, counters, the viewer's likes, three comments each and
 // reposted originals. The read path is held to its round-trip budget
 // (graph/readpath_test.go), and the benchmarks (graph/exec_bench_test.go,
