@@ -425,10 +425,14 @@ func TestBodyMemoryBound(t *testing.T) {
 		defer res.Body.Close()
 		return res.StatusCode, res.Header
 	}
-	eventually(t, "a POST refused while the slow bodies hold the budget", func() bool {
+	// The slow requests reserve their bodies once their handlers run,
+	// which a loaded machine may delay.
+	last := 0
+	eventuallyWithin(t, 30*time.Second, "a POST refused while the slow bodies hold the budget", func() bool {
 		status, h := post()
+		last = status
 		return status == http.StatusServiceUnavailable && h.Get("Retry-After") != ""
-	})
+	}, func() string { return fmt.Sprint("last status ", last) })
 	for _, c := range slow {
 		c.Close()
 	}
@@ -441,11 +445,18 @@ func TestBodyMemoryBound(t *testing.T) {
 // eventually polls cond until it holds, for at most 10 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	eventuallyWithin(t, 10*time.Second, what, cond, func() string { return "" })
+}
+
+// eventuallyWithin polls cond until it holds, for at most d, and says
+// what state tells when it does not.
+func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool, state func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s (%s)", what, state())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
