@@ -36,8 +36,11 @@ const (
 // HandleFanoutJob carries out one fan-out job (the fields of an entry of
 // FanoutStream). An error leaves the job pending, to be retried.
 func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) error {
-	if job[jobOp] == opNote {
+	switch job[jobOp] {
+	case opNote:
 		return s.syncNote(ctx, job)
+	case opNotePurge:
+		return s.purgeNotes(ctx, job)
 	}
 	post, author, repost := job[jobPost], job[jobAuthor], job[jobRepost]
 	if !social.IsID(post) || !social.IsID(author) || (repost != "" && !social.IsID(repost)) {

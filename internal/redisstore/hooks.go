@@ -97,11 +97,11 @@ func (s *Store) afterUnfollow(ctx context.Context, follower, followee string) er
 // afterBlock runs after blocker blocked blocked (follow edges both ways are
 // already gone): each side's posts leave the other's home list.
 func (s *Store) afterBlock(ctx context.Context, blocker, blocked string) error {
-	// The follows the block removed take their notifications with them.
-	if err := s.notifyJob(ctx, social.NoteFollow, blocker, "", blocked, blocker); err != nil {
+	// Nothing either did shows in the other's notifications any more.
+	if err := s.queuePurge(ctx, blocked, blocker); err != nil {
 		return err
 	}
-	if err := s.notifyJob(ctx, social.NoteFollow, blocked, "", blocker, blocked); err != nil {
+	if err := s.queuePurge(ctx, blocker, blocked); err != nil {
 		return err
 	}
 	return s.purgeHome(ctx, [2]string{blocker, blocked}, [2]string{blocked, blocker})
@@ -109,6 +109,9 @@ func (s *Store) afterBlock(ctx context.Context, blocker, blocked string) error {
 
 // afterMute runs after muter muted muted.
 func (s *Store) afterMute(ctx context.Context, muter, muted string) error {
+	if err := s.queuePurge(ctx, muted, muter); err != nil {
+		return err
+	}
 	return s.purgeHome(ctx, [2]string{muter, muted})
 }
 

@@ -345,3 +345,37 @@ func (s *Store) notifyPost(ctx context.Context, post, author, repost, rauthor st
 	}
 	return nil
 }
+
+// opNotePurge is the job that takes an actor out of a recipient's
+// notifications (purgeNotes).
+const opNotePurge = "notepurge"
+
+// queuePurge queues taking actor out of each recipient's notifications.
+func (s *Store) queuePurge(ctx context.Context, actor string, recipients ...string) error {
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, r := range recipients {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(r), Values: []any{jobOp, opNotePurge, noteActor, actor, noteTo, r}})
+		}
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("queue taking %s out of notifications: %w", actor, err)
+	}
+	return nil
+}
+
+// purgeNotes takes an actor out of a recipient's notifications: after a
+// block either way or a mute, nothing the actor did shows there. The
+// script is idempotent.
+func (s *Store) purgeNotes(ctx context.Context, job map[string]string) error {
+	actor, r := job[noteActor], job[noteTo]
+	if !social.IsID(actor) || !social.IsID(r) {
+		return fmt.Errorf("malformed notification purge job %v", job)
+	}
+	k := s.keys
+	err := notePurgeScript.Run(ctx, s.rdb, []string{k.Notes(r), k.NoteData(r), k.NoteOpen(r)}, k.NoteActors(r, ""), actor).Err()
+	if err != nil {
+		return fmt.Errorf("take %s out of the notifications of %s: %w", actor, r, err)
+	}
+	return nil
+}

@@ -93,15 +93,21 @@ func TestNotifications(t *testing.T) {
 			feedOK(t, s.DeletePost(ctx, c, mention))
 			feedOK(t, s.DeleteComment(ctx, c, comment))
 		}, func() []string { return []string{"FOLLOW b,a/2 ", "LIKE b/1 " + p} }},
-		{"unfollow, and a block removing a follow", func() {
-			feedOK(t, s.Unfollow(ctx, a, owner))
-			feedOK(t, s.Block(ctx, owner, b))
-		}, func() []string { return []string{"LIKE b/1 " + p} }},
+		{"unfollow takes the follow back", func() { feedOK(t, s.Unfollow(ctx, a, owner)) },
+			func() []string { return []string{"FOLLOW b/1 ", "LIKE b/1 " + p} }},
 		{"after the window a like opens a new notification", func() {
 			clock.Add(time.Hour.Milliseconds())
 			feedOK(t, s.Like(ctx, c, p))
-		}, func() []string { return []string{"LIKE c/1 " + p, "LIKE b/1 " + p} }},
-		{"the last actor leaving takes it away", func() { feedOK(t, s.Unlike(ctx, c, p)) }, func() []string { return []string{"LIKE b/1 " + p} }},
+		}, func() []string { return []string{"LIKE c/1 " + p, "FOLLOW b/1 ", "LIKE b/1 " + p} }},
+		{"the last actor leaving takes it away", func() { feedOK(t, s.Unlike(ctx, c, p)) },
+			func() []string { return []string{"FOLLOW b/1 ", "LIKE b/1 " + p} }},
+		{"a block takes away all the blocked user did", func() { feedOK(t, s.Block(ctx, owner, b)) },
+			func() []string { return nil }},
+		{"and a mute all the muted user did", func() {
+			feedOK(t, s.Like(ctx, c, p))
+			drain(t, w)
+			feedOK(t, s.Mute(ctx, owner, c))
+		}, func() []string { return nil }},
 	}
 	for _, st := range steps {
 		st.do()

@@ -58,9 +58,10 @@ var (
 	feedClaimScript = newScript("feed_claim.lua")
 
 	// Notifications (notes.go).
-	noteScript     = newScript("note.lua")
-	notePageScript = newScript("note_page.lua")
-	noteReadScript = newScript("note_read.lua")
+	noteScript      = newScript("note.lua")
+	notePageScript  = newScript("note_page.lua")
+	noteReadScript  = newScript("note_read.lua")
+	notePurgeScript = newScript("note_purge.lua")
 
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")
