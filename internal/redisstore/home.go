@@ -177,32 +177,11 @@ type homeItem struct {
 
 func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
 	s := h.s
-	// The first list read may ask to fill the list first (a hybrid reader
-	// back from inactivity, or pull mode); after one fill it does not ask
-	// again, the limit is a guard.
-	var list *listRound
-	for fills := 0; list == nil; fills++ {
-		var cmd *redis.Cmd
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			cmd = h.queueList(ctx, p, candidates(h.first, 0), fills == 0)
-			return nil
-		}); err != nil {
-			return social.Connection[*social.Post]{}, err
-		}
-		r, err := parseListRound(cmd)
-		if err != nil {
-			return social.Connection[*social.Post]{}, err
-		}
-		switch {
-		case r.need == "":
-			list = r
-		case fills == 2:
-			return social.Connection[*social.Post]{}, fmt.Errorf("home list still needs a %s after filling it", r.need)
-		default:
-			if err := s.fillHome(ctx, h.viewer, r); err != nil {
-				return social.Connection[*social.Post]{}, err
-			}
-		}
+	list, err := s.firstListRound(ctx, h.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
+		return h.queueList(ctx, p, candidates(h.first, 0), mayPull)
+	})
+	if err != nil {
+		return social.Connection[*social.Post]{}, err
 	}
 	h.useList(list)
 
@@ -295,6 +274,35 @@ func (h *homePage) openReads() int {
 		}
 	}
 	return max(n, 1)
+}
+
+// firstListRound runs a page's first list read, queued by queue, filling
+// the list first when the read says it must (a hybrid reader back from
+// inactivity, or pull mode); after one fill it does not ask again, the
+// limit is a guard. Downward and upward pages share it.
+func (s *Store) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
+	for fills := 0; ; fills++ {
+		var cmd *redis.Cmd
+		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd = queue(p, fills == 0)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		r, err := parseListRound(cmd)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case r.need == "":
+			return r, nil
+		case fills == 2:
+			return nil, fmt.Errorf("home list still needs a %s after filling it", r.need)
+		}
+		if err := s.fillHome(ctx, viewer, r); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // errNothingQueued ends a pipeline function that had nothing to send.

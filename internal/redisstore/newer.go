@@ -67,29 +67,11 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 	// The first list read fills the list first when it must (as readHome),
 	// and says where the floor is and whom the reader follows.
 	h := &homePage{s: n.s, viewer: n.viewer, first: n.first, before: n.after}
-	var list *listRound
-	for fills := 0; list == nil; fills++ {
-		var cmd *redis.Cmd
-		if _, err := n.s.pipelined(ctx, func(p redis.Pipeliner) error {
-			cmd = n.queueList(ctx, p, h, 0, fills == 0)
-			return nil
-		}); err != nil {
-			return social.Connection[*social.Post]{}, err
-		}
-		r, err := parseListRound(cmd)
-		if err != nil {
-			return social.Connection[*social.Post]{}, err
-		}
-		switch {
-		case r.need == "":
-			list = r
-		case fills == 2:
-			return social.Connection[*social.Post]{}, fmt.Errorf("home list still needs a %s after filling it", r.need)
-		default:
-			if err := n.s.fillHome(ctx, n.viewer, r); err != nil {
-				return social.Connection[*social.Post]{}, err
-			}
-		}
+	list, err := n.s.firstListRound(ctx, n.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
+		return n.queueList(ctx, p, h, 0, mayPull)
+	})
+	if err != nil {
+		return social.Connection[*social.Post]{}, err
 	}
 	n.floor, n.pulled = list.floor, list.pulled
 	n.below = n.after < n.floor-1

@@ -58,10 +58,10 @@ var (
 	feedClaimScript = newScript("feed_claim.lua")
 
 	// Notifications (notes.go).
-	noteScript      = newScript("note.lua")
+	noteScript      = newScript("note.lua", "notes")
 	notePageScript  = newScript("note_page.lua")
 	noteReadScript  = newScript("note_read.lua")
-	notePurgeScript = newScript("note_purge.lua")
+	notePurgeScript = newScript("note_purge.lua", "notes")
 
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")

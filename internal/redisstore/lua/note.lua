@@ -22,20 +22,6 @@ local prefix, group, actor = ARGV[1], ARGV[2], ARGV[3]
 local now, window, cap = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[10])
 local of = 'a|' .. group .. '|' .. actor
 
-local function drop(gid)
-  local d = redis.call('HGET', data, gid)
-  if d then
-    local g = string.match(d, '^[^|]*|[^|]*|[^|]*|[^|]*|(.*)$')
-    for _, a in ipairs(redis.call('ZRANGE', prefix .. gid, 0, -1)) do
-      redis.call('HDEL', open, 'a|' .. g .. '|' .. a)
-    end
-    local o = redis.call('HGET', open, g)
-    if o and string.match(o, '^(%d+)') == gid then redis.call('HDEL', open, g) end
-  end
-  redis.call('ZREM', notes, gid)
-  redis.call('HDEL', data, gid)
-  redis.call('DEL', prefix .. gid)
-end
 
 local present = ARGV[4] == '1'
 if present and (redis.call('SISMEMBER', KEYS[5], actor) == 1 or redis.call('SISMEMBER', KEYS[6], actor) == 1
@@ -52,7 +38,7 @@ if not present then
   if not gid then return 0 end
   redis.call('HDEL', open, of)
   redis.call('ZREM', prefix .. gid, actor)
-  if redis.call('ZCARD', prefix .. gid) == 0 then drop(gid) end
+  if redis.call('ZCARD', prefix .. gid) == 0 then note_drop(notes, data, open, prefix, gid) end
   return 0
 end
 
@@ -75,7 +61,7 @@ local act = redis.call('HINCRBY', meta, 'act', 1)
 redis.call('ZADD', notes, act, gid)
 redis.call('HSET', data, gid, ARGV[7] .. '|' .. ARGV[8] .. '|' .. ARGV[9] .. '|' .. ARGV[5] .. '|' .. group)
 while redis.call('ZCARD', notes) > cap do
-  drop(redis.call('ZRANGE', notes, 0, 0)[1])
+  note_drop(notes, data, open, prefix, redis.call('ZRANGE', notes, 0, 0)[1])
 end
 redis.call(ARGV[12], ARGV[11], tostring(act))
 return act

@@ -8,20 +8,6 @@
 local notes, data, open = KEYS[1], KEYS[2], KEYS[3]
 local prefix, actor = ARGV[1], ARGV[2]
 
-local function drop(gid)
-  local d = redis.call('HGET', data, gid)
-  if d then
-    local g = string.match(d, '^[^|]*|[^|]*|[^|]*|[^|]*|(.*)$')
-    for _, a in ipairs(redis.call('ZRANGE', prefix .. gid, 0, -1)) do
-      redis.call('HDEL', open, 'a|' .. g .. '|' .. a)
-    end
-    local o = redis.call('HGET', open, g)
-    if o and string.match(o, '^(%d+)') == gid then redis.call('HDEL', open, g) end
-  end
-  redis.call('ZREM', notes, gid)
-  redis.call('HDEL', data, gid)
-  redis.call('DEL', prefix .. gid)
-end
 
 local cursor, found = '0', {}
 repeat
@@ -35,6 +21,6 @@ until cursor == '0'
 for _, f in ipairs(found) do
   redis.call('HDEL', open, f[1])
   redis.call('ZREM', prefix .. f[2], actor)
-  if redis.call('ZCARD', prefix .. f[2]) == 0 then drop(f[2]) end
+  if redis.call('ZCARD', prefix .. f[2]) == 0 then note_drop(notes, data, open, prefix, f[2]) end
 end
 return #found
