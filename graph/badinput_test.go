@@ -8,55 +8,16 @@ import (
 	"io"
 	"maps"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
-	"github.com/socialgw/gateway/internal/redistest"
 )
-
-// redisSnapshot is every key under a prefix with its DUMP (type, value and
-// encoding; TTLs are left out, as reads may refresh them).
-func redisSnapshot(t *testing.T, rdb redis.UniversalClient, prefix string) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	out := map[string]string{}
-	for _, k := range redistest.Keys(t, rdb, prefix+"*") {
-		d, err := rdb.Dump(ctx, k).Result()
-		if err != nil && err != redis.Nil {
-			t.Fatal(err)
-		}
-		out[k] = d
-	}
-	return out
-}
-
-// diffSnapshots names the keys added, removed or changed.
-func diffSnapshots(before, after map[string]string) []string {
-	var diff []string
-	for k, v := range after {
-		if w, ok := before[k]; !ok {
-			diff = append(diff, "+"+k)
-		} else if w != v {
-			diff = append(diff, "~"+k)
-		}
-	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			diff = append(diff, "-"+k)
-		}
-	}
-	slices.Sort(diff)
-	return diff
-}
 
 // badRequest is one raw request of the bad-input table.
 type badRequest struct {
@@ -104,7 +65,7 @@ func TestBadInput(t *testing.T) {
 	sum := sha256.Sum256([]byte(logout))
 	apq := `{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}`
 	s.Do(t, "", logout, nil)
-	if st, _, b := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType},
+	if st, _, b := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType},
 		strings.NewReader(`{"query":`+quote(logout)+`,"extensions":`+apq+`}`)); st != 200 || !strings.Contains(string(b), "UNAUTHENTICATED") {
 		t.Fatalf("register persisted mutation: %d %s", st, b)
 	}
@@ -202,13 +163,13 @@ func TestBadInput(t *testing.T) {
 	prefix := s.Store.Keys().Prefix()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := redisSnapshot(t, s.Redis, prefix)
+			before := gatewaytest.RedisSnapshot(t, s.Redis, prefix)
 			var body io.Reader
 			if tt.req.body != "" {
 				body = strings.NewReader(tt.req.body)
 			}
-			status, _, b := httpDo(t, s, tt.req.method, tt.req.path, tt.req.header, body)
-			r := decodeGraphQL(t, status, b)
+			status, _, b := s.Raw(t, tt.req.method, tt.req.path, tt.req.header, body)
+			r := gatewaytest.Decode(t, status, b)
 			if status != tt.status || r.Code() != tt.code {
 				t.Errorf("status %d, code %q; want %d, %s\n%s", status, r.Code(), tt.status, tt.code, b)
 			}
@@ -220,7 +181,7 @@ func TestBadInput(t *testing.T) {
 			if tt.code == "RATE_LIMITED" && (r.Errors[0].Extensions["retryAfter"] == nil) {
 				t.Errorf("RATE_LIMITED without retryAfter: %s", b)
 			}
-			if diff := diffSnapshots(before, redisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
+			if diff := gatewaytest.DiffSnapshots(before, gatewaytest.RedisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
 				t.Errorf("Redis changed: %v", diff)
 			}
 			if me := s.Do(t, author.Token, authMeDoc, nil); me.Str("me.id") != author.ID {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -182,7 +183,7 @@ func BenchmarkExecuteReference(b *testing.B) {
 	if w := os.Getenv("LOADER_WAIT"); w != "" {
 		loaders.Wait, _ = time.ParseDuration(w)
 	}
-	h := graph.NewHandler(&graph.Resolver{Posts: m, Engagement: m}, m, fixedViewer{}, graph.Options{MaxBodyBytes: 1 << 20, Loaders: loaders})
+	h := gateway.NewQuery(&graph.Resolver{Posts: m, Engagement: m}, m, fixedViewer{}, gateway.QueryOptions{MaxBodyBytes: 1 << 20, Loaders: loaders})
 	body := referenceQuery(b)
 	run := func() *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -33,9 +34,9 @@ fragment P on Post {
 // serve, errors).
 func TestFastPathMatchesGeneric(t *testing.T) {
 	n := newReadPathNet(t, redisstore.Push)
-	generic := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	generic := gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
 	stats := graph.NewFastStats()
-	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
+	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
 
 	author := n.s.Register(t, "lonely") // no posts: empty pages
 	ref := referenceQueryWithFirst(t)
@@ -192,9 +193,9 @@ func TestFastPathHandsOverItsPage(t *testing.T) {
 	}
 	stats := graph.NewFastStats()
 	fast := &gatewaytest.Server{Gateway: n.s.Gateway, Redis: n.s.Redis}
-	fast.URL = gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
+	fast.URL = gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
 	generic := &gatewaytest.Server{Gateway: n.s.Gateway, Redis: n.s.Redis}
-	generic.URL = gatewaytest.Serve(t, n.s.NewQueryHandler(graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	generic.URL = gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
 	cases := []struct {
 		name, query string
 		vars        map[string]any

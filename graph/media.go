@@ -270,3 +270,11 @@ func (m *Attachments) Handler(posts PostReader, authn auth.Authenticator) http.H
 		http.ServeContent(w, r, "", time.Time{}, f)
 	})
 }
+
+// Limiter spends rate-limit budgets (internal/ratelimit.Limiter): here
+// the per-user upload budget.
+type Limiter interface {
+	Allow(ctx context.Context, rule, subject string) error
+	// Has reports whether a rule is limited at all.
+	Has(rule string) bool
+}

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/media/mediatest"
 	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/ratelimit"
@@ -33,7 +33,7 @@ type mediaServer struct {
 	files *mediastore.Store
 }
 
-func newMediaServer(t *testing.T, uploads graph.Uploads, abuse ...*gateway.Abuse) *mediaServer {
+func newMediaServer(t *testing.T, uploads httpapi.Uploads, abuse ...*gateway.Abuse) *mediaServer {
 	t.Helper()
 	files := mediastore.New(s3test.Start(t).Bucket(t))
 	t.Cleanup(func() { files.Close() })
@@ -146,7 +146,7 @@ func (s *mediaServer) keys(t *testing.T) []string {
 }
 
 func TestCreatePostWithMedia(t *testing.T) {
-	s := newMediaServer(t, graph.Uploads{})
+	s := newMediaServer(t, httpapi.Uploads{})
 	author := s.Register(t, "author")
 	jpg := mediatest.JPEGWithGPS(t, 40, 30)
 	png := mediatest.PNGWithText(t, 6, 4)
@@ -225,7 +225,7 @@ func TestCreatePostWithMedia(t *testing.T) {
 
 // TestMediaRanges: files are served in ranges (audio players seek).
 func TestMediaRanges(t *testing.T) {
-	s := newMediaServer(t, graph.Uploads{})
+	s := newMediaServer(t, httpapi.Uploads{})
 	author := s.Register(t, "author")
 	mp3 := mediatest.MP3(20, false)
 	r := send(t, multipartRequest(t, s.URL, author.Token, nil, []upload{{"a.mp3", "audio/mpeg", mp3, ""}}))
@@ -238,7 +238,7 @@ func TestMediaRanges(t *testing.T) {
 }
 
 func TestMultipartRefusals(t *testing.T) {
-	s := newMediaServer(t, graph.Uploads{MaxFileBytes: 64 << 10, MaxFiles: 4, MaxRequestBytes: 200 << 10})
+	s := newMediaServer(t, httpapi.Uploads{MaxFileBytes: 64 << 10, MaxFiles: 4, MaxRequestBytes: 200 << 10})
 	author := s.Register(t, "author")
 	jpg := mediatest.JPEGWithGPS(t, 8, 8)
 	tests := []struct {
@@ -301,7 +301,7 @@ func TestMultipartRefusals(t *testing.T) {
 // signed addresses, to the viewer they were signed for, while the post
 // exists; deleting a post deletes its files through the fan-out job.
 func TestRestrictedMedia(t *testing.T) {
-	s := newMediaServer(t, graph.Uploads{})
+	s := newMediaServer(t, httpapi.Uploads{})
 	author, friend, outsider := s.Register(t, "author"), s.Register(t, "friend"), s.Register(t, "outsider")
 	r := send(t, multipartRequest(t, s.URL, author.Token, map[string]any{"onlyTo": []string{friend.ID}},
 		[]upload{{"a.png", "image/png", mediatest.PNGWithText(t, 3, 3), ""}}))
@@ -362,7 +362,7 @@ func TestRestrictedMedia(t *testing.T) {
 // TestUploadBudget: every file spends one event of the user's upload
 // budget; past it the post is refused and nothing is stored.
 func TestUploadBudget(t *testing.T) {
-	s := newMediaServer(t, graph.Uploads{}, &gateway.Abuse{RateLimits: map[string]ratelimit.Limit{
+	s := newMediaServer(t, httpapi.Uploads{}, &gateway.Abuse{RateLimits: map[string]ratelimit.Limit{
 		ratelimit.RuleUploadUser: {Count: 3, Per: time.Hour},
 	}})
 	author := s.Register(t, "author")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/loader"
@@ -98,11 +99,11 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 	n := &readPathNet{s: s, viewer: viewer, hook: redisstats.NewHook(nil)}
 	n.hook.Install(s.Redis)
 	n.naive = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
-	n.naive.URL = gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{Naive: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	n.naive.URL = gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{Naive: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
 	// Batch windows that split every batch, as a loaded machine may: the
 	// read path's answers and round trips must not depend on them.
 	n.split = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
-	n.split.URL = gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
+	n.split.URL = gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
 		Loaders: loader.Config{Wait: time.Nanosecond, BatchCapacity: 1}}))
 	return n
 }

@@ -31,6 +31,13 @@ func onStreamEnd(ctx context.Context, reason func() error) {
 
 type websocketKey struct{}
 
+// WithWebsocket marks the context of a websocket connection: a
+// subscription on it that ends on its own says why with the protocol's
+// error message rather than a last event.
+func WithWebsocket(ctx context.Context) context.Context {
+	return context.WithValue(ctx, websocketKey{}, true)
+}
+
 // endStreams is an operation middleware: see above.
 func endStreams(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
@@ -111,7 +110,7 @@ func newGateway(rdb redis.UniversalClient, prefix string, shards int) (*gateway.
 		},
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 1,
-		GraphQL:             graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Loaders: loader.DefaultConfig()},
+		GraphQL:             gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Loaders: loader.DefaultConfig()},
 	})
 }
 
@@ -185,7 +184,7 @@ func (b *Bench) readers(ctx context.Context, n int) ([]reader, error) {
 func (b *Bench) serve() (string, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/query", b.gw.Query)
-	mux.Handle("/naive", b.gw.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Naive: true}))
+	mux.Handle("/naive", b.gw.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Naive: true}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

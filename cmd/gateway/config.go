@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/cmd/internal/app"
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/ratelimit"
 )
@@ -63,7 +63,7 @@ type Config struct {
 	LiveMaxPerUser       int
 	LiveMaxSubscriptions int
 	// Sockets bound websockets: how many, per address, how long idle.
-	Sockets graph.SocketLimits
+	Sockets httpapi.SocketLimits
 
 	// Feed is the timeline and fan-out configuration, shared with
 	// cmd/worker; FanoutWorker runs a fan-out worker inside the gateway.
@@ -78,7 +78,7 @@ type Config struct {
 	MediaSigningKey string
 	MediaURLTTL     time.Duration
 	MediaBaseURL    string
-	Uploads         graph.Uploads
+	Uploads         httpapi.Uploads
 
 	// Demo fills an empty database with the demo network at start-up;
 	// SPADir is a directory served at /app/ (the reference app's build).

@@ -18,7 +18,6 @@ import (
 	"github.com/coder/websocket/wsjson"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
@@ -189,7 +188,7 @@ func newRedisFixture(t testing.TB, tokenTTL time.Duration) *liveFixture {
 		Prefix: prefix, Feed: redisstore.DefaultFeed(),
 		Tokens: auth.TokenOptions{Method: "HS256", Secret: []byte(testSecret), Issuer: "socialgw",
 			Audience: "socialgw-api", TTL: tokenTTL},
-		RefreshTTL: time.Hour, PasswordConcurrency: 1, GraphQL: graph.Options{},
+		RefreshTTL: time.Hour, PasswordConcurrency: 1, GraphQL: gateway.QueryOptions{},
 		Live: gateway.LiveConfig{Off: true},
 	})
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/cmd/internal/app"
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
@@ -69,7 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Tokens:              tokens,
 		RefreshTTL:          cfg.RefreshTokenTTL,
 		PasswordConcurrency: cfg.PasswordConcurrency,
-		GraphQL: graph.Options{
+		GraphQL: gateway.QueryOptions{
 			Introspection:  cfg.Introspection,
 			Suggestions:    cfg.Introspection,
 			Limits:         cfg.Limits,

@@ -18,9 +18,11 @@ import (
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/mediastore"
+	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
@@ -40,7 +42,7 @@ type Config struct {
 	PasswordConcurrency int
 	// GraphQL are the /query handler's limits and switches; its websocket
 	// origins are derived from CORSOrigins.
-	GraphQL graph.Options
+	GraphQL QueryOptions
 	// GraphiQL serves the IDE at /.
 	GraphiQL bool
 	// MetricsElsewhere leaves /metrics out of Handler: it is served on
@@ -189,7 +191,8 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		// A deleted post's files go with its fan-out delete job.
 		store.SetFiles(cfg.Media.Files)
 	}
-	g.Media = g.Resolver.Attachments.Handler(store, g.Auth)
+	// /media/ spends the address's request budget as /query does.
+	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies)(g.Resolver.Attachments.Handler(store, g.Auth))
 	if !cfg.Live.Off {
 		hc := cfg.Live.Hub
 		if cfg.Live.Classic {
@@ -231,7 +234,7 @@ func (g *Gateway) Close() {
 // compare the fast path with gqlgen's own execution.
 // The abuse controls (limits, trusted proxies, persisted-query cache,
 // websocket origins) are the gateway's own, whatever o says.
-func (g *Gateway) NewQueryHandler(o graph.Options) http.Handler {
+func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 	if g.cors != nil {
 		o.OriginAllowed = g.cors.OriginAllowed
 	}
@@ -240,7 +243,7 @@ func (g *Gateway) NewQueryHandler(o graph.Options) http.Handler {
 	if g.cfg.Abuse.APQ.MaxEntries > 0 {
 		o.PersistedQueries = g.Store.APQCache(g.cfg.Abuse.APQ, nil)
 	}
-	return graph.NewHandler(g.Resolver, g.Store, g.Auth, o)
+	return NewQuery(g.Resolver, g.Store, g.Auth, o)
 }
 
 // Compile-time checks that the concrete types wired here provide every
@@ -266,5 +269,6 @@ var (
 	_ live.Sessions      = (*redisstore.Store)(nil)
 	_ graph.Live         = (*live.Timelines)(nil)
 	_ graph.Limiter      = (*ratelimit.Limiter)(nil)
+	_ operation.Limiter  = (*ratelimit.Limiter)(nil)
 	_ auth.Limiter       = (*ratelimit.Limiter)(nil)
 )

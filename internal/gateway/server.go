@@ -280,7 +280,7 @@ func accessLog(m *httpMetrics, next http.Handler) http.Handler {
 }
 
 // newCORS is the CORS policy for the configured origins (rs/cors). Its
-// allow-list also decides cross-origin websocket upgrades (graph.Options
+// allow-list also decides cross-origin websocket upgrades (QueryOptions
 // OriginAllowed), so a browser gets one answer for both. No credentials:
 // the API takes bearer tokens, never cookies.
 // With no origins configured there is no cross-origin access at all (an

@@ -25,6 +25,7 @@ import (
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 )
@@ -60,11 +61,11 @@ type Options struct {
 	// server or cluster); the caller closes it.
 	Redis redis.UniversalClient
 	// Sockets bound websockets (none by default).
-	Sockets *graph.SocketLimits
+	Sockets *httpapi.SocketLimits
 	// Media stores posts' files (none by default: no uploads); Uploads
 	// bound multipart requests.
 	Media   *gateway.MediaConfig
-	Uploads *graph.Uploads
+	Uploads *httpapi.Uploads
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -74,9 +75,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 	feed := redisstore.DefaultFeed()
 	var abuse gateway.Abuse
 	var origins []string
-	var sockets graph.SocketLimits
+	var sockets httpapi.SocketLimits
 	var media gateway.MediaConfig
-	var uploads graph.Uploads
+	var uploads httpapi.Uploads
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -117,7 +118,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		},
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 4,
-		GraphQL:             graph.Options{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20, Sockets: sockets, Uploads: uploads},
+		GraphQL:             gateway.QueryOptions{Introspection: true, Suggestions: true, Limits: gqlguard.DefaultLimits(20000), MaxBodyBytes: 1 << 20, Sockets: sockets, Uploads: uploads},
 		Abuse:               abuse,
 		CORSOrigins:         origins,
 		Live:                lc,

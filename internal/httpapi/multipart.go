@@ -1,4 +1,4 @@
-package graph
+package httpapi
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -48,17 +49,6 @@ type uploadCheck struct {
 	authn auth.Authenticator
 }
 
-// bodyError is a request refused while its body is read.
-type bodyError struct {
-	status int
-	code   social.Code
-	msg    string
-}
-
-func refuseBody(status int, msg string) *bodyError {
-	return &bodyError{status, social.BadUserInput, msg}
-}
-
 // multipartBody is a multipart request read: its operations part and its
 // files, each spooled to a temporary file.
 type multipartBody struct {
@@ -75,6 +65,28 @@ type multipartBody struct {
 // through.
 var preflightHeaders = []string{"GraphQL-Require-Preflight", "Apollo-Require-Preflight"}
 
+// multipartParams reads a multipart request (readMultipart) and decodes
+// its operations part as a JSON body, with the files put where its map
+// says. The files it spooled come back even with a refusal, to be
+// removed.
+func multipartParams(w http.ResponseWriter, r *http.Request, maxOps int64, check uploadCheck) (*requestParams, *refusal) {
+	upload, f := readMultipart(w, r, maxOps, check)
+	spooled := &requestParams{upload: upload}
+	if f != nil {
+		return spooled, f
+	}
+	params, f := paramsOf(upload.operations)
+	if f != nil {
+		return spooled, f
+	}
+	if err := upload.attach(params.Variables); err != nil {
+		return spooled, refuse(http.StatusBadRequest, err.Error())
+	}
+	p := newParams(params)
+	p.upload = upload
+	return p, nil
+}
+
 // readMultipart reads a multipart request as the GraphQL multipart request
 // spec lays it out: operations (at most maxOps bytes, checked afterwards
 // like a JSON body), map, then the files, streamed to temporary files as
@@ -82,68 +94,69 @@ var preflightHeaders = []string{"GraphQL-Require-Preflight", "Apollo-Require-Pre
 // a signed-in user may upload: a request without a valid token is refused
 // before its files are read (authenticate checks it again afterwards, as
 // for every request: one more Redis round trip, for uploads only).
-func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check uploadCheck) (*multipartBody, *bodyError) {
+func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check uploadCheck) (*multipartBody, *refusal) {
 	u := check.WithDefaults()
 	preflight := false
 	for _, h := range preflightHeaders {
 		preflight = preflight || strings.TrimSpace(r.Header.Get(h)) != ""
 	}
 	if !preflight {
-		return nil, refuseBody(http.StatusBadRequest,
+		return nil, refuse(http.StatusBadRequest,
 			"a multipart/form-data request needs a non-empty GraphQL-Require-Preflight (or Apollo-Require-Preflight) header, "+
 				"so that browsers check it with a CORS preflight")
 	}
 	if r.Header.Get("Authorization") == "" {
-		return nil, &bodyError{http.StatusUnauthorized, social.Unauthenticated, "uploading files needs a signed-in user"}
+		return nil, &refusal{status: http.StatusUnauthorized, code: social.Unauthenticated, msg: "uploading files needs a signed-in user"}
 	}
 	if check.authn != nil {
 		if _, err := auth.ViewerFromHeader(r.Context(), check.authn, r.Header.Get("Authorization")); err != nil {
 			if social.ErrorCode(err) == social.Internal {
-				presentError(r.Context(), err) // logs it
-				return nil, &bodyError{http.StatusServiceUnavailable, social.Internal, "could not check the token: retry shortly"}
+				graph.PresentError(r.Context(), err) // logs it
+				return nil, &refusal{status: http.StatusServiceUnavailable, code: social.Internal,
+					msg: "could not check the token: retry shortly", header: map[string]string{"Retry-After": "1"}}
 			}
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			return nil, &bodyError{http.StatusUnauthorized, social.Unauthenticated, social.ErrorMessage(err)}
+			return nil, (&refusal{status: http.StatusUnauthorized, code: social.Unauthenticated, msg: social.ErrorMessage(err)}).
+				with("WWW-Authenticate", `Bearer error="invalid_token"`)
 		}
 	}
 	if r.ContentLength > u.MaxRequestBytes {
-		return nil, refuseBody(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (at most %d bytes with files)", u.MaxRequestBytes))
+		return nil, refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (at most %d bytes with files)", u.MaxRequestBytes))
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, u.MaxRequestBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, refuseBody(http.StatusBadRequest, "the multipart body does not parse: "+err.Error())
+		return nil, refuse(http.StatusBadRequest, "the multipart body does not parse: "+err.Error())
 	}
 	b := &multipartBody{files: map[string]graphql.Upload{}}
-	readErr := func(err error) *bodyError {
+	readErr := func(err error) *refusal {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return refuseBody(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (at most %d bytes with files)", u.MaxRequestBytes))
+			return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (at most %d bytes with files)", u.MaxRequestBytes))
 		}
-		return refuseBody(http.StatusBadRequest, "could not read the multipart body")
+		return refuse(http.StatusBadRequest, "could not read the multipart body")
 	}
-	small := func(name string, limit int64) ([]byte, *bodyError) {
+	small := func(name string, limit int64) ([]byte, *refusal) {
 		part, err := mr.NextPart()
 		if err != nil {
 			return nil, readErr(err)
 		}
 		defer part.Close()
 		if part.FormName() != name {
-			return nil, refuseBody(http.StatusBadRequest, fmt.Sprintf("the multipart body's parts must start with operations, then map; found %q", part.FormName()))
+			return nil, refuse(http.StatusBadRequest, fmt.Sprintf("the multipart body's parts must start with operations, then map; found %q", part.FormName()))
 		}
 		data, err := io.ReadAll(io.LimitReader(part, limit+1))
 		if err != nil {
 			return nil, readErr(err)
 		}
 		if int64(len(data)) > limit {
-			return nil, refuseBody(http.StatusRequestEntityTooLarge, name+" part too large")
+			return nil, refuse(http.StatusRequestEntityTooLarge, name+" part too large")
 		}
 		return data, nil
 	}
 	if maxOps <= 0 {
 		maxOps = 1 << 20
 	}
-	var refusal *bodyError
+	var refusal *refusal
 	if b.operations, refusal = small("operations", maxOps); refusal != nil {
 		return b, refusal
 	}
@@ -152,10 +165,10 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 		return b, refusal
 	}
 	if err := json.Unmarshal(m, &b.paths); err != nil {
-		return b, refuseBody(http.StatusBadRequest, "the map part must be a JSON object of arrays of paths")
+		return b, refuse(http.StatusBadRequest, "the map part must be a JSON object of arrays of paths")
 	}
 	if len(b.paths) > u.MaxFiles {
-		return b, refuseBody(http.StatusBadRequest, fmt.Sprintf("a request carries at most %d files", u.MaxFiles))
+		return b, refuse(http.StatusBadRequest, fmt.Sprintf("a request carries at most %d files", u.MaxFiles))
 	}
 	for {
 		part, err := mr.NextPart()
@@ -168,11 +181,11 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 		name := part.FormName()
 		if _, ok := b.paths[name]; !ok {
 			part.Close()
-			return b, refuseBody(http.StatusBadRequest, fmt.Sprintf("the file part %q is not in the map", name))
+			return b, refuse(http.StatusBadRequest, fmt.Sprintf("the file part %q is not in the map", name))
 		}
 		if _, dup := b.files[name]; dup {
 			part.Close()
-			return b, refuseBody(http.StatusBadRequest, fmt.Sprintf("the file part %q is sent twice", name))
+			return b, refuse(http.StatusBadRequest, fmt.Sprintf("the file part %q is sent twice", name))
 		}
 		up, refusal := spool(part, u, readErr)
 		part.Close()
@@ -185,17 +198,18 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 	}
 	for name := range b.paths {
 		if _, ok := b.files[name]; !ok {
-			return b, refuseBody(http.StatusBadRequest, fmt.Sprintf("the map names the file %q, which the body does not carry", name))
+			return b, refuse(http.StatusBadRequest, fmt.Sprintf("the map names the file %q, which the body does not carry", name))
 		}
 	}
 	return b, nil
 }
 
 // spool writes one file part to a temporary file, at most u.MaxFileBytes.
-func spool(part io.Reader, u Uploads, readErr func(error) *bodyError) (graphql.Upload, *bodyError) {
+func spool(part io.Reader, u Uploads, readErr func(error) *refusal) (graphql.Upload, *refusal) {
 	f, err := os.CreateTemp(u.TempDir, "upload-*")
 	if err != nil {
-		return graphql.Upload{}, &bodyError{http.StatusServiceUnavailable, social.Internal, "could not take the upload: retry shortly"}
+		return graphql.Upload{}, &refusal{status: http.StatusServiceUnavailable, code: social.Internal,
+			msg: "could not take the upload: retry shortly", header: map[string]string{"Retry-After": "1"}}
 	}
 	up := graphql.Upload{File: f}
 	if fp, ok := part.(interface{ FileName() string }); ok {
@@ -207,7 +221,7 @@ func spool(part io.Reader, u Uploads, readErr func(error) *bodyError) (graphql.U
 		return up, readErr(err)
 	}
 	if n > u.MaxFileBytes {
-		return up, refuseBody(http.StatusRequestEntityTooLarge, fmt.Sprintf("a file is larger than %d bytes", u.MaxFileBytes))
+		return up, refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("a file is larger than %d bytes", u.MaxFileBytes))
 	}
 	return up, nil
 }

@@ -1,4 +1,4 @@
-package graph_test
+package httpapi_test
 
 import (
 	"context"
@@ -16,8 +16,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/socialgw/gateway/graph"
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
@@ -40,8 +38,8 @@ func TestRequestBudget(t *testing.T) {
 			t.Fatalf("request %d: %+v", i, r)
 		}
 	}
-	status, h, b := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(`{"query":"{ __typename }"}`))
-	r := decodeGraphQL(t, status, b)
+	status, h, b := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(`{"query":"{ __typename }"}`))
+	r := gatewaytest.Decode(t, status, b)
 	wait, _ := strconv.Atoi(h.Get("Retry-After"))
 	if status != http.StatusTooManyRequests || r.Code() != "RATE_LIMITED" || wait < 1 || wait > 20 || r.Data != nil {
 		t.Fatalf("4th request: status %d, Retry-After %q, body %s; want 429, about 20 s, RATE_LIMITED", status, h.Get("Retry-After"), b)
@@ -80,43 +78,6 @@ func TestMutationBudget(t *testing.T) {
 	wantCode(t, s.Do(t, u.Token, `mutation { updateProfile(input: {bio: "again"}) { bio } }`, nil), "RATE_LIMITED")
 }
 
-// TestLoginBudget: after a login's budget of attempts even the right
-// password is refused; a name and an e-mail address have a budget each,
-// so the answer for one tells nothing of which account the other is
-// (the e-mail of a hammered name answers as an unrelated address does);
-// the address budget stops one client guessing across accounts.
-func TestLoginBudget(t *testing.T) {
-	s := limited(t, map[string]ratelimit.Limit{
-		auth.RuleLoginAccount: {Count: 3, Per: time.Hour},
-		auth.RuleLoginIP:      {Count: 8, Per: time.Hour},
-	})
-	victim, other := s.Register(t, "victim"), s.Register(t, "bystander")
-	for range 3 {
-		wantCode(t, s.Do(t, "", authLoginDoc, loginVars(victim.Name, "wrong password")), "UNAUTHENTICATED")
-	}
-	wantCode(t, s.Do(t, "", authLoginDoc, loginVars(victim.Name, gatewaytest.Password)), "RATE_LIMITED")
-	wantCode(t, s.Do(t, "", authLoginDoc, loginVars(victim.Name+"@example.com", "wrong password")), "UNAUTHENTICATED")
-	wantCode(t, s.Do(t, "", authLoginDoc, loginVars("unrelated@example.com", "wrong password")), "UNAUTHENTICATED")
-	if r := s.Do(t, "", authLoginDoc, loginVars(victim.Name+"@example.com", gatewaytest.Password)); r.Str("login.user.id") != victim.ID {
-		t.Fatalf("the owner by e-mail: %+v", r)
-	}
-	// Another account still logs in, until the address budget (8) is spent.
-	if r := s.Do(t, "", authLoginDoc, loginVars(other.Name, gatewaytest.Password)); r.Str("login.user.id") != other.ID {
-		t.Fatalf("other account: %+v", r)
-	}
-	wantCode(t, s.Do(t, "", authLoginDoc, loginVars(other.Name, gatewaytest.Password)), "RATE_LIMITED")
-}
-
-// TestRegisterBudget: registrations per address.
-func TestRegisterBudget(t *testing.T) {
-	s := limited(t, map[string]ratelimit.Limit{auth.RuleRegisterIP: {Count: 2, Per: time.Hour}})
-	for i := range 2 {
-		n := fmt.Sprintf("reg_%d", i)
-		s.MustDo(t, "", authRegisterDoc, registerVars(n, n+"@example.com", "password123"))
-	}
-	wantCode(t, s.Do(t, "", authRegisterDoc, registerVars("reg_2", "reg_2@example.com", "password123")), "RATE_LIMITED")
-}
-
 // TestPersistedQueriesShared: a document persisted through one gateway is
 // found by another on the same Redis, and the cache keeps its bound.
 func TestPersistedQueriesShared(t *testing.T) {
@@ -127,10 +88,10 @@ func TestPersistedQueriesShared(t *testing.T) {
 		sum := sha256.Sum256([]byte(doc))
 		body := `{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}}`
 		if withQuery {
-			body = `{"query":` + quote(doc) + `,` + body[1:]
+			body = `{"query":` + gatewaytest.Quote(doc) + `,` + body[1:]
 		}
-		status, _, out := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(body))
-		return decodeGraphQL(t, status, out)
+		status, _, out := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(body))
+		return gatewaytest.Decode(t, status, out)
 	}
 	doc := func(i int) string { return fmt.Sprintf("query Q%d { __typename }", i) }
 	wantCode(t, persist(b, doc(0), false), "PERSISTED_QUERY_NOT_FOUND")
@@ -174,10 +135,10 @@ func TestPersistedQueriesKeptOnlyValid(t *testing.T) {
 	post := func(doc string, withQuery bool) *gatewaytest.Response {
 		body := `{` + ext(doc) + `}`
 		if withQuery {
-			body = `{"query":` + quote(doc) + `,` + ext(doc) + `}`
+			body = `{"query":` + gatewaytest.Quote(doc) + `,` + ext(doc) + `}`
 		}
-		status, _, out := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(body))
-		return decodeGraphQL(t, status, out)
+		status, _, out := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(body))
+		return gatewaytest.Decode(t, status, out)
 	}
 	deep := "{ me " + strings.Repeat("{ followers { edges { node ", 8) + "{ id }" + strings.Repeat(" } } }", 8) + " }"
 	refused := []struct{ name, doc string }{
@@ -190,7 +151,7 @@ func TestPersistedQueriesKeptOnlyValid(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "a mutation over GET" {
 				q := url.Values{"query": {tc.doc}, "extensions": {`{` + ext(tc.doc) + `}`}}
-				httpDo(t, s, "GET", "/query?"+q.Encode(), nil, nil)
+				s.Raw(t, "GET", "/query?"+q.Encode(), nil, nil)
 			} else {
 				post(tc.doc, true)
 			}
@@ -202,8 +163,8 @@ func TestPersistedQueriesKeptOnlyValid(t *testing.T) {
 		defer cancel()
 		c := wsOpen(ctx, t, s, "")
 		bad := "query { nosuch2 }"
-		wsSend(ctx, t, c, wsMessage{ID: "1", Type: "subscribe", Payload: []byte(`{"query":` + quote(bad) + `,` + ext(bad) + `}`)})
-		if _, err := wsNext(ctx, c); err != nil {
+		gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{ID: "1", Type: "subscribe", Payload: []byte(`{"query":` + gatewaytest.Quote(bad) + `,` + ext(bad) + `}`)})
+		if _, err := gatewaytest.WSNext(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		wantCode(t, post(bad, false), "PERSISTED_QUERY_NOT_FOUND")
@@ -230,7 +191,7 @@ func TestPersistedQueriesKeptOnlyValid(t *testing.T) {
 func TestCORS(t *testing.T) {
 	s := gatewaytest.New(t, gatewaytest.Options{CORSOrigins: []string{"https://app.example.com"}})
 	preflight := func(origin string) http.Header {
-		_, h, _ := httpDo(t, s, "OPTIONS", "/query", map[string]string{
+		_, h, _ := s.Raw(t, "OPTIONS", "/query", map[string]string{
 			"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type",
 		}, nil)
 		return h
@@ -242,7 +203,7 @@ func TestCORS(t *testing.T) {
 	if h := preflight("https://evil.example"); h.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("other origin's preflight allowed: %v", h)
 	}
-	_, h, _ := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType, "Origin": "https://app.example.com"}, strings.NewReader(`{"query":"{ __typename }"}`))
+	_, h, _ := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType, "Origin": "https://app.example.com"}, strings.NewReader(`{"query":"{ __typename }"}`))
 	if h.Get("Access-Control-Allow-Origin") != "https://app.example.com" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "Retry-After") {
 		t.Errorf("allowed origin's request: %v", h)
 	}
@@ -294,58 +255,6 @@ func TestCORS(t *testing.T) {
 			t.Errorf("same host from %s (X-Forwarded-Proto %q): %+v, want %d", tc.origin, tc.proto, resp, tc.want)
 		}
 		cancel()
-	}
-}
-
-// TestBlocksHideCircleAndCounts: a user X blocked sees neither X's
-// followers nor whom X follows, and postsCount reveals no post hidden from
-// the viewer.
-func TestBlocksHideCircleAndCounts(t *testing.T) {
-	s := gatewaytest.New(t)
-	x, blocked, fan, stranger := s.Register(t, "x"), s.Register(t, "blk"), s.Register(t, "fan"), s.Register(t, "stranger")
-	s.MustDo(t, fan.Token, `mutation($u: ID!) { follow(userId: $u) { id } }`, map[string]any{"u": x.ID})
-	s.MustDo(t, x.Token, `mutation($u: ID!) { follow(userId: $u) { id } }`, map[string]any{"u": fan.ID})
-	s.MustDo(t, x.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "public"}})
-	s.MustDo(t, x.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "for fan", "onlyTo": []string{fan.ID}}})
-	s.MustDo(t, x.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "not for stranger", "notTo": []string{stranger.ID}}})
-	s.MustDo(t, x.Token, `mutation($u: ID!) { block(userId: $u) { id } }`, map[string]any{"u": blocked.ID})
-
-	const q = `query($u: ID!) { user(id: $u) { postsCount followers { totalCount edges { node { id } } } following { totalCount edges { node { id } } } } }`
-	tests := []struct {
-		name                   string
-		token                  string
-		posts, followers, fols int
-	}{
-		{"the author", x.Token, 3, 1, 1},
-		{"a stranger", stranger.Token, 1, 1, 1},
-		{"anonymous", "", 1, 1, 1},
-		{"a user the author blocked", blocked.Token, 0, 0, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := s.MustDo(t, tt.token, q, map[string]any{"u": x.ID})
-			got := []int{r.Int("user.postsCount"), r.Int("user.followers.totalCount"), r.Int("user.following.totalCount")}
-			edges := []any{r.Get("user.followers.edges"), r.Get("user.following.edges")}
-			if got[0] != tt.posts || got[1] != tt.followers || got[2] != tt.fols {
-				t.Errorf("postsCount, followers, following = %v, want %d, %d, %d", got, tt.posts, tt.followers, tt.fols)
-			}
-			for i, e := range edges {
-				if n := len(e.([]any)); n != got[i+1] {
-					t.Errorf("list %d has %d edges, total %d", i, n, got[i+1])
-				}
-			}
-		})
-	}
-	// Deleting the public post lowers everyone's count.
-	r := s.MustDo(t, x.Token, `query($u: ID!) { userTimeline(userId: $u, first: 5) { edges { node { id content } } } }`, map[string]any{"u": x.ID})
-	for _, e := range r.Get("userTimeline.edges").([]any) {
-		n := e.(map[string]any)["node"].(map[string]any)
-		if n["content"] == "public" {
-			s.MustDo(t, x.Token, `mutation($id: ID!) { deletePost(id: $id) }`, map[string]any{"id": n["id"]})
-		}
-	}
-	if r := s.MustDo(t, stranger.Token, q, map[string]any{"u": x.ID}); r.Int("user.postsCount") != 0 {
-		t.Errorf("postsCount after deleting the public post: %d", r.Int("user.postsCount"))
 	}
 }
 
@@ -404,7 +313,7 @@ func TestWebsocketOperationsAreNotGET(t *testing.T) {
 // until they go, and then the gateway serves again.
 func TestBodyMemoryBound(t *testing.T) {
 	s := gatewaytest.New(t)
-	url := gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, MaxBodyMemory: 2 << 20,
+	url := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, MaxBodyMemory: 2 << 20,
 		Limits: gqlguard.DefaultLimits(20000)}))
 	host := strings.TrimPrefix(url, "http://")
 	var slow []net.Conn

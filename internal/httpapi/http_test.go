@@ -1,4 +1,4 @@
-package graph_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -17,64 +17,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
-	"github.com/socialgw/gateway/internal/social"
-
-	"github.com/socialgw/gateway/graph"
 )
-
-// httpDo sends a raw request to the test server and returns the status,
-// headers and body of the answer.
-func httpDo(t *testing.T, s *gatewaytest.Server, method, path string, header map[string]string, body io.Reader) (int, http.Header, []byte) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(context.Background(), method, s.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("read %s %s: %v", method, path, err)
-	}
-	return resp.StatusCode, resp.Header, b
-}
-
-// decodeGraphQL decodes a GraphQL response body.
-func decodeGraphQL(t *testing.T, status int, body []byte) *gatewaytest.Response {
-	t.Helper()
-	r := &gatewaytest.Response{Status: status}
-	if err := json.Unmarshal(body, r); err != nil {
-		t.Fatalf("status %d, body %q: %v", status, body, err)
-	}
-	return r
-}
-
-// quote returns s as a JSON string.
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// mustUser loads a user straight from the store.
-func mustUser(t *testing.T, s *gatewaytest.Server, id string) *social.User {
-	t.Helper()
-	u, err := s.Store.User(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-const jsonType = "application/json"
 
 func TestTransports(t *testing.T) {
 	s := gatewaytest.New(t)
@@ -123,14 +69,14 @@ func TestTransports(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, h, body := httpDo(t, s, tt.method, tt.path, tt.header, strings.NewReader(tt.body))
+			status, h, body := s.Raw(t, tt.method, tt.path, tt.header, strings.NewReader(tt.body))
 			if status != tt.status {
 				t.Fatalf("status %d, want %d; body %s", status, tt.status, body)
 			}
 			if ct, _, _ := strings.Cut(h.Get("Content-Type"), ";"); tt.contentType != "" && ct != tt.contentType {
 				t.Errorf("Content-Type %q, want %q", h.Get("Content-Type"), tt.contentType)
 			}
-			r := decodeGraphQL(t, status, body)
+			r := gatewaytest.Decode(t, status, body)
 			if got := r.Str("__typename"); tt.typename && got != "Query" {
 				t.Errorf("data %v, want __typename Query", r.Data)
 			}
@@ -175,11 +121,11 @@ func TestBodyLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, _, b := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, tt.body)
+			status, _, b := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType}, tt.body)
 			if status != tt.status {
 				t.Fatalf("status %d, want %d", status, tt.status)
 			}
-			r := decodeGraphQL(t, status, b)
+			r := gatewaytest.Decode(t, status, b)
 			if tt.status == 200 && r.Str("__typename") != "Query" {
 				t.Errorf("response %s", b)
 			}
@@ -262,13 +208,13 @@ func TestPersistedQueries(t *testing.T) {
 	}{
 		{"unknown hash", `{` + ext(hash) + `}`, "PERSISTED_QUERY_NOT_FOUND"},
 		{"hash that does not match the query", `{"query": "{ me { id } }", ` + ext(hash) + `}`, "BAD_USER_INPUT"},
-		{"register the query", `{"query": ` + quote(doc) + `, ` + ext(hash) + `}`, ""},
+		{"register the query", `{"query": ` + gatewaytest.Quote(doc) + `, ` + ext(hash) + `}`, ""},
 		{"known hash", `{` + ext(hash) + `}`, ""},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			status, _, b := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(st.body))
-			r := decodeGraphQL(t, status, b)
+			status, _, b := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(st.body))
+			r := gatewaytest.Decode(t, status, b)
 			wantCode(t, r, st.code)
 			if st.code == "" && r.Str("__typename") != "Query" {
 				t.Errorf("response %s", b)
@@ -313,11 +259,11 @@ func TestInternalErrorsMasked(t *testing.T) {
 			if tt.token != "" {
 				h["Authorization"] = "Bearer " + tt.token
 			}
-			status, _, b := httpDo(t, s, "POST", "/query", h, bytes.NewReader(body))
+			status, _, b := s.Raw(t, "POST", "/query", h, bytes.NewReader(body))
 			if status != tt.status {
 				t.Errorf("status %d, want %d", status, tt.status)
 			}
-			r := decodeGraphQL(t, status, b)
+			r := gatewaytest.Decode(t, status, b)
 			if r.Code() != "INTERNAL_SERVER_ERROR" || r.Errors[0].Message != "internal server error" {
 				t.Errorf("errors %+v, want the masked internal error", r.Errors)
 			}
@@ -328,12 +274,12 @@ func TestInternalErrorsMasked(t *testing.T) {
 		// The legacy graphql-ws protocol sends the init error to the client.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-ws"}})
+		c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{"graphql-ws"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.CloseNow()
-		wsSend(ctx, t, c, wsMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization": "Bearer ` + u.Token + `"}`)})
+		gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization": "Bearer ` + u.Token + `"}`)})
 		for {
 			_, b, err := c.Read(ctx)
 			if err != nil {
@@ -349,39 +295,6 @@ func TestInternalErrorsMasked(t *testing.T) {
 			}
 		}
 	})
-}
-
-// wsMessage is a message of graphql-transport-ws (and graphql-ws).
-type wsMessage struct {
-	ID      string          `json:"id,omitempty"`
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-}
-
-func wsURL(s *gatewaytest.Server) string { return "ws" + strings.TrimPrefix(s.URL, "http") + "/query" }
-
-func wsSend(ctx context.Context, t *testing.T, c *websocket.Conn, m wsMessage) {
-	t.Helper()
-	if err := wsjson.Write(ctx, c, m); err != nil {
-		t.Fatalf("send %s: %v", m.Type, err)
-	}
-}
-
-// wsNext reads the next message other than a ping, answering pings as a
-// graphql-transport-ws client does.
-func wsNext(ctx context.Context, c *websocket.Conn) (wsMessage, error) {
-	for {
-		var m wsMessage
-		if err := wsjson.Read(ctx, c, &m); err != nil {
-			return m, err
-		}
-		if m.Type == "ping" {
-			_ = wsjson.Write(ctx, c, wsMessage{Type: "pong"})
-		}
-		if m.Type != "ping" && m.Type != "ka" {
-			return m, nil
-		}
-	}
 }
 
 // TestWebsocketAuth: the viewer of a socket comes from the connection_init
@@ -417,7 +330,7 @@ func TestWebsocketAuth(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c, resp, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{
+			c, resp, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{
 				Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: tt.header,
 			})
 			if tt.dialCode != 0 {
@@ -437,12 +350,12 @@ func TestWebsocketAuth(t *testing.T) {
 			if c.Subprotocol() != "graphql-transport-ws" {
 				t.Fatalf("subprotocol %q", c.Subprotocol())
 			}
-			init := wsMessage{Type: "connection_init"}
+			init := gatewaytest.WSMessage{Type: "connection_init"}
 			if tt.init != "" {
 				init.Payload = json.RawMessage(tt.init)
 			}
-			wsSend(ctx, t, c, init)
-			m, err := wsNext(ctx, c)
+			gatewaytest.WSSend(ctx, t, c, init)
+			m, err := gatewaytest.WSNext(ctx, c)
 			if tt.closeCode != 0 {
 				if err == nil {
 					t.Fatalf("connection_init accepted: %+v", m)
@@ -455,8 +368,8 @@ func TestWebsocketAuth(t *testing.T) {
 			if err != nil || m.Type != "connection_ack" {
 				t.Fatalf("after connection_init: %+v, %v; want connection_ack", m, err)
 			}
-			wsSend(ctx, t, c, wsMessage{ID: "1", Type: "subscribe", Payload: json.RawMessage(`{"query": "{ me { name } }"}`)})
-			m, err = wsNext(ctx, c)
+			gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{ID: "1", Type: "subscribe", Payload: json.RawMessage(`{"query": "{ me { name } }"}`)})
+			m, err = gatewaytest.WSNext(ctx, c)
 			if err != nil || m.Type != "next" || m.ID != "1" {
 				t.Fatalf("after subscribe: %+v, %v; want next", m, err)
 			}
@@ -473,7 +386,7 @@ func TestWebsocketAuth(t *testing.T) {
 			case tt.me == "" && p.Data.Me != nil, tt.me != "" && (p.Data.Me == nil || p.Data.Me.Name != tt.me):
 				t.Errorf("me = %s, want %q", m.Payload, tt.me)
 			}
-			if m, err := wsNext(ctx, c); err != nil || m.Type != "complete" {
+			if m, err := gatewaytest.WSNext(ctx, c); err != nil || m.Type != "complete" {
 				t.Errorf("after next: %+v, %v; want complete", m, err)
 			}
 			c.Close(websocket.StatusNormalClosure, "")
@@ -484,14 +397,14 @@ func TestWebsocketAuth(t *testing.T) {
 func TestSSE(t *testing.T) {
 	s := gatewaytest.New(t)
 	u := s.Register(t, "sse")
-	status, h, body := httpDo(t, s, "POST", "/query", map[string]string{
+	status, h, body := s.Raw(t, "POST", "/query", map[string]string{
 		"Content-Type": jsonType, "Accept": "text/event-stream", "Authorization": "Bearer " + u.Token,
 	}, strings.NewReader(`{"query": "{ me { name } }"}`))
 	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("status %d, Content-Type %q", status, h.Get("Content-Type"))
 	}
 	data := sseData(t, body)
-	r := decodeGraphQL(t, status, data)
+	r := gatewaytest.Decode(t, status, data)
 	if r.Str("me.name") != u.Name {
 		t.Errorf("data %s, want me.name %s", data, u.Name)
 	}
@@ -514,7 +427,7 @@ func TestHugeFirstIsBadInput(t *testing.T) {
 // hold requests: the request deadline bounds every Redis call, and the
 // client gets a masked INTERNAL_SERVER_ERROR soon after it.
 func TestRequestDeadline(t *testing.T) {
-	url := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond}))
+	url := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond}))
 
 	start := time.Now()
 	r := gatewaytest.Post(t, url, "", `{ user(name: "someone") { id } }`, nil)

@@ -1,4 +1,4 @@
-package graph
+package httpapi
 
 import (
 	"bytes"
@@ -10,18 +10,21 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // httpTransport serves GET and POST requests as gqlgen's transport.GET and
-// transport.POST do, with two costs fewer on every request
-// (docs/performance.md, "The gateway against Redis alone"):
-//   - the parameters are not decoded again: limitBody has decoded the body
-//     or the URL's parameters as gqlgen would (numbers as json.Number),
-//     and refused what gqlgen would answer with a message naming Go
-//     types, so they come from the request's context;
+// transport.POST do (differential_test.go compares them over a corpus),
+// with these differences:
+//   - the parameters are not decoded again: readParams has decoded the
+//     body or the URL's parameters as gqlgen would (numbers as
+//     json.Number), and refused what gqlgen would answer with a message
+//     naming Go types, so they come from the request's context; a request
+//     without them is not this transport's;
+//   - a request error (the document did not parse or validate, its
+//     variables did not coerce) is answered as GraphQL-over-HTTP says:
+//     without a data entry, and with status 200 for application/json
+//     (gqlgen says 422);
 //   - a response with data only is written as {"data":…} around the bytes
 //     execution rendered. gqlgen's transports marshal the whole response,
 //     and encoding/json validates and compacts those bytes again: 4 % of
@@ -29,68 +32,52 @@ import (
 //     same (writeResponse). Responses with errors or extensions are
 //     marshalled as gqlgen does.
 //
-// A request that did not come through limitBody (none in this handler) is
-// left to gqlgen's transports.
-type httpTransport struct {
-	get  transport.GET
-	post transport.POST
+// What GET may carry is measure's to decide, before anything executes.
+type httpTransport struct{}
+
+func (httpTransport) Supports(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodPost) && paramsFrom(r.Context()) != nil
 }
 
-func (t httpTransport) Supports(r *http.Request) bool {
-	return t.get.Supports(r) || t.post.Supports(r) || multipartChecked(r)
-}
-
-// multipartChecked reports whether r is a multipart POST whose parameters
-// limitBody decoded (its files attached to them): executed as a JSON POST.
-func multipartChecked(r *http.Request) bool {
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	c, _ := r.Context().Value(checkedKey{}).(*checked)
-	return r.Method == http.MethodPost && mt == "multipart/form-data" && c != nil && c.params != nil
-}
-
-func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	get := r.Method == http.MethodGet
-	c, _ := r.Context().Value(checkedKey{}).(*checked)
-	if c == nil || c.params == nil {
-		if get {
-			t.get.Do(w, r, exec)
-		} else {
-			t.post.Do(w, r, exec)
-		}
-		return
-	}
+func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
 	ctx := r.Context()
 	contentType := responseContentType(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", contentType)
 	// A copy: the persisted-query extension fills in the query.
-	params := *c.params
+	params := *paramsFrom(ctx).raw
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	oc, errs := exec.CreateOperationContext(ctx, &params)
 	if errs != nil {
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
+		if errcode.GetErrorKind(errs) != errcode.KindProtocol {
+			w.WriteHeader(http.StatusOK)
+			writeResponse(w, resp)
+			return
+		}
+		// A request error: 400 where the client asked for
+		// graphql-response+json, 200 otherwise; no data entry.
 		status := http.StatusOK
-		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-			// As gqlgen's transports: 400 where the client asked for
-			// graphql-response+json, 422 otherwise.
-			status = http.StatusUnprocessableEntity
-			if contentType == graphqlResponseJSON {
-				status = http.StatusBadRequest
-			}
+		if contentType == graphqlResponseJSON {
+			status = http.StatusBadRequest
 		}
 		w.WriteHeader(status)
-		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs))
-		return
-	}
-	if get && oc.Operation.Operation != ast.Query {
-		// As gqlgen's GET (getOnlyQueries refuses these first, with a
-		// code).
-		w.WriteHeader(http.StatusNotAcceptable)
-		writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: "GET requests only allow query operations"}}})
+		b, err := json.Marshal(requestError{Errors: resp.Errors, Extensions: resp.Extensions})
+		if err != nil {
+			panic(err) // as gqlgen's transport: a response that is not JSON is a bug
+		}
+		_, _ = w.Write(b)
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
 	writeResponse(w, responses(ctx))
+}
+
+// requestError is the response to a request error: errors, and no data.
+type requestError struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 const graphqlResponseJSON = "application/graphql-response+json"

@@ -1,4 +1,4 @@
-package graph_test
+package httpapi_test
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
@@ -83,7 +82,7 @@ func sseData(t *testing.T, body []byte) []byte {
 // its deadline with a GraphQL error body and code, whatever its transport
 // and Accept header.
 func TestDeadlineOnEveryTransport(t *testing.T) {
-	base := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond}))
+	base := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond}))
 	const doc = `{ user(name: "someone") { id } }`
 	tests := []struct {
 		name, method, accept string
@@ -101,7 +100,7 @@ func TestDeadlineOnEveryTransport(t *testing.T) {
 			if tt.method == "GET" {
 				req, _ = http.NewRequest("GET", base+"/query?query="+url.QueryEscape(doc), nil)
 			} else {
-				req, _ = http.NewRequest("POST", base+"/query", strings.NewReader(`{"query": `+quote(doc)+`}`))
+				req, _ = http.NewRequest("POST", base+"/query", strings.NewReader(`{"query": `+gatewaytest.Quote(doc)+`}`))
 				req.Header.Set("Content-Type", jsonType)
 			}
 			if tt.accept != "" {
@@ -120,7 +119,7 @@ func TestDeadlineOnEveryTransport(t *testing.T) {
 			if tt.sse {
 				body = sseData(t, body)
 			}
-			r := decodeGraphQL(t, resp.StatusCode, body)
+			r := gatewaytest.Decode(t, resp.StatusCode, body)
 			if r.Code() != "INTERNAL_SERVER_ERROR" {
 				t.Errorf("status %d, body %s: want an INTERNAL_SERVER_ERROR", resp.StatusCode, body)
 			}
@@ -134,13 +133,13 @@ func TestDeadlineOnEveryTransport(t *testing.T) {
 // gqlgen's bare null.
 func TestDeadlineStopsValidation(t *testing.T) {
 	s := gatewaytest.New(t)
-	base := gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, RequestTimeout: 200 * time.Millisecond}))
+	base := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, RequestTimeout: 200 * time.Millisecond}))
 	start := time.Now()
 	status, body := gatewaytest.PostRaw(t, base, "", hostile.RepeatedField(3000), nil)
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("answered after %v; the deadline is 200ms", d)
 	}
-	r := decodeGraphQL(t, status, body)
+	r := gatewaytest.Decode(t, status, body)
 	if status != http.StatusGatewayTimeout || r.Code() != "INTERNAL_SERVER_ERROR" || !strings.Contains(r.Errors[0].Message, "longer than 200ms") {
 		t.Errorf("status %d, body %s: want 504 and the deadline's error", status, body)
 	}
@@ -150,7 +149,7 @@ func TestDeadlineStopsValidation(t *testing.T) {
 // get 503, Retry-After and a GraphQL error, while refused documents are
 // answered without waiting for a slot.
 func TestConcurrencyCap(t *testing.T) {
-	base := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(graph.Options{
+	base := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(gateway.QueryOptions{
 		MaxBodyBytes: 1 << 20, RequestTimeout: 2 * time.Second, MaxConcurrent: 1, QueueWait: 50 * time.Millisecond,
 		Limits: gqlguard.DefaultLimits(20000),
 	}))
@@ -176,13 +175,13 @@ func TestConcurrencyCap(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refused after %v; the queue wait is 50ms", d)
 	}
-	r := decodeGraphQL(t, resp.StatusCode, body)
+	r := gatewaytest.Decode(t, resp.StatusCode, body)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || r.Code() != "RATE_LIMITED" {
 		t.Errorf("status %d, Retry-After %q, body %s: want 503, 1 and RATE_LIMITED", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 
 	status, body := gatewaytest.PostRaw(t, base, "", hostile.ExponentialFragments(30), nil)
-	if r := decodeGraphQL(t, status, body); r.Code() != "GRAPHQL_VALIDATION_FAILED" {
+	if r := gatewaytest.Decode(t, status, body); r.Code() != "GRAPHQL_VALIDATION_FAILED" {
 		t.Errorf("a refused document while the slot is taken: status %d, body %s", status, body)
 	}
 }
@@ -195,10 +194,10 @@ func TestResponseCeiling(t *testing.T) {
 	s := gatewaytest.New(t)
 	limits := gqlguard.DefaultLimits(20000)
 	limits.ResponseBytes = 4000
-	base := gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Introspection: true, Limits: limits}))
+	base := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Introspection: true, Limits: limits}))
 	const doc = `{ __schema { types { name description fields { name description args { name description } } } } }`
 	status, body := gatewaytest.PostRaw(t, base, "", doc, nil)
-	r := decodeGraphQL(t, status, body)
+	r := gatewaytest.Decode(t, status, body)
 	if r.Code() != "COMPLEXITY_LIMIT_EXCEEDED" || !strings.Contains(r.Errors[0].Message, "exceeded 4000 bytes") {
 		t.Errorf("status %d, body %.300s: want the response ceiling's error", status, body)
 	}
@@ -212,8 +211,8 @@ func TestResponseCeiling(t *testing.T) {
 // that names no document: 400 with a GraphQL error.
 func TestRequestWithoutQuery(t *testing.T) {
 	s := gatewaytest.New(t)
-	status, _, body := httpDo(t, s, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(`{"qeury": "{ me { id } }"}`))
-	if r := decodeGraphQL(t, status, body); status != http.StatusBadRequest || r.Code() != "BAD_USER_INPUT" {
+	status, _, body := s.Raw(t, "POST", "/query", map[string]string{"Content-Type": jsonType}, strings.NewReader(`{"qeury": "{ me { id } }"}`))
+	if r := gatewaytest.Decode(t, status, body); status != http.StatusBadRequest || r.Code() != "BAD_USER_INPUT" {
 		t.Errorf("status %d, body %s", status, body)
 	}
 }
@@ -224,18 +223,18 @@ func TestRequestWithoutQuery(t *testing.T) {
 func TestWebsocketLimits(t *testing.T) {
 	gw := stalledGateway(t)
 	s := &gatewaytest.Server{Gateway: gw}
-	s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(graph.Options{
+	s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(gateway.QueryOptions{
 		MaxBodyBytes: 1 << 20, RequestTimeout: 300 * time.Millisecond, Limits: gqlguard.DefaultLimits(20000),
 	}))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.CloseNow()
-	wsSend(ctx, t, c, wsMessage{Type: "connection_init"})
-	if m, err := wsNext(ctx, c); err != nil || m.Type != "connection_ack" {
+	gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{Type: "connection_init"})
+	if m, err := gatewaytest.WSNext(ctx, c); err != nil || m.Type != "connection_ack" {
 		t.Fatalf("connection_init: %+v %v", m, err)
 	}
 	tests := []struct {
@@ -249,10 +248,10 @@ func TestWebsocketLimits(t *testing.T) {
 			id := strconv.Itoa(i + 1)
 			payload, _ := json.Marshal(map[string]any{"query": tt.doc})
 			start := time.Now()
-			wsSend(ctx, t, c, wsMessage{ID: id, Type: "subscribe", Payload: payload})
-			var m wsMessage
+			gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{ID: id, Type: "subscribe", Payload: payload})
+			var m gatewaytest.WSMessage
 			for m.ID != id || m.Type == "complete" {
-				if m, err = wsNext(ctx, c); err != nil {
+				if m, err = gatewaytest.WSNext(ctx, c); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -288,7 +287,7 @@ func TestWebsocketInFlight(t *testing.T) {
 	open := func(t *testing.T, slots int, timeout time.Duration) (context.Context, *websocket.Conn) {
 		gw := stalledGateway(t)
 		s := &gatewaytest.Server{Gateway: gw}
-		s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(graph.Options{
+		s.URL = gatewaytest.Serve(t, gw.NewQueryHandler(gateway.QueryOptions{
 			MaxBodyBytes: 1 << 20, RequestTimeout: timeout, Limits: gqlguard.DefaultLimits(20000),
 			MaxConcurrent: slots, QueueWait: 100 * time.Millisecond,
 		}))
@@ -301,11 +300,11 @@ func TestWebsocketInFlight(t *testing.T) {
 		ctx, c := open(t, 0, timeout)
 		start := time.Now()
 		for i := range 10 {
-			wsSend(ctx, t, c, wsMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: stuck})
+			gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: stuck})
 		}
 		answered := map[string]time.Duration{}
 		for len(answered) < 10 {
-			m, err := wsNext(ctx, c)
+			m, err := gatewaytest.WSNext(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,9 +322,9 @@ func TestWebsocketInFlight(t *testing.T) {
 	t.Run("execution slots", func(t *testing.T) {
 		ctx, c := open(t, 2, 3*time.Second)
 		for i := range 3 {
-			wsSend(ctx, t, c, wsMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: stuck})
+			gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{ID: strconv.Itoa(i), Type: "subscribe", Payload: stuck})
 		}
-		m, err := wsNext(ctx, c)
+		m, err := gatewaytest.WSNext(ctx, c)
 		if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), "RATE_LIMITED") || !strings.Contains(string(m.Payload), "the server is busy") {
 			t.Fatalf("first answer %+v %s %v, want the third refused as busy", m, m.Payload, err)
 		}

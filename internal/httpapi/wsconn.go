@@ -1,11 +1,10 @@
-package graph
+package httpapi
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
-	"reflect"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -13,11 +12,12 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/social"
 )
 
 // checkedWebsocket accepts websockets through gqlgen's implementation and
-// checks every message a client sends as limitBody checks an HTTP body:
+// checks every message a client sends as an HTTP body is checked (post.go):
 // encoding/json would silently turn invalid UTF-8, or an escape of half a
 // UTF-16 surrogate pair, into U+FFFD, and a post would be stored other
 // than sent. Such a message fails the connection with close status 1007
@@ -38,10 +38,13 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 	if err != nil {
 		return nil, err
 	}
-	s := socketFrom(r.Context())
+	s := operation.ConnFrom(r.Context())
 	cc := deadlineConn{&checkedConn{WebsocketConn: c, sock: s}}
 	if s != nil {
-		s.setConn(cc)
+		s.Accepted(func(code int, reason string) {
+			_ = cc.WriteClose(code, reason)
+			_ = cc.Close()
+		})
 	}
 	if w.initTimeout > 0 {
 		// Stored atomically: with a short timeout the timer may fire, and
@@ -56,7 +59,7 @@ func (w checkedWebsocket) Accept(rw http.ResponseWriter, r *http.Request, o tran
 // connection it wraps).
 type checkedConn struct {
 	transport.WebsocketConn
-	sock *socket                    // nil outside the gateway's handler
+	sock *operation.Conn            // nil outside the gateway's handler
 	init atomic.Pointer[time.Timer] // until a first message is handed to gqlgen
 }
 
@@ -77,8 +80,8 @@ const (
 func (c *checkedConn) NextReader() (int, io.Reader, error) {
 	for {
 		// No message is read while the connection's operations fill their
-		// places: TCP holds the client back (socket.reserve).
-		if c.sock != nil && !c.sock.reserve() {
+		// places: TCP holds the client back (operation.Conn.Reserve).
+		if c.sock != nil && !c.sock.Reserve() {
 			return 0, nil, transport.ErrWebsocketClosed
 		}
 		typ, r, err := c.WebsocketConn.NextReader()
@@ -122,7 +125,7 @@ func (c *checkedConn) NextReader() (int, io.Reader, error) {
 }
 
 // duplicateIn reports the first member a websocket message, or the object
-// of its payload, names twice, as uniqueKeys does for an HTTP body:
+// of its payload, names twice, as an HTTP body's are (decodeBody):
 // gqlgen's decoding keeps the last, so a subscribe whose payload names
 // "query" twice would run what a proxy reading the first took for
 // something else, and an "id" or "type" named twice answers or acts on
@@ -186,7 +189,7 @@ func (c *checkedConn) initTimedOut() {
 		code, reason = closeProtocolError, "connection initialisation timeout"
 	}
 	if c.sock != nil {
-		c.sock.close(code, reason)
+		c.sock.Close(code, reason)
 		return
 	}
 	_ = c.WebsocketConn.WriteClose(code, reason)
@@ -227,61 +230,4 @@ func (c *checkedConn) SetReadDeadline(t time.Time) error {
 		return d.SetReadDeadline(t)
 	}
 	return nil
-}
-
-// withCodes gives the errors of a websocket protocol message (error,
-// connection_error) an extensions.code, as every error of this API has:
-// gqlgen writes its own protocol errors ("invalid json", an unknown
-// message) with a message only. They are the client's: BAD_USER_INPUT.
-// Other messages pass untouched, without being encoded twice.
-func withCodes(v any) any {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() == reflect.Pointer {
-		rv = rv.Elem()
-	}
-	if rv.Kind() != reflect.Struct {
-		return v
-	}
-	if t := rv.FieldByName("Type"); !t.IsValid() || t.Kind() != reflect.String ||
-		(t.String() != "error" && t.String() != "connection_error") {
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil || len(m["payload"]) == 0 {
-		return v
-	}
-	var list []map[string]any
-	var one map[string]any
-	switch {
-	case json.Unmarshal(m["payload"], &list) == nil:
-		for _, e := range list {
-			addCode(e)
-		}
-		m["payload"], _ = json.Marshal(list)
-	case json.Unmarshal(m["payload"], &one) == nil:
-		addCode(one)
-		m["payload"], _ = json.Marshal(one)
-	default:
-		return v
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return v
-	}
-	return json.RawMessage(out)
-}
-
-func addCode(e map[string]any) {
-	ext, _ := e["extensions"].(map[string]any)
-	if ext == nil {
-		ext = map[string]any{}
-		e["extensions"] = ext
-	}
-	if _, ok := ext["code"]; !ok {
-		ext["code"] = string(social.BadUserInput)
-	}
 }

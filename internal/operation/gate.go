@@ -1,4 +1,4 @@
-package graph
+package operation
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
-	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -19,7 +19,7 @@ import (
 // whatever carried it. An HTTP request carries one operation, and the
 // HTTP edge has already admitted it (its token checked, the address's
 // budget spent, an execution slot taken, its response bounded) before the
-// body was decoded; it marks the request so (edgeAdmitted). Every other
+// body was decoded; it marks the request so (Admitted). Every other
 // operation (each one sent over a websocket, and any a future transport
 // carries) is admitted here, by the same rules, one operation at a time:
 //
@@ -27,52 +27,51 @@ import (
 //     was revoked, or whose user is gone, stops the operation with
 //     UNAUTHENTICATED and closes the connection (4401);
 //   - one event of the client address's request budget is spent;
-//   - at most socketInFlight queries and mutations of one connection run
-//     or wait to be written at once: the connection's read loop reserves
-//     a place before it reads each message and waits when there is none
-//     (socketAdmission), so a client that sends without reading is held
+//   - at most InFlight queries and mutations of one connection run or
+//     wait to be written at once: the connection's read loop reserves a
+//     place before it reads each message and waits when there is none
+//     (connAdmission), so a client that sends without reading is held
 //     back by TCP rather than queued in the process;
 //   - it takes the process's execution slots (the heavy lane too), as an
 //     HTTP request does;
 //   - its response is bounded as it is built (MAX_RESPONSE_BYTES); its
-//     deadline is operationDeadline's.
+//     deadline is the deadline middleware's.
 type gate struct {
 	authn    auth.Authenticator
 	budget   Limiter // nil: no per-address budget
-	slots    *limiter
-	guard    *gqlguard.Guard
+	slots    *Slots
 	maxBytes int
 }
 
-type edgeAdmittedKey struct{}
+type admittedKey struct{}
 
-// edgeAdmitted marks an HTTP request's context: its one operation was
+// Admitted marks an HTTP request's context: its one operation was
 // admitted at the HTTP edge.
-func edgeAdmitted(ctx context.Context) context.Context {
-	return context.WithValue(ctx, edgeAdmittedKey{}, true)
+func Admitted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, admittedKey{}, true)
 }
 
 func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if ctx.Value(edgeAdmittedKey{}) != nil {
+	if ctx.Value(admittedKey{}) != nil {
 		return next(ctx)
 	}
 	oc := graphql.GetOperationContext(ctx)
-	s := socketFrom(ctx)
+	s := ConnFrom(ctx)
 	if s == nil || oc.Operation == nil {
 		// Not an operation of any transport this handler serves (a
 		// document that failed validation has no operation: it runs
 		// nothing).
 		return next(ctx)
 	}
-	s.touch()
+	s.Touch()
 	// A query or mutation holds the in-flight place the connection's
-	// read loop reserved for its message (socketAdmission) until its
+	// read loop reserved for its message (connAdmission) until its
 	// answer is written; whatever happens below gives it back once.
 	var once sync.Once
 	done := func() {}
 	if oc.Operation.Operation != ast.Subscription {
 		s.running.Add(1)
-		done = func() { once.Do(func() { <-s.inflight; s.running.Add(-1); s.touch() }) }
+		done = func() { once.Do(func() { <-s.inflight; s.running.Add(-1); s.Touch() }) }
 	}
 	ctx, err := g.authenticate(ctx, s)
 	if err != nil {
@@ -82,7 +81,7 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 		// Told why, then closed: every later operation would fail alike.
 		return ending(ctx, refused(ctx, err), func() {
 			done()
-			s.close(closeUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
+			s.Close(CloseUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
 		})
 	}
 	if g.budget != nil && g.budget.Has(ratelimit.RuleRequestIP) {
@@ -92,10 +91,11 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 	}
 	if oc.Operation.Operation == ast.Subscription {
 		s.subs.Add(1)
-		return ending(ctx, next(ctx), func() { s.subs.Add(-1); s.touch() })
+		return ending(ctx, next(ctx), func() { s.subs.Add(-1); s.Touch() })
 	}
-	var lanes []chan struct{}
-	if report, gerr := g.guard.Check(oc.RawQuery, oc.OperationName, oc.Variables); gerr == nil && report.ResponseBytes > heavyBytes {
+	report, _ := reportOf(oc)
+	heavy := IsHeavy(report)
+	if heavy {
 		// One heavy answer per connection is built or written at a
 		// time; the others wait their turn, holding nothing yet.
 		select {
@@ -105,27 +105,26 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 		}
 		inner := done
 		done = func() { inner(); <-s.heavy }
-		lanes = append(lanes, g.slots.heavy)
 	}
-	lanes = append(lanes, g.slots.slots)
-	if !g.slots.acquire(ctx, lanes) {
+	lease, ok := g.slots.Acquire(ctx, heavy)
+	if !ok {
 		return ending(ctx, refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
 			Message: "the server is busy: retry in a second"}), done)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	ctx = withBudget(ctx, g.maxBytes, func() { cancel(errTooLarge) })
+	ctx = WithResponseBudget(ctx, g.maxBytes, func() { cancel(ErrTooLarge) })
 	return ending(ctx, next(ctx), func() {
 		cancel(nil)
-		g.slots.release(lanes)
+		lease.Release()
 		done()
 	})
 }
 
 // authenticate checks the connection's token for this operation and puts
 // its viewer in the context (none for a connection without a token).
-func (g *gate) authenticate(ctx context.Context, s *socket) (context.Context, error) {
+func (g *gate) authenticate(ctx context.Context, s *Conn) (context.Context, error) {
 	ctx = social.WithViewer(ctx, social.Viewer{}) // anonymous unless the token holds
-	token := s.bearerToken()
+	token := s.Token()
 	if token == "" {
 		return ctx, nil
 	}
@@ -142,7 +141,7 @@ func refused(ctx context.Context, err error) graphql.ResponseHandler {
 	if ctx.Err() != nil {
 		return func(context.Context) *graphql.Response { return nil }
 	}
-	gerr := presentError(ctx, err)
+	gerr := graph.PresentError(ctx, err)
 	sent := false
 	return func(context.Context) *graphql.Response {
 		if sent {
@@ -169,23 +168,23 @@ func ending(ctx context.Context, h graphql.ResponseHandler, done func()) graphql
 	}
 }
 
-// socketAdmission runs in a websocket's read loop, once a message's
+// connAdmission runs in a connection's read loop, once a message's
 // document has been parsed and validated: a query or mutation claims the
 // in-flight place the loop reserved for the message (the gate gives it
 // back when its answer is written); any other message's place returns
 // when the loop reads the next one. A document that fails validation
 // never gets here and claims nothing.
-type socketAdmission struct{}
+type connAdmission struct{}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = socketAdmission{}
+} = connAdmission{}
 
-func (socketAdmission) ExtensionName() string                   { return "SocketAdmission" }
-func (socketAdmission) Validate(graphql.ExecutableSchema) error { return nil }
-func (socketAdmission) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if s := socketFrom(ctx); s != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
+func (connAdmission) ExtensionName() string                   { return "SocketAdmission" }
+func (connAdmission) Validate(graphql.ExecutableSchema) error { return nil }
+func (connAdmission) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if s := ConnFrom(ctx); s != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
 		s.claim()
 	}
 	return nil

@@ -1,4 +1,4 @@
-package graph_test
+package httpapi_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/coder/websocket/wsjson"
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/ratelimit"
 )
 
@@ -32,17 +32,17 @@ func wsOpen(ctx context.Context, t *testing.T, s *gatewaytest.Server, token stri
 // wsOpenWith opens a connection of either subprotocol.
 func wsOpenWith(ctx context.Context, t *testing.T, s *gatewaytest.Server, proto, token string) *websocket.Conn {
 	t.Helper()
-	c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{proto}})
+	c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{proto}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.CloseNow() })
-	init := wsMessage{Type: "connection_init"}
+	init := gatewaytest.WSMessage{Type: "connection_init"}
 	if token != "" {
 		init.Payload = []byte(`{"Authorization":"Bearer ` + token + `"}`)
 	}
-	wsSend(ctx, t, c, init)
-	if m, err := wsNext(ctx, c); err != nil || m.Type != "connection_ack" {
+	gatewaytest.WSSend(ctx, t, c, init)
+	if m, err := gatewaytest.WSNext(ctx, c); err != nil || m.Type != "connection_ack" {
 		t.Fatalf("connection_init: %+v %v", m, err)
 	}
 	return c
@@ -50,14 +50,14 @@ func wsOpenWith(ctx context.Context, t *testing.T, s *gatewaytest.Server, proto,
 
 // wsDo runs one operation on a connection and returns its first message
 // (next or error) and the error that ended the read, if any.
-func wsDo(ctx context.Context, t *testing.T, c *websocket.Conn, id, query string) (wsMessage, error) {
+func wsDo(ctx context.Context, t *testing.T, c *websocket.Conn, id, query string) (gatewaytest.WSMessage, error) {
 	t.Helper()
 	typ := "subscribe"
 	if c.Subprotocol() == "graphql-ws" {
 		typ = "start"
 	}
-	wsSend(ctx, t, c, wsMessage{ID: id, Type: typ, Payload: []byte(`{"query":` + quote(query) + `}`)})
-	return wsNext(ctx, c)
+	gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{ID: id, Type: typ, Payload: []byte(`{"query":` + gatewaytest.Quote(query) + `}`)})
+	return gatewaytest.WSNext(ctx, c)
 }
 
 // TestSocketOperationsAuthorisedEach: an operation on a websocket is
@@ -113,7 +113,7 @@ func TestSocketOperationsAuthorisedEach(t *testing.T) {
 				if m, err := wsDo(ctx, t, c, "before", `{ me { id } }`); err != nil || !strings.Contains(string(m.Payload), u.ID) {
 					t.Fatalf("before: %+v %v", m, err)
 				}
-				if m, err := wsNext(ctx, c); err != nil || m.Type != "complete" {
+				if m, err := gatewaytest.WSNext(ctx, c); err != nil || m.Type != "complete" {
 					t.Fatalf("before: %+v %v", m, err)
 				}
 				tc.revoke(t, u)
@@ -126,7 +126,7 @@ func TestSocketOperationsAuthorisedEach(t *testing.T) {
 				}
 				var ce websocket.CloseError
 				for err == nil {
-					_, err = wsNext(ctx, c)
+					_, err = gatewaytest.WSNext(ctx, c)
 				}
 				if !errors.As(err, &ce) || ce.Code != 4401 {
 					t.Fatalf("connection ended with %v, want close 4401", err)
@@ -142,14 +142,14 @@ func TestSocketOperationsAuthorisedEach(t *testing.T) {
 // TestSocketClosedWhenTokenEnds: an open connection whose token is
 // revoked closes within the recheck bound even when it sends nothing.
 func TestSocketClosedWhenTokenEnds(t *testing.T) {
-	s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{RecheckAuth: 200 * time.Millisecond}})
+	s := gatewaytest.New(t, gatewaytest.Options{Sockets: &httpapi.SocketLimits{RecheckAuth: 200 * time.Millisecond}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	u := s.Register(t, "quiet")
 	c := wsOpen(ctx, t, s, u.Token)
 	s.MustDo(t, u.Token, `mutation { logout }`, nil)
 	start := time.Now()
-	_, err := wsNext(ctx, c)
+	_, err := gatewaytest.WSNext(ctx, c)
 	var ce websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != 4401 {
 		t.Fatalf("got %v, want close 4401", err)
@@ -188,7 +188,7 @@ func requestBudgetPerOperation(t *testing.T, proto string) {
 				code = "RATE_LIMITED"
 			}
 			codes = append(codes, code)
-			if _, err := wsNext(ctx, c); err != nil { // complete
+			if _, err := gatewaytest.WSNext(ctx, c); err != nil { // complete
 				t.Fatal(err)
 			}
 		}
@@ -200,30 +200,30 @@ func requestBudgetPerOperation(t *testing.T, proto string) {
 
 func socketLimits(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
-		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Idle: 300 * time.Millisecond}})
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &httpapi.SocketLimits{Idle: 300 * time.Millisecond}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c := wsOpen(ctx, t, s, "")
-		_, err := wsNext(ctx, c)
+		_, err := gatewaytest.WSNext(ctx, c)
 		var ce websocket.CloseError
 		if !errors.As(err, &ce) || ce.Code != websocket.StatusNormalClosure || ce.Reason != "idle" {
 			t.Fatalf("got %v, want closed as idle", err)
 		}
 	})
 	t.Run("per address", func(t *testing.T) {
-		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{MaxPerAddress: 2}})
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &httpapi.SocketLimits{MaxPerAddress: 2}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		a := wsOpen(ctx, t, s, "")
 		wsOpen(ctx, t, s, "")
-		_, resp, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		_, resp, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 		if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("third connection: %v %+v; want 429 with Retry-After", err, resp)
 		}
 		a.Close(websocket.StatusNormalClosure, "")
 		ok := false
 		for i := 0; i < 50 && !ok; i++ { // the place is given back once the server sees the close
-			c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+			c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 			if ok = err == nil; ok {
 				c.CloseNow()
 			} else {
@@ -235,23 +235,23 @@ func socketLimits(t *testing.T) {
 		}
 	})
 	t.Run("per process", func(t *testing.T) {
-		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Max: 1}})
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &httpapi.SocketLimits{Max: 1}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		wsOpen(ctx, t, s, "")
-		_, resp, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		_, resp, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 		if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 			t.Fatalf("second connection: %v %+v; want 503 with Retry-After", err, resp)
 		}
 	})
 	t.Run("ping and pong", func(t *testing.T) {
-		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Ping: 100 * time.Millisecond}})
+		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &httpapi.SocketLimits{Ping: 100 * time.Millisecond}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		c := wsOpen(ctx, t, s, "")
 		start := time.Now()
 		for {
-			var m wsMessage
+			var m gatewaytest.WSMessage
 			err := wsjson.Read(ctx, c, &m) // pings not answered
 			if err != nil {
 				if time.Since(start) > 2*time.Second {
@@ -271,7 +271,7 @@ func socketLimits(t *testing.T) {
 // protocol says; legacy graphql-ws, whose protocol names no code, with
 // 1002. A connection that sent it in time stays open past the bound.
 func TestSocketInitTimeout(t *testing.T) {
-	s := gatewaytest.New(t, gatewaytest.Options{Sockets: &graph.SocketLimits{Init: 300 * time.Millisecond}})
+	s := gatewaytest.New(t, gatewaytest.Options{Sockets: &httpapi.SocketLimits{Init: 300 * time.Millisecond}})
 	for _, tt := range []struct {
 		proto  string
 		code   websocket.StatusCode
@@ -285,12 +285,12 @@ func TestSocketInitTimeout(t *testing.T) {
 			defer cancel()
 			// Opened first: its bound ends before the other's.
 			initialised := wsOpenWith(ctx, t, s, tt.proto, "")
-			c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{tt.proto}})
+			c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{tt.proto}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.CloseNow()
-			m, err := wsNext(ctx, c)
+			m, err := gatewaytest.WSNext(ctx, c)
 			var ce websocket.CloseError
 			if !errors.As(err, &ce) || ce.Code != tt.code || ce.Reason != tt.reason {
 				t.Fatalf("got %+v, %v; want closed with %d %q", m, err, tt.code, tt.reason)

@@ -1,4 +1,4 @@
-package graph_test
+package httpapi_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestWebsocketMessagesChecked(t *testing.T) {
 	prefix := s.Store.Keys().Prefix()
 	init := `{"type":"connection_init","payload":{"Authorization":"Bearer ` + u.Token + `"}}`
 	post := func(content string) string { // content as JSON string text, escapes as sent
-		return `{"id":"1","type":"subscribe","payload":{"query":` + quote(engCreatePostDoc) + `,"variables":{"i":{"content":"` + content + `"}}}}`
+		return `{"id":"1","type":"subscribe","payload":{"query":` + gatewaytest.Quote(engCreatePostDoc) + `,"variables":{"i":{"content":"` + content + `"}}}}`
 	}
 	tests := []struct {
 		name     string
@@ -36,15 +36,15 @@ func TestWebsocketMessagesChecked(t *testing.T) {
 		{"a lone low surrogate", []string{init, post(`\ude00 alone`)}, true},
 		{"invalid UTF-8 in connection_init", []string{"{\"type\":\"connection_init\",\"payload\":{\"x\":\"\xff\"}}"}, true},
 		{"a surrogate pair", []string{init, post(`smile \ud83d\ude00`)}, false},
-		{"too many values", []string{init, `{"id":"1","type":"subscribe","payload":{"query":` + quote(engCreatePostDoc) +
+		{"too many values", []string{init, `{"id":"1","type":"subscribe","payload":{"query":` + gatewaytest.Quote(engCreatePostDoc) +
 			`,"variables":{"i":{"content":"x","onlyTo":[` + strings.Repeat("1,", 6000) + `1]}}}}`}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			before := redisSnapshot(t, s.Redis, prefix)
-			c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+			before := gatewaytest.RedisSnapshot(t, s.Redis, prefix)
+			c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,12 +54,12 @@ func TestWebsocketMessagesChecked(t *testing.T) {
 					t.Fatal(err)
 				}
 				if i < len(tt.messages)-1 {
-					if ack, err := wsNext(ctx, c); err != nil || ack.Type != "connection_ack" {
+					if ack, err := gatewaytest.WSNext(ctx, c); err != nil || ack.Type != "connection_ack" {
 						t.Fatalf("connection_init: %+v %v", ack, err)
 					}
 				}
 			}
-			m, err := wsNext(ctx, c)
+			m, err := gatewaytest.WSNext(ctx, c)
 			if tt.refused {
 				var ce websocket.CloseError
 				want := websocket.StatusCode(1007)
@@ -69,7 +69,7 @@ func TestWebsocketMessagesChecked(t *testing.T) {
 				if !errors.As(err, &ce) || ce.Code != want || ce.Reason == "" {
 					t.Fatalf("got %+v, %v; want the connection closed with %d and a reason", m, err, want)
 				}
-				if diff := diffSnapshots(before, redisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
+				if diff := gatewaytest.DiffSnapshots(before, gatewaytest.RedisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
 					t.Errorf("Redis changed: %v", diff)
 				}
 			} else {
@@ -110,7 +110,7 @@ func TestWebsocketProtocolErrorsCoded(t *testing.T) {
 			if err := c.Write(ctx, websocket.MessageText, []byte(`{"id":"1","type":"`+typ+`","payload":"not an object"}`)); err != nil {
 				t.Fatal(err)
 			}
-			m, err := wsNext(ctx, c)
+			m, err := gatewaytest.WSNext(ctx, c)
 			if err != nil || m.Type != "error" || !strings.Contains(string(m.Payload), `"code":"BAD_USER_INPUT"`) {
 				t.Fatalf("got %+v %s, %v; want an error with a code", m, m.Payload, err)
 			}
@@ -129,7 +129,7 @@ func TestWebsocketDuplicateMembers(t *testing.T) {
 	s := gatewaytest.New(t)
 	u := s.Register(t, "sock_dup")
 	prefix := s.Store.Keys().Prefix()
-	mutation := quote(engCreatePostDoc) + `,"variables":{"i":{"content":"twice"}}`
+	mutation := gatewaytest.Quote(engCreatePostDoc) + `,"variables":{"i":{"content":"twice"}}`
 	tests := []struct {
 		name   string
 		init   bool                      // the message judged is connection_init
@@ -152,7 +152,7 @@ func TestWebsocketDuplicateMembers(t *testing.T) {
 			return `{"id":"1","type":"` + start + `","Type":"` + start + `","payload":{"query":` + mutation + `}}`
 		}, "connection_error"},
 		{"a long name twice", false, func(start string) string {
-			long := quote(strings.Repeat("é", 100))
+			long := gatewaytest.Quote(strings.Repeat("é", 100))
 			return `{"id":"1","type":"` + start + `","payload":{` + long + `:1,` + long + `:2,"query":` + mutation + `}}`
 		}, "error"},
 		{"Authorization twice in connection_init", true, func(string) string {
@@ -168,23 +168,23 @@ func TestWebsocketDuplicateMembers(t *testing.T) {
 			t.Run(proto+"/"+tt.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				before := redisSnapshot(t, s.Redis, prefix)
-				c, _, err := websocket.Dial(ctx, wsURL(s), &websocket.DialOptions{Subprotocols: []string{proto}})
+				before := gatewaytest.RedisSnapshot(t, s.Redis, prefix)
+				c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{proto}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer c.CloseNow()
-				init := wsMessage{Type: "connection_init", Payload: []byte(`{"Authorization":"Bearer ` + u.Token + `"}`)}
+				init := gatewaytest.WSMessage{Type: "connection_init", Payload: []byte(`{"Authorization":"Bearer ` + u.Token + `"}`)}
 				if !tt.init {
-					wsSend(ctx, t, c, init)
-					if ack, err := wsNext(ctx, c); err != nil || ack.Type != "connection_ack" {
+					gatewaytest.WSSend(ctx, t, c, init)
+					if ack, err := gatewaytest.WSNext(ctx, c); err != nil || ack.Type != "connection_ack" {
 						t.Fatalf("connection_init: %+v %v", ack, err)
 					}
 				}
 				if err := c.Write(ctx, websocket.MessageText, []byte(tt.msg(start))); err != nil {
 					t.Fatal(err)
 				}
-				m, err := wsNext(ctx, c)
+				m, err := gatewaytest.WSNext(ctx, c)
 				if proto == "graphql-transport-ws" {
 					var ce websocket.CloseError
 					if !errors.As(err, &ce) || ce.Code != 4400 || !strings.Contains(ce.Reason, "appears twice") || !utf8.ValidString(ce.Reason) {
@@ -196,20 +196,20 @@ func TestWebsocketDuplicateMembers(t *testing.T) {
 						t.Fatalf("got %+v %s, %v; want %s", m, m.Payload, err, tt.legacy)
 					}
 					if tt.legacy == "error" {
-						if m, err := wsNext(ctx, c); err != nil || m.Type != "complete" || m.ID != "1" {
+						if m, err := gatewaytest.WSNext(ctx, c); err != nil || m.Type != "complete" || m.ID != "1" {
 							t.Fatalf("after the error: %+v %v; want complete", m, err)
 						}
 					}
 				}
-				if diff := diffSnapshots(before, redisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
+				if diff := gatewaytest.DiffSnapshots(before, gatewaytest.RedisSnapshot(t, s.Redis, prefix)); len(diff) > 0 {
 					t.Errorf("Redis changed: %v", diff)
 				}
 				if proto == "graphql-ws" {
 					// The connection serves on (after a proper
 					// connection_init when the refused message was one).
 					if tt.init {
-						wsSend(ctx, t, c, init)
-						if ack, err := wsNext(ctx, c); err != nil || ack.Type != "connection_ack" {
+						gatewaytest.WSSend(ctx, t, c, init)
+						if ack, err := gatewaytest.WSNext(ctx, c); err != nil || ack.Type != "connection_ack" {
 							t.Fatalf("connection_init: %+v %v", ack, err)
 						}
 					}

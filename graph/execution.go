@@ -1,0 +1,96 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// ExecOptions choose how operations are executed.
+type ExecOptions struct {
+	// Naive turns off batching, caching, page prefetching and the fast
+	// path: one Redis call per field, as a straightforward implementation
+	// would do. Only the benchmark uses it, as the baseline.
+	Naive bool
+	// Loaders tunes the per-request dataloaders (ignored when Naive).
+	Loaders loader.Config
+	// GenericOnly turns the timeline fast path off (fastpath.go): every
+	// field goes through gqlgen's generated execution. Tests compare both.
+	GenericOnly bool
+	// FastStats receives the fast path's counts (served, fallbacks by
+	// reason); nil: counted but not exported.
+	FastStats *FastStats
+}
+
+// Execution is the executable schema bound to a copy of the services,
+// with the read mode (batched, or the benchmark's naive baseline) chosen
+// once, and the middleware that runs its operations.
+type Execution struct {
+	Schema  graphql.ExecutableSchema
+	r       *Resolver
+	loaders *loader.Factory
+	fast    bool
+}
+
+// NewExecution returns the execution of services over store.
+func NewExecution(services *Resolver, store loader.Store, o ExecOptions) *Execution {
+	r := *services
+	e := &Execution{r: &r, loaders: loader.NewFactory(store, o.Loaders), fast: !o.GenericOnly && !o.Naive}
+	r.ahead = batched{}
+	r.fast = o.FastStats
+	if r.fast == nil {
+		r.fast = NewFastStats()
+	}
+	if o.Naive {
+		e.loaders = loader.NewNaiveFactory(store)
+		r.ahead = naive{}
+	}
+	e.Schema = NewExecutableSchema(Config{Resolvers: &r})
+	return e
+}
+
+// Install adds the execution's own middleware to srv, after the
+// operation guards (internal/operation): the store's read budget, the
+// error presenter, how subscriptions end, per-response loaders and the
+// fast path.
+func (e *Execution) Install(srv *handler.Server) {
+	// Every operation, whatever carries it, may make the store read past
+	// its pages' sizes only so far (social.ReadBudget).
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		return next(social.WithReadBudget(ctx, social.DefaultReadBudget))
+	})
+	srv.SetErrorPresenter(presentError)
+	srv.AroundOperations(endStreams)
+	srv.SetRecoverFunc(recoverPanic)
+	// Fresh loaders for every response: per request over HTTP, per event
+	// on a subscription, so no cache outlives what it was read for.
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		ctx = loader.With(ctx, e.loaders.New(social.ViewerID(ctx)))
+		resp := next(ctx)
+		if afterResponse != nil {
+			afterResponse(ctx, resp)
+		}
+		return resp
+	})
+	// The fast path renders a query's timeline fields without calling
+	// field middleware (srv.AroundFields): middleware that must act on
+	// query fields has the fast path decline, or does not rely on it.
+	// (The operation guards' mutation budget acts on Mutation's root
+	// fields only, which the fast path never renders.)
+	if e.fast {
+		srv.AroundRootFields(e.r.fastPath)
+	}
+}
+
+// afterResponse, when set (by this package's tests), sees every response
+// with its operation.
+var afterResponse func(context.Context, *graphql.Response)
+
+// PresentError is the error presenter (errors.go): the edge answers the
+// requests it refuses with the same words and codes.
+func PresentError(ctx context.Context, err error) *gqlerror.Error { return presentError(ctx, err) }
