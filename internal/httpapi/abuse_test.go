@@ -47,6 +47,10 @@ func TestRequestBudget(t *testing.T) {
 	if got := r.Errors[0].Extensions["retryAfter"]; got != float64(wait) {
 		t.Errorf("extensions.retryAfter = %v, Retry-After = %d", got, wait)
 	}
+	// /media/ spends the same budget: spent, its files are refused too.
+	if status, _, b := s.Raw(t, "GET", "/media/p1/f1", nil, nil); status != http.StatusTooManyRequests {
+		t.Errorf("/media/ over the budget: status %d (%s), want 429", status, b)
+	}
 }
 
 // TestMutationBudget: every root mutation field spends one event, aliased

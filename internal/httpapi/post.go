@@ -81,10 +81,6 @@ func paramsOf(raw []byte) (*graphql.RawParams, *refusal) {
 	return params, nil
 }
 
-// bodyNames are the members of a body that encoding/json would decode
-// into graphql.RawParams.
-var bodyNames = append([]string{"headers"}, paramNames...)
-
 // decodeBody decodes a body as gqlgen's transport does (encoding/json's
 // Unmarshal into graphql.RawParams, numbers as json.Number), in one pass
 // over its members, and refuses what Unmarshal refuses: anything but one
@@ -113,7 +109,7 @@ func decodeBody(raw []byte) (*graphql.RawParams, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := memberName(t, bodyNames)
+		k := memberName(t, paramNames)
 		if seen[k] {
 			return nil, duplicateMember(k)
 		}
@@ -152,11 +148,6 @@ func decodeMember(dec *json.Decoder, k string, p *graphql.RawParams) error {
 			return err
 		}
 		return decodeJSON(v, &p.Variables)
-	case "headers":
-		// Decoded as Unmarshal would (and refused when it would refuse
-		// it), then dropped: the transport sets the request's own.
-		var h http.Header
-		return dec.Decode(&h)
 	}
 	var skip json.RawMessage
 	return dec.Decode(&skip)
