@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"strconv"
@@ -96,28 +97,8 @@ func multipartParams(w http.ResponseWriter, r *http.Request, maxOps int64, check
 // for every request: one more Redis round trip, for uploads only).
 func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check uploadCheck) (*multipartBody, *refusal) {
 	u := check.WithDefaults()
-	preflight := false
-	for _, h := range preflightHeaders {
-		preflight = preflight || strings.TrimSpace(r.Header.Get(h)) != ""
-	}
-	if !preflight {
-		return nil, refuse(http.StatusBadRequest,
-			"a multipart/form-data request needs a non-empty GraphQL-Require-Preflight (or Apollo-Require-Preflight) header, "+
-				"so that browsers check it with a CORS preflight")
-	}
-	if r.Header.Get("Authorization") == "" {
-		return nil, &refusal{status: http.StatusUnauthorized, code: social.Unauthenticated, msg: "uploading files needs a signed-in user"}
-	}
-	if check.authn != nil {
-		if _, err := auth.ViewerFromHeader(r.Context(), check.authn, r.Header.Get("Authorization")); err != nil {
-			if social.ErrorCode(err) == social.Internal {
-				graph.PresentError(r.Context(), err) // logs it
-				return nil, &refusal{status: http.StatusServiceUnavailable, code: social.Internal,
-					msg: "could not check the token: retry shortly", header: map[string]string{"Retry-After": "1"}}
-			}
-			return nil, (&refusal{status: http.StatusUnauthorized, code: social.Unauthenticated, msg: social.ErrorMessage(err)}).
-				with("WWW-Authenticate", `Bearer error="invalid_token"`)
-		}
+	if f := checkUploader(r, check.authn); f != nil {
+		return nil, f
 	}
 	if r.ContentLength > u.MaxRequestBytes {
 		return nil, refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (at most %d bytes with files)", u.MaxRequestBytes))
@@ -170,31 +151,8 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 	if len(b.paths) > u.MaxFiles {
 		return b, refuse(http.StatusBadRequest, fmt.Sprintf("a request carries at most %d files", u.MaxFiles))
 	}
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return b, readErr(err)
-		}
-		name := part.FormName()
-		if _, ok := b.paths[name]; !ok {
-			part.Close()
-			return b, refuse(http.StatusBadRequest, fmt.Sprintf("the file part %q is not in the map", name))
-		}
-		if _, dup := b.files[name]; dup {
-			part.Close()
-			return b, refuse(http.StatusBadRequest, fmt.Sprintf("the file part %q is sent twice", name))
-		}
-		up, refusal := spool(part, u, readErr)
-		part.Close()
-		if up.File != nil {
-			b.files[name] = up
-		}
-		if refusal != nil {
-			return b, refusal
-		}
+	if refusal := b.readFiles(mr, u, readErr); refusal != nil {
+		return b, refusal
 	}
 	for name := range b.paths {
 		if _, ok := b.files[name]; !ok {
@@ -202,6 +160,68 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 		}
 	}
 	return b, nil
+}
+
+// readFiles spools the file parts that follow the map, each one the map
+// names, once.
+func (b *multipartBody) readFiles(mr *multipart.Reader, u Uploads, readErr func(error) *refusal) *refusal {
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return readErr(err)
+		}
+		name := part.FormName()
+		if _, ok := b.paths[name]; !ok {
+			part.Close()
+			return refuse(http.StatusBadRequest, fmt.Sprintf("the file part %q is not in the map", name))
+		}
+		if _, dup := b.files[name]; dup {
+			part.Close()
+			return refuse(http.StatusBadRequest, fmt.Sprintf("the file part %q is sent twice", name))
+		}
+		up, refusal := spool(part, u, readErr)
+		part.Close()
+		if up.File != nil {
+			b.files[name] = up
+		}
+		if refusal != nil {
+			return refusal
+		}
+	}
+	return nil
+}
+
+// checkUploader refuses a multipart request without the header that
+// forces a CORS preflight, or without a valid token, before any of its
+// body is read.
+func checkUploader(r *http.Request, authn auth.Authenticator) *refusal {
+	preflight := false
+	for _, h := range preflightHeaders {
+		preflight = preflight || strings.TrimSpace(r.Header.Get(h)) != ""
+	}
+	if !preflight {
+		return refuse(http.StatusBadRequest,
+			"a multipart/form-data request needs a non-empty GraphQL-Require-Preflight (or Apollo-Require-Preflight) header, "+
+				"so that browsers check it with a CORS preflight")
+	}
+	if r.Header.Get("Authorization") == "" {
+		return &refusal{status: http.StatusUnauthorized, code: social.Unauthenticated, msg: "uploading files needs a signed-in user"}
+	}
+	if authn != nil {
+		if _, err := auth.ViewerFromHeader(r.Context(), authn, r.Header.Get("Authorization")); err != nil {
+			if social.ErrorCode(err) == social.Internal {
+				graph.PresentError(r.Context(), err) // logs it
+				return &refusal{status: http.StatusServiceUnavailable, code: social.Internal,
+					msg: "could not check the token: retry shortly", header: map[string]string{"Retry-After": "1"}}
+			}
+			return (&refusal{status: http.StatusUnauthorized, code: social.Unauthenticated, msg: social.ErrorMessage(err)}).
+				with("WWW-Authenticate", `Bearer error="invalid_token"`)
+		}
+	}
+	return nil
 }
 
 // spool writes one file part to a temporary file, at most u.MaxFileBytes.

@@ -28,6 +28,10 @@ func paramsFrom(ctx context.Context) *requestParams {
 	return p
 }
 
+func withParams(ctx context.Context, p *requestParams) context.Context {
+	return context.WithValue(ctx, paramsKey{}, p)
+}
+
 func newParams(raw *graphql.RawParams) *requestParams {
 	return &requestParams{raw: raw, persisted: raw.Extensions["persistedQuery"] != nil, hash: persistedHash(raw.Extensions)}
 }
@@ -76,7 +80,7 @@ func readParams(maxBody int64, bodies *bodyBudget, uploads uploadCheck) func(htt
 				f.write(w)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), paramsKey{}, p)))
+			next.ServeHTTP(w, r.WithContext(withParams(r.Context(), p)))
 		})
 	}
 }
