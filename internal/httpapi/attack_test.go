@@ -1,0 +1,328 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gateway"
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Targets of the Redis-heavy alias attacks (docs/performance.md, "Redis
+// work per request"): each request costs Redis at most 50 ms of CPU, and
+// another client's median stays within 2× of its own while they run. The
+// test measures and reports both; it fails on them only with
+// REQUIRE_ATTACK_TARGETS=1, as the neighbour's target is not met yet
+// (docs/performance.md says by how much).
+const (
+	maxRedisCPUPerRequest = 50 * time.Millisecond
+	maxNeighbourSlowdown  = 2.0
+)
+
+// TestRedisHeavyAttacks measures, on a real redis-server, the Redis CPU
+// (INFO cpu: used_cpu_user + used_cpu_sys) of two alias attacks that once
+// escaped the cost model (100 aliased userTimeline pages over an author's
+// 4 000 posts hidden from the attacker; 75 aliased commonFollowing pages
+// of two users following 10 000 each), then another client's median
+// latency while the attacks run over HTTP and over a websocket that does
+// not read.
+func TestRedisHeavyAttacks(t *testing.T) {
+	redistest.Slow(t, "seeds 15 000 users and 4 000 posts")
+	s := gatewaytest.New(t)
+	if !redistest.Real() {
+		t.Skip("needs a real redis-server for INFO cpu")
+	}
+	// The production defaults of the limits that bound these attacks.
+	url := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{Limits: gqlguard.DefaultLimits(20000),
+		MaxBodyBytes: 1 << 20, MaxConcurrent: 32, QueueWait: 500 * time.Millisecond, RequestTimeout: 10 * time.Second}))
+	hidden, common, page := seedHeavy(t, s)
+	// Another client reads a page of 20 posts of an ordinary author.
+	probe := func() time.Duration {
+		start := time.Now()
+		r := gatewaytest.Post(t, url, "", page, nil)
+		if r.Status != http.StatusOK || len(r.Errors) > 0 {
+			t.Errorf("probe: %d %+v", r.Status, r.Errors)
+		}
+		return time.Since(start)
+	}
+	base := median(repeat(60, probe))
+
+	for _, a := range []struct{ name, doc string }{{"hidden posts", hidden}, {"common following", common}} {
+		cpu, stats := redisCPU(t, s.Redis), commandStats(t, s.Redis)
+		const n = 20
+		for range n {
+			if r := gatewaytest.Post(t, url, "", a.doc, nil); r.Status != http.StatusOK || len(r.Errors) > 0 {
+				t.Fatalf("%s: %d %+v", a.name, r.Status, r.Errors)
+			}
+		}
+		per := (redisCPU(t, s.Redis) - cpu) / n
+		t.Logf("%s: %.1f ms of Redis CPU a request; by command: %s", a.name, per.Seconds()*1000, topCommands(stats, commandStats(t, s.Redis), n))
+		if per > maxRedisCPUPerRequest {
+			missed(t, "%s: %v of Redis CPU a request, over %v", a.name, per, maxRedisCPUPerRequest)
+		}
+	}
+
+	during := map[string]time.Duration{}
+	for _, n := range []int{1, 2} {
+		during[fmt.Sprintf("%d HTTP attacker(s)", n)] = underAttack(t, n, probe, func(ctx context.Context) {
+			for i := 0; ctx.Err() == nil; i++ {
+				doc := hidden
+				if i%2 == 1 {
+					doc = common
+				}
+				gatewaytest.Post(t, url, "", doc, nil)
+			}
+		})
+	}
+	own := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	defer own.Close()
+	ping := func() time.Duration {
+		start := time.Now()
+		own.Ping(context.Background())
+		return time.Since(start)
+	}
+	pingBase := median(repeat(60, ping))
+	pingDuring := underAttack(t, 1, ping, func(ctx context.Context) {
+		for i := 0; ctx.Err() == nil; i++ {
+			gatewaytest.Post(t, url, "", []string{hidden, common}[i%2], nil)
+		}
+	})
+	t.Logf("a PING on a connection of its own: p50 %v alone, %v during 1 HTTP attacker", pingBase, pingDuring)
+	during["an unread websocket"] = underAttack(t, 1, probe, func(ctx context.Context) { unreadSocket(ctx, t, url, hidden, common) })
+	t.Logf("another client's p50 alone: %v", base)
+	for name, p50 := range during {
+		t.Logf("another client's p50 during %s: %v (%.2f×)", name, p50, ratio(p50, base))
+		if ratio(p50, base) > maxNeighbourSlowdown {
+			missed(t, "during %s another client's p50 is %v, %.2f× its %v alone", name, p50, ratio(p50, base), base)
+		}
+	}
+}
+
+// missed reports a target not met: a failure with REQUIRE_ATTACK_TARGETS=1.
+func missed(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("REQUIRE_ATTACK_TARGETS") == "1" {
+		t.Errorf(format, args...)
+		return
+	}
+	t.Logf("target missed: "+format, args...)
+}
+
+// seedHeavy writes the data of both attacks and returns their documents,
+// and that of an ordinary page.
+func seedHeavy(t *testing.T, s *gatewaytest.Server) (hidden, common, page string) {
+	t.Helper()
+	ctx := context.Background()
+	hash, err := auth.NewPasswords(1).Hash("password123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := make([]string, 15002)
+	parallel(t, len(users), func(i int) error {
+		u, err := s.Store.CreateUser(ctx, auth.NewAccount{Name: fmt.Sprintf("heavy_%d", i), Email: fmt.Sprintf("heavy_%d@example.com", i), PasswordHash: hash})
+		if err == nil {
+			users[i] = u.ID
+		}
+		return err
+	})
+	// Two users following 10 000 each, 5 000 of them in common.
+	a, b := users[0], users[1]
+	parallel(t, 10000, func(i int) error {
+		if err := s.Store.Follow(ctx, a, users[2+i]); err != nil {
+			return err
+		}
+		return s.Store.Follow(ctx, b, users[2+5000+i])
+	})
+	// An author of 4 000 posts shown to one other user only.
+	author, reader := users[2], users[3]
+	parallel(t, 4000, func(i int) error {
+		_, err := s.Store.CreatePost(ctx, author, social.NewPost{Content: "hidden " + strconv.Itoa(i), OnlyTo: []string{reader}})
+		return err
+	})
+	// An ordinary author of 30 public posts.
+	for i := range 30 {
+		if _, err := s.Store.CreatePost(ctx, users[4], social.NewPost{Content: "public " + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page = fmt.Sprintf(`{ userTimeline(userId: %q, first: 20) { edges { node { id content createdAt author { id name } likesCount commentsCount } } } }`, users[4])
+	var hb, cb strings.Builder
+	hb.WriteString("{")
+	cb.WriteString("{")
+	// As many aliases as MAX_FIELDS (300) lets through, with distinct
+	// arguments so that no two are one read.
+	for i := range 100 {
+		fmt.Fprintf(&hb, " a%d: userTimeline(userId: %q, first: %d) { pageInfo { hasNextPage } }", i, author, 100-i%50)
+	}
+	for i := range 75 {
+		fmt.Fprintf(&cb, " a%d: user(id: %q) { commonFollowing(with: %q, first: %d) { edges { cursor } } }", i, a, b, 100-i%50)
+	}
+	hb.WriteString(" }")
+	cb.WriteString(" }")
+	return hb.String(), cb.String(), page
+}
+
+// underAttack runs attack from n goroutines and returns the median of the
+// probe's latency meanwhile.
+func underAttack(t *testing.T, n int, probe func() time.Duration, attack func(ctx context.Context)) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); attack(ctx) }()
+	}
+	time.Sleep(time.Second) // the attack under way
+	p50 := median(repeat(60, func() time.Duration { time.Sleep(50 * time.Millisecond); return probe() }))
+	cancel()
+	wg.Wait()
+	// What the server still runs of the attack ends before the next
+	// measurement (and before the test's Redis closes).
+	time.Sleep(3 * time.Second)
+	return p50
+}
+
+// unreadSocket sends 300 heavy operations on one websocket and reads
+// nothing until ctx ends.
+func unreadSocket(ctx context.Context, t *testing.T, url string, docs ...string) {
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/query", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		if ctx.Err() == nil {
+			t.Errorf("dial: %v", err)
+		}
+		return
+	}
+	defer c.CloseNow()
+	gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{Type: "connection_init"})
+	if m, err := gatewaytest.WSNext(ctx, c); err != nil || m.Type != "connection_ack" {
+		t.Errorf("init: %+v %v", m, err)
+		return
+	}
+	var sent atomic.Int32
+	for i := range 300 {
+		payload := fmt.Sprintf(`{"query":%s}`, gatewaytest.Quote(docs[i%len(docs)]))
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := c.Write(wctx, websocket.MessageText, []byte(`{"id":"`+strconv.Itoa(i)+`","type":"subscribe","payload":`+payload+`}`))
+		cancel()
+		if err != nil {
+			break // held back by TCP: the server reads no further
+		}
+		sent.Add(1)
+	}
+	<-ctx.Done()
+}
+
+func parallel(t *testing.T, n int, fn func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	var failed atomic.Value
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := fn(i); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func repeat(n int, f func() time.Duration) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = f()
+	}
+	return out
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// redisCPU is the CPU time the Redis server has used (user and system).
+func redisCPU(tb testing.TB, rdb redis.UniversalClient) time.Duration {
+	tb.Helper()
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	total := 0.0
+	for line := range strings.SplitSeq(info, "\r\n") {
+		k, v, _ := strings.Cut(line, ":")
+		if k == "used_cpu_user" || k == "used_cpu_sys" {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
+// commandStats is INFO commandstats: microseconds spent in each command.
+func commandStats(tb testing.TB, rdb redis.UniversalClient) map[string]float64 {
+	tb.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		name, fields, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || name == line {
+			continue
+		}
+		for f := range strings.SplitSeq(fields, ",") {
+			if v, ok := strings.CutPrefix(f, "usec="); ok {
+				out[name], _ = strconv.ParseFloat(v, 64)
+			}
+		}
+	}
+	return out
+}
+
+// topCommands names the three commands that took the most time between
+// two commandstats, per request of n.
+func topCommands(before, after map[string]float64, n int) string {
+	type use struct {
+		name string
+		ms   float64
+	}
+	var uses []use
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			uses = append(uses, use{k, d / 1000 / float64(n)})
+		}
+	}
+	slices.SortFunc(uses, func(a, b use) int { return int(b.ms*1000 - a.ms*1000) })
+	var parts []string
+	for i := 0; i < len(uses) && i < 3; i++ {
+		parts = append(parts, fmt.Sprintf("%s %.1f ms", uses[i].name, uses[i].ms))
+	}
+	return strings.Join(parts, ", ")
+}
