@@ -104,7 +104,9 @@ func TestRedisHeavyAttacks(t *testing.T) {
 		}
 	})
 	t.Logf("a PING on a connection of its own: p50 %v alone, %v during 1 HTTP attacker", pingBase, pingDuring)
+	cpu := redisCPU(t, s.Redis)
 	during["an unread websocket"] = underAttack(t, 1, probe, func(ctx context.Context) { unreadSocket(ctx, t, url, hidden, common) })
+	t.Logf("Redis CPU while the unread websocket's operations ran: %v", redisCPU(t, s.Redis)-cpu)
 	t.Logf("another client's p50 alone: %v", base)
 	for name, p50 := range during {
 		t.Logf("another client's p50 during %s: %v (%.2f×)", name, p50, ratio(p50, base))
@@ -225,6 +227,7 @@ func unreadSocket(ctx context.Context, t *testing.T, url string, docs ...string)
 		}
 		sent.Add(1)
 	}
+	t.Logf("the unread websocket sent %d operations", sent.Load())
 	<-ctx.Done()
 }
 
