@@ -244,11 +244,15 @@ func (c *Config) finish(explicit map[string]bool) error {
 		return errors.New("MEDIA_SIGNING_KEY must be at least 32 bytes")
 	case c.Production && c.MediaSigningKey == "":
 		return errors.New("PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses")
+	case c.Production && c.RedisURL == "":
+		return errors.New("PRODUCTION=true needs REDIS_URL: the embedded in-memory Redis loses every account and post when the process stops")
 	case c.Production && !c.Media.Configured():
 		return errors.New("PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process")
 	}
 	c.Sockets.Max = fdBound(c.Sockets.Max)
-	if err := c.Common.Check(); err != nil {
+	// Development starts at once, whatever Redis does; production waits
+	// a bounded time and fails (app.DefaultRedisWait).
+	if err := c.Common.Check(map[bool]time.Duration{true: app.DefaultRedisWait}[c.Production]); err != nil {
 		return err
 	}
 	return c.Feed.Finish()

@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 
-	rdb, closeRedis, err := openRedis(cfg, log)
+	rdb, closeRedis, err := openRedis(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func loadDemo(ctx context.Context, cfg *Config, gw *gateway.Gateway, log *slog.L
 func newLogger(cfg *Config, w io.Writer) (*slog.Logger, error) { return cfg.Common.NewLogger(w) }
 
 // openRedis connects to REDIS_URL, or starts the embedded server.
-func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+func openRedis(ctx context.Context, cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	if cfg.RedisURL == "" {
 		m := miniredis.NewMiniRedis()
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
@@ -232,7 +232,7 @@ func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), er
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { stopClock(); _ = rdb.Close(); m.Close() }, nil
 	}
-	rdb, err := cfg.ConnectRedis(log)
+	rdb, err := cfg.ConnectRedis(ctx, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,7 +33,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*app
 	if c.RedisURL == "" {
 		return nil, errors.New("REDIS_URL is required")
 	}
-	if err := c.Common.Check(); err != nil {
+	if err := c.Common.Check(app.DefaultRedisWait); err != nil {
 		return nil, err
 	}
 	return c, c.Feed.Finish()
@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	rdb, err := cfg.ConnectRedis(log)
+	rdb, err := cfg.ConnectRedis(ctx, log)
 	if err != nil {
 		return err
 	}
