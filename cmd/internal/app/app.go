@@ -181,6 +181,22 @@ func (c *WorkerConfig) Settings() []Setting {
 	return append(list, Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
 }
 
+// ParseWorker reads cmd/worker's settings from args, then getenv, then
+// the defaults, and checks them.
+func ParseWorker(args []string, getenv func(string) string, out io.Writer) (*WorkerConfig, error) {
+	c := &WorkerConfig{}
+	if _, err := Parse("worker", c.Settings(), args, getenv, out); err != nil {
+		return nil, err
+	}
+	if c.RedisURL == "" {
+		return nil, errors.New("REDIS_URL is required")
+	}
+	if err := c.Common.Check(DefaultRedisWait); err != nil {
+		return nil, err
+	}
+	return c, c.Feed.Finish()
+}
+
 // NewWorker returns a fan-out worker pool over every shard of the store's
 // job queue.
 func NewWorker(rdb redis.UniversalClient, store *redisstore.Store, cfg fanout.Config, log *slog.Logger) (*fanout.Pool, error) {
