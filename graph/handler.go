@@ -91,6 +91,10 @@ type Options struct {
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
 	FastStats *FastStats
+	// Extensions are registered before every other extension, so they
+	// see each operation first on every transport: tracing, trusted
+	// documents.
+	Extensions []graphql.HandlerExtension
 }
 
 // NewHandler returns the /query handler: POST, GET (queries only),
@@ -117,6 +121,9 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	docs := smallOnly[*ast.QueryDocument]{lru.New[*ast.QueryDocument](1000), func(q string, _ *ast.QueryDocument) int { return len(q) }}
 	guard.UseParsed(func(q string) (*ast.QueryDocument, bool) { return docs.Get(context.Background(), q) })
 	srv := handler.New(es)
+	for _, e := range o.Extensions {
+		srv.Use(e)
+	}
 	slots := newLimiter(o)
 	socks := newSockets(o.Sockets)
 	ping := o.Sockets.Ping

@@ -20,6 +20,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/graph"
@@ -27,7 +28,10 @@ import (
 	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstats"
+	"github.com/socialgw/gateway/internal/tracing"
+	"github.com/socialgw/gateway/internal/trusted"
 )
 
 func main() {
@@ -63,37 +67,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer closeFiles()
-	gw, err := gateway.New(rdb, gateway.Config{
-		Prefix:              cfg.RedisPrefix,
-		Feed:                cfg.Feed.Store,
-		Tokens:              tokens,
-		RefreshTTL:          cfg.RefreshTokenTTL,
-		PasswordConcurrency: cfg.PasswordConcurrency,
-		GraphQL: graph.Options{
-			Introspection:  cfg.Introspection,
-			Suggestions:    cfg.Introspection,
-			Limits:         cfg.Limits,
-			MaxConcurrent:  cfg.MaxConcurrent,
-			QueueWait:      cfg.QueueWait,
-			RequestTimeout: cfg.RequestTimeout,
-			MaxBodyBytes:   cfg.MaxBodyBytes,
-			MaxBodyMemory:  cfg.MaxBodyMemory,
-			Loaders:        loader.DefaultConfig(),
-			Sockets:        cfg.Sockets,
-			Uploads:        cfg.Uploads,
-		},
-		Media: gateway.MediaConfig{Files: files, SigningKey: []byte(cfg.MediaSigningKey), URLTTL: cfg.MediaURLTTL,
-			BaseURL: cfg.MediaBaseURL},
-		GraphiQL: cfg.GraphiQL,
-		// Public listeners never serve /metrics in production.
-		MetricsElsewhere: cfg.MetricsAddr != "" || cfg.Production,
-		CORSOrigins:      cfg.CORSOrigins,
-		Abuse:            cfg.Abuse,
-		SPADir:           cfg.SPADir,
-		// The embedded Redis has only classic pub/sub.
-		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
-			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
-	})
+	docs, err := loadTrusted(cfg, log)
+	if err != nil {
+		return err
+	}
+	tracer, stopTracing, err := startTracing(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	gw, err := gateway.New(rdb, gatewayConfig(cfg, tokens, files, tracer, docs, log))
 	if err != nil {
 		return err
 	}
@@ -191,6 +174,45 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
+// gatewayConfig is the gateway's configuration from the settings and
+// what run opened.
+func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Store, tracer trace.TracerProvider,
+	docs *trusted.Documents, log *slog.Logger) gateway.Config {
+	return gateway.Config{
+		Prefix:              cfg.RedisPrefix,
+		Feed:                cfg.Feed.Store,
+		Tokens:              tokens,
+		RefreshTTL:          cfg.RefreshTokenTTL,
+		PasswordConcurrency: cfg.PasswordConcurrency,
+		GraphQL: graph.Options{
+			Introspection:  cfg.Introspection,
+			Suggestions:    cfg.Introspection,
+			Limits:         cfg.Limits,
+			MaxConcurrent:  cfg.MaxConcurrent,
+			QueueWait:      cfg.QueueWait,
+			RequestTimeout: cfg.RequestTimeout,
+			MaxBodyBytes:   cfg.MaxBodyBytes,
+			MaxBodyMemory:  cfg.MaxBodyMemory,
+			Loaders:        loader.DefaultConfig(),
+			Sockets:        cfg.Sockets,
+			Uploads:        cfg.Uploads,
+		},
+		Media: gateway.MediaConfig{Files: files, SigningKey: []byte(cfg.MediaSigningKey), URLTTL: cfg.MediaURLTTL,
+			BaseURL: cfg.MediaBaseURL},
+		GraphiQL: cfg.GraphiQL,
+		// Public listeners never serve /metrics in production.
+		MetricsElsewhere: cfg.MetricsAddr != "" || cfg.Production,
+		CORSOrigins:      cfg.CORSOrigins,
+		Abuse:            cfg.Abuse,
+		SPADir:           cfg.SPADir,
+		Tracer:           tracer,
+		Trusted:          docs,
+		// The embedded Redis has only classic pub/sub.
+		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
+			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
+	}
+}
+
 // loadDemo fills the (empty) database with the demo network and tells the
 // developer how to use it: in text logs a block to copy from, in JSON
 // logs one record per demo user.
@@ -216,6 +238,40 @@ func loadDemo(ctx context.Context, cfg *Config, gw *gateway.Gateway, log *slog.L
 		"(the access token expires at %s; then log in again, or use the login tab):\n\n  alice  %s\n  bob    %s\n\n",
 		demo.Password, res.Alice.ExpiresAt.Local().Format(time.TimeOnly), res.Alice.Headers, res.Bob.Headers)
 	return nil
+}
+
+// loadTrusted reads TRUSTED_DOCUMENTS (nil when it is not set).
+func loadTrusted(cfg *Config, log *slog.Logger) (*trusted.Documents, error) {
+	if cfg.TrustedDocuments == "" {
+		return nil, nil
+	}
+	docs, err := trusted.Load(cfg.TrustedDocuments)
+	if err != nil {
+		return nil, fmt.Errorf("TRUSTED_DOCUMENTS: %w", err)
+	}
+	log.Info("trusted documents: only the listed documents run", "file", cfg.TrustedDocuments, "documents", docs.Len())
+	return docs, nil
+}
+
+// startTracing starts the OTLP exporter when TRACE_ENDPOINT is set; stop
+// sends the spans still buffered, for at most five seconds.
+func startTracing(ctx context.Context, cfg *Config, log *slog.Logger) (trace.TracerProvider, func(), error) {
+	if cfg.Tracing.Endpoint == "" {
+		return nil, func() {}, nil
+	}
+	cfg.Tracing.Service = "socialgw-gateway"
+	tp, err := tracing.NewProvider(ctx, cfg.Tracing)
+	if err != nil {
+		return nil, nil, fmt.Errorf("TRACE_ENDPOINT: %w", err)
+	}
+	log.Info("tracing", "endpoint", cfg.Tracing.Endpoint, "sample_ratio", cfg.Tracing.Ratio)
+	return tp, func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(sctx); err != nil {
+			log.Warn("tracing: spans not sent at shutdown", "err", err)
+		}
+	}, nil
 }
 
 func newLogger(cfg *Config, w io.Writer) (*slog.Logger, error) { return cfg.Common.NewLogger(w) }
