@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
@@ -93,20 +94,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	stopWorker := func(time.Duration) {}
-	if cfg.FanoutWorker {
-		w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)
-		if err != nil {
-			return err
-		}
-		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
-		gateway.RegisterWorker(reg, w)
-		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
+	stopWorker, err := startWorker(ctx, cfg, rdb, gw, reg, log)
+	if err != nil {
+		return err
 	}
 	// Stops the worker also when serving fails; after a graceful shutdown
 	// it is already stopped and this returns at once.
 	defer stopWorker(cfg.ShutdownTimeout)
+	return serve(ctx, cfg, log, gw, reg, settingsDiffer, stopWorker, ready)
+}
 
+// startWorker starts the in-gateway fan-out worker when FANOUT_WORKER is
+// on; stop waits for its running jobs, at most the time it is given.
+func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw *gateway.Gateway, reg *prometheus.Registry,
+	log *slog.Logger) (stop func(time.Duration), err error) {
+	if !cfg.FanoutWorker {
+		return func(time.Duration) {}, nil
+	}
+	w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
+	gateway.RegisterWorker(reg, w)
+	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log), nil
+}
+
+// serve listens and serves until ctx ends (then shuts down gracefully),
+// serving fails, or the timeline settings turn out to differ.
+func serve(ctx context.Context, cfg *Config, log *slog.Logger, gw *gateway.Gateway, reg *prometheus.Registry,
+	settingsDiffer <-chan error, stopWorker func(time.Duration), ready func(baseURL string)) error {
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
@@ -122,18 +139,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// ending the subscriptions lets them finish.
 	srv.RegisterOnShutdown(gw.Close)
 	errc := make(chan error, 2)
-	if cfg.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", cfg.MetricsAddr, err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", gateway.MetricsHandler(reg))
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		defer msrv.Close()
-		log.Info("metrics served", "url", baseURL(mln.Addr())+"/metrics")
-		go func() { errc <- msrv.Serve(mln) }()
+	closeMetrics, err := serveMetrics(cfg, reg, log, errc)
+	if err != nil {
+		return err
 	}
+	defer closeMetrics()
 	base := baseURL(ln.Addr())
 	log.Info("listening", "url", base, "graphql", base+"/query")
 	if cfg.GraphiQL {
@@ -172,6 +182,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveMetrics serves /metrics on METRICS_ADDR when it is set; its
+// serving error goes to errc.
+func serveMetrics(cfg *Config, reg *prometheus.Registry, log *slog.Logger, errc chan<- error) (closeIt func(), err error) {
+	if cfg.MetricsAddr == "" {
+		return func() {}, nil
+	}
+	mln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", gateway.MetricsHandler(reg))
+	msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("metrics served", "url", baseURL(mln.Addr())+"/metrics")
+	go func() { errc <- msrv.Serve(mln) }()
+	return func() { _ = msrv.Close() }, nil
 }
 
 // gatewayConfig is the gateway's configuration from the settings and
