@@ -19,6 +19,7 @@ import (
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/tracing"
 )
 
 // Config is the whole configuration of the gateway, parsed once here from
@@ -85,6 +86,13 @@ type Config struct {
 	Demo   bool
 	SPADir string
 
+	// Tracing exports spans of requests, operations and Redis flights
+	// when its Endpoint is set (internal/tracing).
+	Tracing tracing.Config
+	// TrustedDocuments is the manifest of the only documents that run
+	// ("": any document).
+	TrustedDocuments string
+
 	// graphiql and introspection are "", "true" or "false" as given;
 	// finish resolves them against Production.
 	graphiql, introspection string
@@ -129,6 +137,10 @@ func (c *Config) settings() []app.Setting {
 		app.Int(&c.PasswordConcurrency, "password-concurrency", "PASSWORD_CONCURRENCY", "4", "argon2id hashes run at once (19 MiB each)"),
 		app.Bool(&c.Demo, "demo", "DEMO", "false", fmt.Sprintf("fill an empty database with a demo network and log two ready sessions (CELEBRITY_THRESHOLD defaults to %d)", demo.DefaultCelebrityThreshold)),
 		app.String(&c.SPADir, "spa-dir", "SPA_DIR", "", "directory served at /app/, for developing a single-page app on the gateway's origin (examples/spa/dist)"),
+		app.String(&c.TrustedDocuments, "trusted-documents", "TRUSTED_DOCUMENTS", "", "a persisted-query manifest (Apollo's format, or an object of SHA-256 to document): only its documents run, sent whole or by hash; others are refused (FORBIDDEN, or PERSISTED_QUERY_NOT_FOUND for an unknown hash); empty: any document"),
+		app.String(&c.Tracing.Endpoint, "trace-endpoint", "TRACE_ENDPOINT", "", "OTLP/HTTP collector URL (http://collector:4318) to export OpenTelemetry spans of requests, GraphQL operations and Redis flights to; empty: no tracing"),
+		{Flag: "trace-sample-ratio", Env: "TRACE_SAMPLE_RATIO", Def: "0.01", Usage: "share of requests traced, 0 to 1, when TRACE_ENDPOINT is set (a caller's traceparent decides for its requests)",
+			Set: func(v string) (err error) { c.Tracing.Ratio, err = strconv.ParseFloat(v, 64); return err }},
 	}
 	own = append(own, c.mediaSettings()...)
 	own = append(own, c.abuseSettings()...)
@@ -244,11 +256,17 @@ func (c *Config) finish(explicit map[string]bool) error {
 		return errors.New("MEDIA_SIGNING_KEY must be at least 32 bytes")
 	case c.Production && c.MediaSigningKey == "":
 		return errors.New("PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses")
+	case c.Tracing.Ratio < 0 || c.Tracing.Ratio > 1 || math.IsNaN(c.Tracing.Ratio):
+		return errors.New("TRACE_SAMPLE_RATIO must be between 0 and 1")
+	case c.Production && c.RedisURL == "":
+		return errors.New("PRODUCTION=true needs REDIS_URL: the embedded in-memory Redis loses every account and post when the process stops")
 	case c.Production && !c.Media.Configured():
 		return errors.New("PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process")
 	}
 	c.Sockets.Max = fdBound(c.Sockets.Max)
-	if err := c.Common.Check(); err != nil {
+	// Development starts at once, whatever Redis does; production waits
+	// a bounded time and fails (app.DefaultRedisWait).
+	if err := c.Common.Check(map[bool]time.Duration{true: app.DefaultRedisWait}[c.Production]); err != nil {
 		return err
 	}
 	return c.Feed.Finish()

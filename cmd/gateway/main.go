@@ -19,14 +19,19 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstats"
+	"github.com/socialgw/gateway/internal/tracing"
+	"github.com/socialgw/gateway/internal/trusted"
 )
 
 func main() {
@@ -46,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 
-	rdb, closeRedis, err := openRedis(cfg, log)
+	rdb, closeRedis, err := openRedis(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -62,37 +67,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer closeFiles()
-	gw, err := gateway.New(rdb, gateway.Config{
-		Prefix:              cfg.RedisPrefix,
-		Feed:                cfg.Feed.Store,
-		Tokens:              tokens,
-		RefreshTTL:          cfg.RefreshTokenTTL,
-		PasswordConcurrency: cfg.PasswordConcurrency,
-		GraphQL: gateway.QueryOptions{
-			Introspection:  cfg.Introspection,
-			Suggestions:    cfg.Introspection,
-			Limits:         cfg.Limits,
-			MaxConcurrent:  cfg.MaxConcurrent,
-			QueueWait:      cfg.QueueWait,
-			RequestTimeout: cfg.RequestTimeout,
-			MaxBodyBytes:   cfg.MaxBodyBytes,
-			MaxBodyMemory:  cfg.MaxBodyMemory,
-			Loaders:        loader.DefaultConfig(),
-			Sockets:        cfg.Sockets,
-			Uploads:        cfg.Uploads,
-		},
-		Media: gateway.MediaConfig{Files: files, SigningKey: []byte(cfg.MediaSigningKey), URLTTL: cfg.MediaURLTTL,
-			BaseURL: cfg.MediaBaseURL},
-		GraphiQL: cfg.GraphiQL,
-		// Public listeners never serve /metrics in production.
-		MetricsElsewhere: cfg.MetricsAddr != "" || cfg.Production,
-		CORSOrigins:      cfg.CORSOrigins,
-		Abuse:            cfg.Abuse,
-		SPADir:           cfg.SPADir,
-		// The embedded Redis has only classic pub/sub.
-		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
-			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
-	})
+	docs, err := loadTrusted(cfg, log)
+	if err != nil {
+		return err
+	}
+	tracer, stopTracing, err := startTracing(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	gw, err := gateway.New(rdb, gatewayConfig(cfg, tokens, files, tracer, docs, log))
 	if err != nil {
 		return err
 	}
@@ -109,20 +93,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	stopWorker := func(time.Duration) {}
-	if cfg.FanoutWorker {
-		w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)
-		if err != nil {
-			return err
-		}
-		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
-		gateway.RegisterWorker(reg, w)
-		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
+	stopWorker, err := startWorker(ctx, cfg, rdb, gw, reg, log)
+	if err != nil {
+		return err
 	}
 	// Stops the worker also when serving fails; after a graceful shutdown
 	// it is already stopped and this returns at once.
 	defer stopWorker(cfg.ShutdownTimeout)
+	return serve(ctx, cfg, log, gw, reg, settingsDiffer, stopWorker, ready)
+}
 
+// startWorker starts the in-gateway fan-out worker when FANOUT_WORKER is
+// on; stop waits for its running jobs, at most the time it is given.
+func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw *gateway.Gateway, reg *prometheus.Registry,
+	log *slog.Logger) (stop func(time.Duration), err error) {
+	if !cfg.FanoutWorker {
+		return func(time.Duration) {}, nil
+	}
+	w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
+	gateway.RegisterWorker(reg, w)
+	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log), nil
+}
+
+// serve listens and serves until ctx ends (then shuts down gracefully),
+// serving fails, or the timeline settings turn out to differ.
+func serve(ctx context.Context, cfg *Config, log *slog.Logger, gw *gateway.Gateway, reg *prometheus.Registry,
+	settingsDiffer <-chan error, stopWorker func(time.Duration), ready func(baseURL string)) error {
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
@@ -138,18 +138,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// ending the subscriptions lets them finish.
 	srv.RegisterOnShutdown(gw.Close)
 	errc := make(chan error, 2)
-	if cfg.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", cfg.MetricsAddr, err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", gateway.MetricsHandler(reg))
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		defer msrv.Close()
-		log.Info("metrics served", "url", baseURL(mln.Addr())+"/metrics")
-		go func() { errc <- msrv.Serve(mln) }()
+	closeMetrics, err := serveMetrics(cfg, reg, log, errc)
+	if err != nil {
+		return err
 	}
+	defer closeMetrics()
 	base := baseURL(ln.Addr())
 	log.Info("listening", "url", base, "graphql", base+"/query")
 	if cfg.GraphiQL {
@@ -190,6 +183,63 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
+// serveMetrics serves /metrics on METRICS_ADDR when it is set; its
+// serving error goes to errc.
+func serveMetrics(cfg *Config, reg *prometheus.Registry, log *slog.Logger, errc chan<- error) (closeIt func(), err error) {
+	if cfg.MetricsAddr == "" {
+		return func() {}, nil
+	}
+	mln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", gateway.MetricsHandler(reg))
+	msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("metrics served", "url", baseURL(mln.Addr())+"/metrics")
+	go func() { errc <- msrv.Serve(mln) }()
+	return func() { _ = msrv.Close() }, nil
+}
+
+// gatewayConfig is the gateway's configuration from the settings and
+// what run opened.
+func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Store, tracer trace.TracerProvider,
+	docs *trusted.Documents, log *slog.Logger) gateway.Config {
+	return gateway.Config{
+		Prefix:              cfg.RedisPrefix,
+		Feed:                cfg.Feed.Store,
+		Tokens:              tokens,
+		RefreshTTL:          cfg.RefreshTokenTTL,
+		PasswordConcurrency: cfg.PasswordConcurrency,
+		GraphQL: gateway.QueryOptions{
+			Introspection:  cfg.Introspection,
+			Suggestions:    cfg.Introspection,
+			Limits:         cfg.Limits,
+			MaxConcurrent:  cfg.MaxConcurrent,
+			QueueWait:      cfg.QueueWait,
+			RequestTimeout: cfg.RequestTimeout,
+			MaxBodyBytes:   cfg.MaxBodyBytes,
+			MaxBodyMemory:  cfg.MaxBodyMemory,
+			Loaders:        loader.DefaultConfig(),
+			Sockets:        cfg.Sockets,
+			Uploads:        cfg.Uploads,
+		},
+		Media: gateway.MediaConfig{Files: files, SigningKey: []byte(cfg.MediaSigningKey), URLTTL: cfg.MediaURLTTL,
+			BaseURL: cfg.MediaBaseURL},
+		GraphiQL: cfg.GraphiQL,
+		// Public listeners never serve /metrics in production.
+		MetricsElsewhere: cfg.MetricsAddr != "" || cfg.Production,
+		CORSOrigins:      cfg.CORSOrigins,
+		Abuse:            cfg.Abuse,
+		SPADir:           cfg.SPADir,
+		Tracer:           tracer,
+		Trusted:          docs,
+		// The embedded Redis has only classic pub/sub.
+		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
+			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
+	}
+}
+
 // loadDemo fills the (empty) database with the demo network and tells the
 // developer how to use it: in text logs a block to copy from, in JSON
 // logs one record per demo user.
@@ -217,10 +267,44 @@ func loadDemo(ctx context.Context, cfg *Config, gw *gateway.Gateway, log *slog.L
 	return nil
 }
 
+// loadTrusted reads TRUSTED_DOCUMENTS (nil when it is not set).
+func loadTrusted(cfg *Config, log *slog.Logger) (*trusted.Documents, error) {
+	if cfg.TrustedDocuments == "" {
+		return nil, nil
+	}
+	docs, err := trusted.Load(cfg.TrustedDocuments)
+	if err != nil {
+		return nil, fmt.Errorf("TRUSTED_DOCUMENTS: %w", err)
+	}
+	log.Info("trusted documents: only the listed documents run", "file", cfg.TrustedDocuments, "documents", docs.Len())
+	return docs, nil
+}
+
+// startTracing starts the OTLP exporter when TRACE_ENDPOINT is set; stop
+// sends the spans still buffered, for at most five seconds.
+func startTracing(ctx context.Context, cfg *Config, log *slog.Logger) (trace.TracerProvider, func(), error) {
+	if cfg.Tracing.Endpoint == "" {
+		return nil, func() {}, nil
+	}
+	cfg.Tracing.Service = "socialgw-gateway"
+	tp, err := tracing.NewProvider(ctx, cfg.Tracing)
+	if err != nil {
+		return nil, nil, fmt.Errorf("TRACE_ENDPOINT: %w", err)
+	}
+	log.Info("tracing", "endpoint", cfg.Tracing.Endpoint, "sample_ratio", cfg.Tracing.Ratio)
+	return tp, func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(sctx); err != nil {
+			log.Warn("tracing: spans not sent at shutdown", "err", err)
+		}
+	}, nil
+}
+
 func newLogger(cfg *Config, w io.Writer) (*slog.Logger, error) { return cfg.Common.NewLogger(w) }
 
 // openRedis connects to REDIS_URL, or starts the embedded server.
-func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+func openRedis(ctx context.Context, cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), error) {
 	if cfg.RedisURL == "" {
 		m := miniredis.NewMiniRedis()
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
@@ -231,7 +315,7 @@ func openRedis(cfg *Config, log *slog.Logger) (redis.UniversalClient, func(), er
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { stopClock(); _ = rdb.Close(); m.Close() }, nil
 	}
-	rdb, err := cfg.ConnectRedis(log)
+	rdb, err := cfg.ConnectRedis(ctx, log)
 	if err != nil {
 		return nil, nil, err
 	}

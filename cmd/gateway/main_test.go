@@ -279,16 +279,6 @@ func TestMetricsListener(t *testing.T) {
 	}
 }
 
-func TestReadyzWithoutRedis(t *testing.T) {
-	g := launch(t, map[string]string{"REDIS_URL": "redis://" + closedAddr(t), "JWT_SECRET": testSecret})
-	if status, _, _ := g.get(t, "/healthz"); status != 200 {
-		t.Errorf("/healthz = %d, want 200", status)
-	}
-	if status, _, body := g.get(t, "/readyz"); status != http.StatusServiceUnavailable {
-		t.Errorf("/readyz = %d %q, want 503", status, body)
-	}
-}
-
 func TestHelp(t *testing.T) {
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"--help"}, mapEnv(nil), &out, func(string) { t.Error("--help started the server") })
@@ -320,8 +310,12 @@ func TestConfigPrecedence(t *testing.T) {
 		{"flag repairs a bad variable", map[string]string{"LOG_FORMAT": "json"}, []string{"--log-format", "text"}, func(c *Config) bool { return c.LogFormat == "text" }},
 		{"CORS list", map[string]string{"CORS_ORIGINS": " https://a.example, ,https://b.example "}, nil,
 			func(c *Config) bool { return strings.Join(c.CORSOrigins, "|") == "https://a.example|https://b.example" }},
-		{"production defaults", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": "media"}, nil,
-			func(c *Config) bool { return !c.GraphiQL && !c.Introspection }},
+		{"production defaults", map[string]string{"PRODUCTION": "true", "REDIS_URL": "redis://r:6380", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": "media"}, nil,
+			func(c *Config) bool { return !c.GraphiQL && !c.Introspection && c.RedisWait == 30*time.Second }},
+		{"production without a Redis wait", map[string]string{"PRODUCTION": "true", "REDIS_URL": "redis://r:6380", "REDIS_WAIT": "0", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": "media"}, nil,
+			func(c *Config) bool { return c.RedisWait == 0 }},
+		{"development starts without waiting for Redis", nil, nil, func(c *Config) bool { return c.RedisWait == 0 }},
+		{"development with a Redis wait", map[string]string{"REDIS_WAIT": "5s"}, nil, func(c *Config) bool { return c.RedisWait == 5*time.Second }},
 		{"boolean flag alone", nil, []string{"--demo"}, func(c *Config) bool { return c.Demo }},
 		{"boolean flag off", map[string]string{"DEMO": "true"}, []string{"--demo=false"}, func(c *Config) bool { return !c.Demo }},
 		{"demo lowers the celebrity threshold", nil, []string{"--demo"},
@@ -387,6 +381,10 @@ func TestBadConfig(t *testing.T) {
 		{"unknown flag", nil, []string{"--nope"}, "nope"},
 		{"positional argument", nil, []string{"extra"}, "extra"},
 		{"demo in production", map[string]string{"DEMO": "true", "PRODUCTION": "true"}, nil, "demo"},
+		{"production without REDIS_URL", map[string]string{"PRODUCTION": "true", "REDIS_URL": "", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": dir}, nil, "REDIS_URL"},
+		{"Redis wait not a duration", map[string]string{"REDIS_WAIT": "soon"}, nil, "REDIS_WAIT"},
+		{"negative Redis wait", map[string]string{"REDIS_WAIT": "-1s"}, nil, "REDIS_WAIT"},
+		{"Redis not answering within REDIS_WAIT", map[string]string{"REDIS_URL": "redis://:hunter2@" + closedAddr(t), "REDIS_WAIT": "1s"}, nil, "did not answer within REDIS_WAIT"},
 		{"production without a media signing key", map[string]string{"PRODUCTION": "true", "MEDIA_DIR": dir}, nil, "MEDIA_SIGNING_KEY"},
 		{"production without media storage", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret}, nil, "MEDIA_URL"},
 		{"short media signing key", map[string]string{"MEDIA_SIGNING_KEY": "short"}, nil, "MEDIA_SIGNING_KEY"},

@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -26,17 +25,7 @@ func main() {
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*app.WorkerConfig, error) {
-	c := &app.WorkerConfig{}
-	if _, err := app.Parse("worker", c.Settings(), args, getenv, out); err != nil {
-		return nil, err
-	}
-	if c.RedisURL == "" {
-		return nil, errors.New("REDIS_URL is required")
-	}
-	if err := c.Common.Check(); err != nil {
-		return nil, err
-	}
-	return c, c.Feed.Finish()
+	return app.ParseWorker(args, getenv, out)
 }
 
 // run works until ctx is cancelled, then stops gracefully.
@@ -49,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	rdb, err := cfg.ConnectRedis(log)
+	rdb, err := cfg.ConnectRedis(ctx, log)
 	if err != nil {
 		return err
 	}

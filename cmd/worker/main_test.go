@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -100,6 +101,7 @@ func TestWorkerConfig(t *testing.T) {
 		{"bad cap", map[string]string{"REDIS_URL": "redis://x:1"}, []string{"--home-cap=0"}, "cap"},
 		{"bad days", map[string]string{"REDIS_URL": "redis://x:1", "INACTIVE_DAYS": "0"}, nil, "inactive"},
 		{"bad idle", map[string]string{"REDIS_URL": "redis://x:1", "FANOUT_MIN_IDLE": "soon"}, nil, "FANOUT_MIN_IDLE"},
+		{"bad Redis wait", map[string]string{"REDIS_URL": "redis://x:1", "REDIS_WAIT": "-5s"}, nil, "REDIS_WAIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +122,22 @@ func TestWorkerConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Feed.Store.Mode != redisstore.Hybrid || c.Feed.Store.CelebrityThreshold != 10000 || c.Feed.Store.HomeCap != 800 ||
-		c.Feed.Store.InactiveAfter != 7*24*time.Hour || c.Feed.Store.Backfill != 200 {
-		t.Fatalf("defaults %+v", c.Feed.Store)
+		c.Feed.Store.InactiveAfter != 7*24*time.Hour || c.Feed.Store.Backfill != 200 || c.RedisWait != 30*time.Second {
+		t.Fatalf("defaults %+v, REDIS_WAIT %s", c.Feed.Store, c.RedisWait)
+	}
+}
+
+// TestWorkerRedisWait: a worker whose Redis does not answer within
+// REDIS_WAIT stops with an error naming the address, not its password.
+func TestWorkerRedisWait(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	err = run(context.Background(), nil, env(map[string]string{"REDIS_URL": "redis://:hunter2@" + addr, "REDIS_WAIT": "500ms"}), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "REDIS_WAIT") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("run = %v, want an error naming %s and REDIS_WAIT, without the password", err, addr)
 	}
 }

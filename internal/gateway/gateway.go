@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/cors"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
@@ -25,6 +26,8 @@ import (
 	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/tracing"
+	"github.com/socialgw/gateway/internal/trusted"
 )
 
 // Config is the application's configuration, parsed and checked by the
@@ -60,6 +63,13 @@ type Config struct {
 	Live LiveConfig
 	// Media configures posts' files.
 	Media MediaConfig
+	// Tracer, when set, traces requests, operations and Redis flights
+	// (internal/tracing); nil: no tracing, and no cost.
+	Tracer trace.TracerProvider
+	// Trusted, when set, are the only documents that run (sent whole or
+	// by hash); they are also the persisted-query cache, instead of
+	// Redis's.
+	Trusted *trusted.Documents
 }
 
 // MediaConfig configures posts' files: where they are kept and how their
@@ -211,6 +221,13 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	}
 	g.Fast = graph.NewFastStats()
 	opts := cfg.GraphQL
+	if cfg.Tracer != nil {
+		tracing.Instrument(rdb, cfg.Tracer)
+		opts.Extensions = append(opts.Extensions, tracing.NewOperations(cfg.Tracer))
+	}
+	if cfg.Trusted != nil {
+		opts.Extensions = append(opts.Extensions, trusted.Extension{Docs: cfg.Trusted, MaxTokens: opts.Limits.Tokens})
+	}
 	opts.FastStats = g.Fast
 	if opts.Sockets.RecheckAuth == 0 {
 		// A websocket's token is checked as often as a subscription's.
@@ -240,7 +257,10 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 	}
 	o.Limiter = g.Limiter
 	o.TrustedProxies = g.cfg.Abuse.TrustedProxies
-	if g.cfg.Abuse.APQ.MaxEntries > 0 {
+	switch {
+	case g.cfg.Trusted != nil:
+		o.PersistedQueries = g.cfg.Trusted
+	case g.cfg.Abuse.APQ.MaxEntries > 0:
 		o.PersistedQueries = g.Store.APQCache(g.cfg.Abuse.APQ, nil)
 	}
 	return NewQuery(g.Resolver, g.Store, g.Auth, o)

@@ -73,6 +73,9 @@ type QueryOptions struct {
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
 	FastStats *graph.FastStats
+	// Extensions are registered before every operation rule, so they see
+	// each operation first on every transport: tracing, trusted documents.
+	Extensions []graphql.HandlerExtension
 }
 
 // NewQuery returns a /query handler over services: graph's execution of
@@ -91,6 +94,7 @@ func NewQuery(services *graph.Resolver, store loader.Store, authn auth.Authentic
 		PersistedQueries: o.PersistedQueries,
 		Slots:            operation.NewSlots(o.MaxConcurrent, o.QueueWait),
 		Authn:            authn,
+		First:            o.Extensions,
 	})
 	srv := handler.New(exec.Schema)
 	rules.Install(srv)

@@ -62,7 +62,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 	if g.cors != nil {
 		h = g.cors.Handler(mux)
 	}
-	return reqlog.Middleware(log, accessLog(m, h))
+	return reqlog.Middleware(log, accessLog(m, g.traced(h)))
 }
 
 // MetricsHandler serves /metrics from reg, at most one scrape at a time
@@ -233,6 +233,14 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 // knownPaths bounds the path label; everything else counts as "other".
 var knownPaths = []string{"/query", "/healthz", "/readyz", "/metrics", "/"}
 
+// pathLabel is path, or "other" when it is none of knownPaths.
+func pathLabel(path string) string {
+	if !slices.Contains(knownPaths, path) {
+		return "other"
+	}
+	return path
+}
+
 type statusWriter struct {
 	http.ResponseWriter
 	status int
@@ -268,10 +276,7 @@ func accessLog(m *httpMetrics, next http.Handler) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		path := r.URL.Path
-		if !slices.Contains(knownPaths, path) {
-			path = "other"
-		}
+		path := pathLabel(r.URL.Path)
 		d := time.Since(start)
 		m.requests.WithLabelValues(path, strconv.Itoa(sw.status)).Inc()
 		m.duration.WithLabelValues(path).Observe(d.Seconds())

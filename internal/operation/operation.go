@@ -48,6 +48,9 @@ type Options struct {
 	Slots *Slots
 	// Authn checks the token of every operation of a connection.
 	Authn auth.Authenticator
+	// First are registered before every rule, so they see each operation
+	// first on every transport: tracing, trusted documents.
+	First []graphql.HandlerExtension
 }
 
 // Limiter spends rate-limit budgets (internal/ratelimit.Limiter).
@@ -90,6 +93,9 @@ func (r *Rules) Slots() *Slots { return r.o.Slots }
 // execution's own middleware (graph.Execution.Install) comes after. This
 // is the one place operation extensions and interceptors are registered.
 func (r *Rules) Install(srv *handler.Server) {
+	for _, e := range r.o.First {
+		srv.Use(e)
+	}
 	srv.SetQueryCache(r.docs)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: memoAPQ{r.apq}})
 	// After the persisted-query extension (it fills the query in), before

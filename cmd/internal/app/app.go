@@ -27,6 +27,11 @@ type Common struct {
 	LogFormat       string
 	LogLevel        string
 	ShutdownTimeout time.Duration
+	// RedisWait bounds how long a command waits at start for Redis to
+	// answer (0: it starts at once and keeps trying); redisWait is the
+	// setting as given, resolved by Check.
+	RedisWait time.Duration
+	redisWait string
 }
 
 // Settings binds the common settings; redisURLUsage says what an empty
@@ -36,14 +41,24 @@ func (c *Common) Settings(redisURLUsage string) []Setting {
 		String(&c.RedisURL, "redis-url", "REDIS_URL", "", redisURLUsage),
 		Bool(&c.RedisCluster, "redis-cluster", "REDIS_CLUSTER", "false", "REDIS_URL names a Redis Cluster (redis://host1:port1?addr=host2:port2)"),
 		String(&c.RedisPrefix, "redis-prefix", "REDIS_PREFIX", "sg:", "prefix of every Redis key"),
+		String(&c.redisWait, "redis-wait", "REDIS_WAIT", "", "how long to wait at start for Redis to answer, then stop with an error; 0 starts at once and logs an error until Redis answers (empty: 30s with PRODUCTION=true and for cmd/worker, 0 for a development gateway)"),
 		Duration(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long in-flight work may finish after SIGINT/SIGTERM"),
 		String(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json"),
 		String(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error"),
 	}
 }
 
-// Check validates the common settings.
-func (c *Common) Check() error {
+// Check validates the common settings; defaultWait is the command's
+// REDIS_WAIT when the setting is empty.
+func (c *Common) Check(defaultWait time.Duration) error {
+	c.RedisWait = defaultWait
+	if c.redisWait != "" {
+		d, err := time.ParseDuration(c.redisWait)
+		if err != nil || d < 0 {
+			return fmt.Errorf("REDIS_WAIT %q: want a duration such as 30s, or 0", c.redisWait)
+		}
+		c.RedisWait = d
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
 	}
@@ -56,26 +71,6 @@ func (c *Common) Check() error {
 		return errors.New("REDIS_CLUSTER=true needs REDIS_URL naming the cluster's nodes (redis://host1:port1?addr=host2:port2)")
 	}
 	return nil
-}
-
-// ConnectRedis opens the client the settings name and checks it: a
-// server that does not answer yet is only logged (/readyz reports it and
-// go-redis reconnects), but one of the wrong kind (REDIS_CLUSTER does not
-// match the server) stops the command.
-func (c *Common) ConnectRedis(log *slog.Logger) (redis.UniversalClient, error) {
-	rdb, err := redisstore.Connect(c.RedisURL, c.RedisCluster)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := redisstore.CheckTopology(ctx, rdb, c.RedisCluster); errors.Is(err, redisstore.ErrTopology) {
-		_ = rdb.Close()
-		return nil, err
-	} else if err != nil {
-		log.Warn("redis does not answer yet", "err", err)
-	}
-	return rdb, nil
 }
 
 // NewLogger returns the logger the settings ask for, writing to w.
@@ -184,6 +179,22 @@ func (c *WorkerConfig) Settings() []Setting {
 	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
 	list = append(list, c.Media.Settings()...)
 	return append(list, Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
+}
+
+// ParseWorker reads cmd/worker's settings from args, then getenv, then
+// the defaults, and checks them.
+func ParseWorker(args []string, getenv func(string) string, out io.Writer) (*WorkerConfig, error) {
+	c := &WorkerConfig{}
+	if _, err := Parse("worker", c.Settings(), args, getenv, out); err != nil {
+		return nil, err
+	}
+	if c.RedisURL == "" {
+		return nil, errors.New("REDIS_URL is required")
+	}
+	if err := c.Common.Check(DefaultRedisWait); err != nil {
+		return nil, err
+	}
+	return c, c.Feed.Finish()
 }
 
 // NewWorker returns a fan-out worker pool over every shard of the store's

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
@@ -28,6 +29,7 @@ import (
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/trusted"
 )
 
 // Secret is the HS256 secret of test servers.
@@ -66,6 +68,11 @@ type Options struct {
 	// bound multipart requests.
 	Media   *gateway.MediaConfig
 	Uploads *httpapi.Uploads
+	// Tracer traces requests; with one, the server serves the whole mux
+	// (gateway.Handler), whose middleware starts the requests' spans.
+	Tracer trace.TracerProvider
+	// Trusted are the only documents the server runs (none: any).
+	Trusted *trusted.Documents
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -78,6 +85,8 @@ func New(tb testing.TB, opts ...Options) *Server {
 	var sockets httpapi.SocketLimits
 	var media gateway.MediaConfig
 	var uploads httpapi.Uploads
+	var tracer trace.TracerProvider
+	var docs *trusted.Documents
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -106,6 +115,12 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Uploads != nil {
 			uploads = *o.Uploads
 		}
+		if o.Tracer != nil {
+			tracer = o.Tracer
+		}
+		if o.Trusted != nil {
+			docs = o.Trusted
+		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -123,6 +138,8 @@ func New(tb testing.TB, opts ...Options) *Server {
 		CORSOrigins:         origins,
 		Live:                lc,
 		Media:               media,
+		Tracer:              tracer,
+		Trusted:             docs,
 	}
 	return start(tb, rdb, cfg)
 }
@@ -145,7 +162,7 @@ func start(tb testing.TB, rdb redis.UniversalClient, cfg gateway.Config) *Server
 	mux.Handle("/", g.Query)
 	mux.Handle(graph.MediaPath, g.Media)
 	var h http.Handler = mux
-	if len(cfg.CORSOrigins) > 0 {
+	if len(cfg.CORSOrigins) > 0 || cfg.Tracer != nil {
 		h = g.Handler(slog.New(slog.DiscardHandler), gateway.NewRegistry())
 	}
 	s.URL = Serve(tb, h)
