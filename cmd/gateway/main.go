@@ -106,19 +106,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	}
 	// After the demo, which writes only into an empty database.
-	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store, cfg.Feed.Reclaim, log)
+	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store.DB, cfg.Feed.Reclaim, log)
 	if err != nil {
 		return err
 	}
 	stopWorker := func(time.Duration) {}
 	if cfg.FanoutWorker {
-		w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)
+		w, err := app.NewWorker(rdb, gw.Store.FanoutService, cfg.Feed.Worker, log)
 		if err != nil {
 			return err
 		}
 		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 		gateway.RegisterWorker(reg, w)
-		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
+		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, gw.Store.DB, log)
 	}
 	// Stops the worker also when serving fails; after a graceful shutdown
 	// it is already stopped and this returns at once.

@@ -11,6 +11,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// FanoutService carries out the fan-out queue's jobs: delivery to home
+// timelines, notifications, deletes (the worker's fanout.Handler).
+type FanoutService struct{ *DB }
+
 // Fan-out: the jobs createPost and deletePost queue on FanoutStream, and
 // what the worker (internal/fanout) does with them. Every step of a job is
 // idempotent, so a job delivered twice (a worker died before its XACK, or
@@ -35,7 +39,7 @@ const (
 
 // HandleFanoutJob carries out one fan-out job (the fields of an entry of
 // FanoutStream). An error leaves the job pending, to be retried.
-func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) error {
+func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]string) error {
 	switch job[jobOp] {
 	case opNote:
 		return s.syncNote(ctx, job)
@@ -61,7 +65,7 @@ func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) erro
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
-func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) error {
+func (s *DB) fanOutPost(ctx context.Context, post, author, repost string) error {
 	var hash *redis.SliceCmd
 	var followers *redis.IntCmd
 	var listed *redis.FloatCmd
@@ -195,14 +199,14 @@ func (d delivery) toFollowers(ctx context.Context, excluded map[string]bool) err
 
 // delivery is one post on its way to home lists.
 type delivery struct {
-	s            *Store
+	s            *DB
 	post, author string
 	mustFollow   string // "1": deliver only to followers of the author
 }
 
 // notMuting returns the users who do not mute author (by author's
 // MutedBy), in order.
-func (s *Store) notMuting(ctx context.Context, author string, users []string) ([]string, error) {
+func (s *DB) notMuting(ctx context.Context, author string, users []string) ([]string, error) {
 	muted, err := s.rdb.SMIsMember(ctx, s.keys.MutedBy(author), toAny(users)...).Result()
 	if err != nil {
 		return nil, err
@@ -321,7 +325,7 @@ func (d delivery) queue(ctx context.Context, p redis.Pipeliner, recipients []str
 // byServer groups recipients by the server that holds their keys: all of
 // them on one Redis; on Redis Cluster, by master, from go-redis's slot map
 // (the hash of each one's tag, a map lookup: no round trip).
-func (s *Store) byServer(ctx context.Context, recipients []string) ([][]string, error) {
+func (s *DB) byServer(ctx context.Context, recipients []string) ([][]string, error) {
 	cc, ok := s.rdb.(*redis.ClusterClient)
 	if !ok || len(recipients) == 0 {
 		return [][]string{recipients}, nil
@@ -355,7 +359,7 @@ func (s *Store) byServer(ctx context.Context, recipients []string) ([][]string, 
 // gets the post from the follow's backfill, or from a page after the
 // follow. It replaces ZSCAN, which cost Redis about as much as the
 // delivery itself (the scores it formats).
-func (s *Store) eachFollowers(ctx context.Context, author string, unmuted bool, fn func([]string) error) error {
+func (s *DB) eachFollowers(ctx context.Context, author string, unmuted bool, fn func([]string) error) error {
 	keys := []string{s.keys.Followers(author)}
 	if unmuted {
 		keys = append(keys, s.keys.MutedBy(author))
@@ -404,7 +408,7 @@ func (s *Store) eachFollowers(ctx context.Context, author string, unmuted bool, 
 // adds the author itself (the follow hook reads Celebrities after the
 // follow edge exists, and this scan reads the edges after the status
 // exists). Done once per author: later posts cost no write at all.
-func (s *Store) registerCelebrity(ctx context.Context, author, status string) error {
+func (s *DB) registerCelebrity(ctx context.Context, author, status string) error {
 	if status == "done" {
 		return nil
 	}
@@ -436,7 +440,7 @@ func (s *Store) registerCelebrity(ctx context.Context, author, status string) er
 // check it at read time); the job it queues first removes it from the
 // followers' home lists and cleans up its audience sets, likes, comments
 // and repost links, also when this call dies halfway.
-func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
+func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) error {
 	if !social.IsID(postID) {
 		return social.Errorf(social.NotFound, "post %s not found", postID)
 	}
@@ -487,7 +491,7 @@ func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
 
 // queueUnlinkRepost queues taking a deleted repost out of its original's
 // reposts (and plain reposts): idempotent.
-func (s *Store) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
+func (s *DB) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
 	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original)}, id, author)
 }
 
@@ -495,7 +499,7 @@ func (s *Store) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, au
 // from its original, and its entries in the home lists of the author's
 // followers, and its media files (keys, from the job). The reposts of the
 // post stay; their repostOf reads null.
-func (s *Store) fanOutDelete(ctx context.Context, post, author, repost, keys string) error {
+func (s *DB) fanOutDelete(ctx context.Context, post, author, repost, keys string) error {
 	k := s.keys
 	entry := homeEntry(post, author)
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {

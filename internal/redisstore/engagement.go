@@ -12,6 +12,9 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// EngagementService keeps likes and comments (graph.Engagement).
+type EngagementService struct{ *DB }
+
 // Likes and comments.
 //
 // Everything a like or a comment writes lives in its post's {p<id>} slot —
@@ -39,7 +42,7 @@ const postAuthorField = "author"
 // blocked the viewer or was blocked by the viewer is NOT_FOUND: the read
 // path hides all of them alike, and FORBIDDEN would reveal that the post
 // exists.
-func (s *Store) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
+func (s *DB) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
 	v := s.newVisibility(viewerID, []string{postID})
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
 		return nil, fmt.Errorf("check post %s: %w", postID, err)
@@ -51,7 +54,7 @@ func (s *Store) engageable(ctx context.Context, viewerID, postID string) (*socia
 }
 
 // Like records that viewerID likes postID. Idempotent.
-func (s *Store) Like(ctx context.Context, viewerID, postID string) error {
+func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) error {
 	post, err := s.engageable(ctx, viewerID, postID)
 	if err != nil {
 		return err
@@ -76,7 +79,7 @@ func (s *Store) Like(ctx context.Context, viewerID, postID string) error {
 // Unlike removes viewerID's like of postID. Idempotent. It answers as Like
 // does for a post the viewer may not see or interact with: the post is
 // hidden from a blocked user altogether, so there is nothing to unlike.
-func (s *Store) Unlike(ctx context.Context, viewerID, postID string) error {
+func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string) error {
 	post, err := s.engageable(ctx, viewerID, postID)
 	if err != nil {
 		return err
@@ -94,7 +97,7 @@ func (s *Store) Unlike(ctx context.Context, viewerID, postID string) error {
 
 // Marks reports, for each post, whether viewerID likes it and has a plain
 // repost of it (one pipeline).
-func (s *Store) Marks(ctx context.Context, viewerID string, postIDs []string) ([]social.Marks, error) {
+func (s *EngagementService) Marks(ctx context.Context, viewerID string, postIDs []string) ([]social.Marks, error) {
 	cmds := make([]markCmds, len(postIDs))
 	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range postIDs {
@@ -120,7 +123,7 @@ type markCmds struct {
 
 // queueMarks queues whether viewerID likes postID (ZSCORE of Likers) and
 // has a plain repost of it (HGET of PostPlainReposts); nil replies: no.
-func (s *Store) queueMarks(ctx context.Context, p redis.Pipeliner, viewerID, postID string) markCmds {
+func (s *DB) queueMarks(ctx context.Context, p redis.Pipeliner, viewerID, postID string) markCmds {
 	if !social.IsID(postID) || viewerID == "" {
 		return markCmds{}
 	}
@@ -138,13 +141,13 @@ func (c markCmds) marks() social.Marks {
 // like first; Total is the number of likes. Likers is a zset scored by time
 // like the graph's edge lists, and pages the same way (edgePage), with
 // cursors that stay stable while others like and unlike.
-func (s *Store) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
+func (s *EngagementService) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListLikers, Parent: postID, Page: p})
 	return pg.Users, err
 }
 
 // AddComment adds viewerID's comment to postID.
-func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error) {
+func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error) {
 	content, err := social.ValidateComment(content)
 	if err != nil {
 		return nil, err
@@ -189,7 +192,7 @@ func (s *Store) AddComment(ctx context.Context, viewerID, postID, content string
 
 // DeleteComment deletes a comment; only its author and the post's author
 // may. Deleting it again within a minute (a retry) succeeds again.
-func (s *Store) DeleteComment(ctx context.Context, viewerID, commentID string) error {
+func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, commentID string) error {
 	postID, err := s.commentPost(ctx, commentID)
 	if err != nil {
 		return err
@@ -240,7 +243,7 @@ func (s *Store) DeleteComment(ctx context.Context, viewerID, commentID string) e
 
 // notifyComment queues the jobs of a comment's notifications: its post's
 // author, and the users it mentions.
-func (s *Store) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string) error {
+func (s *DB) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string) error {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if postAuthor != "" {
 			s.queueNote(ctx, p, social.NoteComment, id, postID, author, postAuthor)
@@ -263,7 +266,7 @@ func splitIDs(s string) []string {
 }
 
 // commentPost returns the id of a comment's post from the index, or "".
-func (s *Store) commentPost(ctx context.Context, id string) (string, error) {
+func (s *DB) commentPost(ctx context.Context, id string) (string, error) {
 	if !social.IsID(id) {
 		return "", nil
 	}
@@ -280,7 +283,7 @@ func (s *Store) commentPost(ctx context.Context, id string) (string, error) {
 // Comments loads comments by id; missing or deleted ones are nil. It costs
 // two pipelines: the index, then the comment hashes. Callers that already
 // know the post ids (a page of a post's comments) use commentsOf instead.
-func (s *Store) Comments(ctx context.Context, ids []string) ([]*social.Comment, error) {
+func (s *EngagementService) Comments(ctx context.Context, ids []string) ([]*social.Comment, error) {
 	posts := make([]*redis.StringCmd, len(ids))
 	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
@@ -308,7 +311,7 @@ type commentRef struct{ ID, PostID string }
 
 // commentsOf loads comments whose post is known with one pipeline; refs
 // with no post, and comments that are missing or deleted, are nil.
-func (s *Store) commentsOf(ctx context.Context, refs []commentRef) ([]*social.Comment, error) {
+func (s *DB) commentsOf(ctx context.Context, refs []commentRef) ([]*social.Comment, error) {
 	cmds := make([]*redis.SliceCmd, len(refs))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
@@ -340,7 +343,7 @@ func (s *Store) commentsOf(ctx context.Context, refs []commentRef) ([]*social.Co
 
 // PostComments returns a page of a post's comment ids, newest first; Total
 // is the number of comments. It is PostCommentsPage without the comments.
-func (s *Store) PostComments(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
+func (s *EngagementService) PostComments(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
 	c, err := s.PostCommentsPage(ctx, postID, p)
 	out := social.Connection[string]{Cursors: c.Cursors, HasNext: c.HasNext, Total: c.Total}
 	for _, cm := range c.Items {
@@ -353,7 +356,7 @@ func (s *Store) PostComments(ctx context.Context, postID string, p social.PageRe
 // calls it after the post hash is gone, when no new like or comment can
 // arrive (their scripts check the post exists in the same step). The list
 // goes last, so a run cut short is finished by running it again.
-func (s *Store) deletePostEngagement(ctx context.Context, postID string) error {
+func (s *DB) deletePostEngagement(ctx context.Context, postID string) error {
 	list := s.keys.PostComments(postID)
 	ids, err := s.rdb.LRange(ctx, list, 0, -1).Result()
 	if err != nil {

@@ -13,6 +13,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// GraphService keeps the social graph: follows, blocks and mutes, their
+// lists, counters and the viewer's relations (graph.Graph).
+type GraphService struct{ *DB }
+
 // The social graph. Each user's side of it lives in that user's hash slot:
 // Following and Followers zsets scored by follow time (ms), Blocks and its
 // mirror BlockedBy, Mutes and its mirror MutedBy. No counter is stored:
@@ -100,11 +104,11 @@ type edit struct {
 }
 
 // Follow makes viewerID follow userID. Idempotent.
-func (s *Store) Follow(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Follow(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.followEdit(viewerID, userID))
 }
 
-func (s *Store) followEdit(viewerID, userID string) graphEdit {
+func (s *DB) followEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "follow", actor: viewerID, other: userID,
@@ -120,11 +124,11 @@ func (s *Store) followEdit(viewerID, userID string) graphEdit {
 }
 
 // Unfollow makes viewerID stop following userID. Idempotent.
-func (s *Store) Unfollow(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Unfollow(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.unfollowEdit(viewerID, userID))
 }
 
-func (s *Store) unfollowEdit(viewerID, userID string) graphEdit {
+func (s *DB) unfollowEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unfollow", actor: viewerID, other: userID,
@@ -136,11 +140,11 @@ func (s *Store) unfollowEdit(viewerID, userID string) graphEdit {
 
 // Block makes viewerID block userID: the follow edges both ways go, and
 // neither can follow the other until the block is lifted. Idempotent.
-func (s *Store) Block(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Block(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.blockEdit(viewerID, userID))
 }
 
-func (s *Store) blockEdit(viewerID, userID string) graphEdit {
+func (s *DB) blockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "block", actor: viewerID, other: userID,
@@ -160,11 +164,11 @@ func (s *Store) blockEdit(viewerID, userID string) graphEdit {
 
 // Unblock lifts viewerID's block of userID. The follow edges the block
 // removed stay removed. Idempotent.
-func (s *Store) Unblock(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Unblock(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.unblockEdit(viewerID, userID))
 }
 
-func (s *Store) unblockEdit(viewerID, userID string) graphEdit {
+func (s *DB) unblockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unblock", actor: viewerID, other: userID,
@@ -175,11 +179,11 @@ func (s *Store) unblockEdit(viewerID, userID string) graphEdit {
 
 // Mute makes viewerID mute userID. userID is not told (MutedBy is read
 // only by fan-out). Idempotent.
-func (s *Store) Mute(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Mute(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.muteEdit(viewerID, userID))
 }
 
-func (s *Store) muteEdit(viewerID, userID string) graphEdit {
+func (s *DB) muteEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "mute", actor: viewerID, other: userID,
@@ -190,11 +194,11 @@ func (s *Store) muteEdit(viewerID, userID string) graphEdit {
 }
 
 // Unmute lifts viewerID's mute of userID. Idempotent.
-func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Unmute(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.unmuteEdit(viewerID, userID))
 }
 
-func (s *Store) unmuteEdit(viewerID, userID string) graphEdit {
+func (s *DB) unmuteEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unmute", actor: viewerID, other: userID,
@@ -207,7 +211,7 @@ func (s *Store) unmuteEdit(viewerID, userID string) graphEdit {
 // checkTarget is step 0 of every edit: no edit of oneself, and the target
 // exists. With index set (a two-sided edit) the same round also records
 // viewerID in GraphPendingIndex, before any pending entry can exist.
-func (s *Store) checkTarget(ctx context.Context, op, viewerID, userID string, index bool) error {
+func (s *DB) checkTarget(ctx context.Context, op, viewerID, userID string, index bool) error {
 	if viewerID == userID {
 		return social.Errorf(social.BadUserInput, "you cannot %s yourself", op)
 	}
@@ -230,7 +234,7 @@ func (s *Store) checkTarget(ctx context.Context, op, viewerID, userID string, in
 
 // runEdit runs e's steps, then its timeline hook, then finishes the
 // actor's abandoned edits that step 1 reported.
-func (s *Store) runEdit(ctx context.Context, e graphEdit) error {
+func (s *DB) runEdit(ctx context.Context, e graphEdit) error {
 	abandoned, err := s.runSteps(ctx, e)
 	if err != nil {
 		return err
@@ -254,7 +258,7 @@ func (s *Store) runEdit(ctx context.Context, e graphEdit) error {
 
 // editByName rebuilds a pending edit from its recorded name and its
 // field in the actor's GraphPending.
-func (s *Store) editByName(op, actor, field string) (graphEdit, bool) {
+func (s *DB) editByName(op, actor, field string) (graphEdit, bool) {
 	other := field
 	if isMuteOp(op) {
 		other = strings.TrimPrefix(field, mutePending)
@@ -283,7 +287,7 @@ const busyWait = 5 * time.Second
 
 // runSteps runs steps 0 to 3 of e and returns the actor's abandoned edits
 // (other user id → op) that step 1 reported.
-func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
+func (s *DB) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
 	if err := s.checkTarget(ctx, e.op, e.actor, e.other, true); err != nil {
 		return nil, err
 	}
@@ -346,7 +350,7 @@ func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, e
 }
 
 // graphSide runs graphSideScript on one user's side.
-func (s *Store) graphSide(ctx context.Context, mode, user string, guards []string, other, pending string, now int64, edits []edit) ([]string, error) {
+func (s *DB) graphSide(ctx context.Context, mode, user string, guards []string, other, pending string, now int64, edits []edit) ([]string, error) {
 	keys := make([]string, 0, 3+len(edits))
 	guardMember := ""
 	if len(guards) == 2 {
@@ -393,14 +397,14 @@ func inverse(edits []edit) []edit {
 
 // Followers lists the users following userID, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
-func (s *Store) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
+func (s *GraphService) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowers, Parent: userID, Page: p})
 	return pg.Users, err
 }
 
 // Following lists the users userID follows, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
-func (s *Store) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
+func (s *GraphService) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowing, Parent: userID, Page: p})
 	return pg.Users, err
 }
@@ -439,7 +443,7 @@ const (
 // sample of the user's list (commonSampleScript) and the second checks it
 // against the other's with the first chunk, and when the other's list is
 // the shorter, two more rounds sample that one instead (commonTotals).
-func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
+func (s *GraphService) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
 	return pg.Users, err
 }
@@ -471,7 +475,7 @@ func zmscoreFlags(c *redis.Cmd) ([]bool, error) {
 
 // UserCounts returns the profile counters of users with one pipeline of
 // ZCARDs: followers, following and the user's own posts.
-func (s *Store) UserCounts(ctx context.Context, ids []string) ([]social.UserCounts, error) {
+func (s *GraphService) UserCounts(ctx context.Context, ids []string) ([]social.UserCounts, error) {
 	d, err := s.UserDetails(ctx, "", ids, social.UserWants{Counts: true})
 	return d.Counts, err
 }
@@ -479,7 +483,7 @@ func (s *Store) UserCounts(ctx context.Context, ids []string) ([]social.UserCoun
 // Follows reports, for each pair, whether its follower follows its
 // followee: one ZSCORE each, in one pipeline (each in the follower's
 // slot). Visibility is the caller's (social.SeesGraphOf).
-func (s *Store) Follows(ctx context.Context, pairs []social.FollowPair) ([]bool, error) {
+func (s *GraphService) Follows(ctx context.Context, pairs []social.FollowPair) ([]bool, error) {
 	out := make([]bool, len(pairs))
 	cmds := make([]*redis.FloatCmd, len(pairs))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -503,7 +507,7 @@ func (s *Store) Follows(ctx context.Context, pairs []social.FollowPair) ([]bool,
 // reads only the viewer's own keys (the mirrored Followers and BlockedBy
 // make that possible), so a batch of any size is five commands in one
 // pipeline, all in the viewer's slot.
-func (s *Store) Relations(ctx context.Context, viewerID string, ids []string) ([]social.Relation, error) {
+func (s *GraphService) Relations(ctx context.Context, viewerID string, ids []string) ([]social.Relation, error) {
 	d, err := s.UserDetails(ctx, viewerID, ids, social.UserWants{Relations: true})
 	return d.Relations, err
 }
@@ -512,7 +516,7 @@ func (s *Store) Relations(ctx context.Context, viewerID string, ids []string) ([
 // counters, relations to viewerID) with one pipeline whatever the length
 // of the list: lists of users (followers, likers, comment authors) cost
 // one round trip for all their users.
-func (s *Store) UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error) {
+func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error) {
 	var d social.UserDetails
 	if len(ids) == 0 {
 		return d, nil
@@ -568,7 +572,7 @@ func (s *Store) UserDetails(ctx context.Context, viewerID string, ids []string, 
 // Followers, Following, UserPosts and PublicPosts.
 type userCountCmds [4]*redis.IntCmd
 
-func (s *Store) queueUserCounts(ctx context.Context, p redis.Pipeliner, id string) userCountCmds {
+func (s *DB) queueUserCounts(ctx context.Context, p redis.Pipeliner, id string) userCountCmds {
 	return userCountCmds{
 		p.ZCard(ctx, s.keys.Followers(id)),
 		p.ZCard(ctx, s.keys.Following(id)),
@@ -590,7 +594,7 @@ type relationCmds struct {
 	blocks, blockedBy, mutes *redis.BoolSliceCmd
 }
 
-func (s *Store) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
+func (s *DB) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
 	members := toAny(ids)
 	zmscore := func(key string) *redis.Cmd {
 		return p.Do(ctx, append([]any{"ZMSCORE", key}, members...)...)

@@ -62,7 +62,7 @@ import (
 // mode INACTIVE_DAYS after u's last read: fan-out then skips u, and u's
 // next read rebuilds the list. For seeding data sets with inactive users,
 // and for tests; nothing else needs it, as Redis expires the keys.
-func (s *Store) ForgetHome(ctx context.Context, u string) error {
+func (s *TimelineService) ForgetHome(ctx context.Context, u string) error {
 	if err := s.rdb.Del(ctx, s.keys.Home(u), s.keys.HomeMark(u)).Err(); err != nil {
 		return fmt.Errorf("forget home timeline of %s: %w", u, err)
 	}
@@ -71,7 +71,7 @@ func (s *Store) ForgetHome(ctx context.Context, u string) error {
 
 // homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
 // mode, none (0) in the others.
-func (s *Store) homeTTL() int64 {
+func (s *DB) homeTTL() int64 {
 	if s.feed.Mode == Hybrid {
 		return s.feed.InactiveAfter.Milliseconds()
 	}
@@ -82,7 +82,7 @@ func (s *Store) homeTTL() int64 {
 func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
 
 // homeKeys are the keys of u's home scripts, in the order they name them.
-func (s *Store) homeKeys(u string) []string {
+func (s *DB) homeKeys(u string) []string {
 	k := s.keys
 	return []string{k.Home(u), k.HomeMark(u), k.Following(u), k.Mutes(u), k.CelebFollowing(u)}
 }
@@ -112,7 +112,7 @@ func (s *Store) homeKeys(u string) []string {
 // authors add one pipeline; a hybrid reader coming back after inactivity,
 // and every first page in pull mode, first fill the list (three more:
 // following list, pull pipeline, merge script).
-func (s *Store) readHome(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+func (s *DB) readHome(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	before, err := timelineCursor(p)
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
@@ -133,7 +133,7 @@ func (s *Store) readHome(ctx context.Context, viewerID string, p social.PageRequ
 
 // homePage is the state of reading one home page.
 type homePage struct {
-	s         *Store
+	s         *DB
 	viewer    string
 	first     int
 	before    int64 // everything newer was read: the next round reads below it
@@ -280,7 +280,7 @@ func (h *homePage) openReads() int {
 // the list first when the read says it must (a hybrid reader back from
 // inactivity, or pull mode); after one fill it does not ask again, the
 // limit is a guard. Downward and upward pages share it.
-func (s *Store) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
+func (s *DB) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
 	for fills := 0; ; fills++ {
 		var cmd *redis.Cmd
 		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
@@ -526,7 +526,7 @@ const pullGrace = 5 * time.Second
 // the users they follow (and their own): the newest HomeCap posts of each
 // for a rebuild, those newer than the pull mark for a pull. It costs one
 // pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
-func (s *Store) fillHome(ctx context.Context, viewer string, r *listRound) error {
+func (s *DB) fillHome(ctx context.Context, viewer string, r *listRound) error {
 	from := int64(0)
 	if r.need == "pull" {
 		from = r.marks[1]

@@ -24,7 +24,13 @@ import (
 // say) or one error for all. A user's followers and following are empty
 // for a viewer the user blocked, and their common following for a viewer
 // either of the two blocked (social.SeesGraphOf).
-func (s *Store) ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
+func (s *TimelineService) ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
+	return s.listPages(ctx, viewerID, keys)
+}
+
+// listPages is ListPages, for the single-list reads of the graph and
+// engagement services.
+func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
 	out := make([]social.ListPage, len(keys))
 	errs := make([]error, len(keys))
 	edges := make([]*redis.Cmd, len(keys))
@@ -96,7 +102,7 @@ func (s *Store) ListPages(ctx context.Context, viewerID string, keys []social.Li
 }
 
 // listKey is the zset of an edge list.
-func (s *Store) listKey(k social.ListKey) string {
+func (s *DB) listKey(k social.ListKey) string {
 	switch k.List {
 	case social.ListFollowers:
 		return s.keys.Followers(k.Parent)
@@ -116,8 +122,8 @@ func wrapList(k social.ListKey, err error) error {
 
 // listPage reads one list page (the single-parent reads of graph.go and
 // engagement.go).
-func (s *Store) listPage(ctx context.Context, viewerID string, k social.ListKey) (social.ListPage, error) {
-	pages, errs := s.ListPages(ctx, viewerID, []social.ListKey{k})
+func (s *DB) listPage(ctx context.Context, viewerID string, k social.ListKey) (social.ListPage, error) {
+	pages, errs := s.listPages(ctx, viewerID, []social.ListKey{k})
 	if len(pages) == 0 {
 		return social.ListPage{}, errs[0]
 	}
@@ -169,7 +175,7 @@ type commonWalk struct {
 	sampleHas *redis.Cmd
 }
 
-func (s *Store) newCommonWalk(k social.ListKey) (*commonWalk, error) {
+func (s *DB) newCommonWalk(k social.ListKey) (*commonWalk, error) {
 	pos, err := edgeCursor(k.Page)
 	if err != nil {
 		return nil, err
@@ -202,7 +208,7 @@ func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, 
 // walkCommon finishes the common-following walks whose first round has
 // run: each further round is one pipeline for all walks still open (the
 // ZMSCOREs of their chunks, then the next chunks of those not yet full).
-func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
+func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk) error {
 	var open []*commonWalk
 	for _, w := range walks {
 		if w == nil {
@@ -314,7 +320,7 @@ func (w *commonWalk) readChunk() bool {
 // counted whole (the same figure the count gives), else from a sample of
 // the other's list, checked against the user's, in two more rounds for all
 // such walks together.
-func (s *Store) commonTotals(ctx context.Context, walks []*commonWalk) error {
+func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk) error {
 	var other []*commonWalk
 	for _, w := range walks {
 		switch {

@@ -34,7 +34,7 @@ import (
 
 // newerPage is the state of reading one newer page.
 type newerPage struct {
-	s       *Store
+	s       *DB
 	viewer  string
 	first   int
 	after   int64 // everything up to here was read: the next round reads above it
@@ -50,7 +50,7 @@ type newerPage struct {
 	out     []*social.Post
 }
 
-func (s *Store) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+func (s *DB) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	after, err := parseCursor(p.Before)
 	if err != nil {
 		return social.Connection[*social.Post]{}, err

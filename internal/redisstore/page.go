@@ -28,7 +28,7 @@ import (
 // hybrid or pull reader may pay the list fills described at readHome.
 
 // HomePage returns a page of viewerID's home timeline with what w asks for.
-func (s *Store) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
 	f := s.newPageFetch(viewerID, w, p.First)
 	c, err := s.readHome(ctx, viewerID, p, f)
 	if err != nil {
@@ -39,7 +39,7 @@ func (s *Store) HomePage(ctx context.Context, viewerID string, p social.PageRequ
 
 // UserPage returns a page of userID's own posts, as viewerID may see them,
 // with what w asks for.
-func (s *Store) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
 	pages, errs := s.UserPages(ctx, viewerID, []social.UserPageKey{{User: userID, Page: p, Wants: w}})
 	if len(pages) == 0 {
 		return nil, errs[0]
@@ -51,7 +51,7 @@ func (s *Store) UserPage(ctx context.Context, viewerID, userID string, p social.
 // trips of one page (readUserPosts): the lists of a query level that ask
 // for User.posts. Pages that want different things are read one group
 // after the other.
-func (s *Store) UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error) {
+func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error) {
 	out := make([]*social.Page, len(keys))
 	errs := make([]error, len(keys))
 	groups := map[social.PageWants][]int{}
@@ -98,7 +98,7 @@ func (s *Store) UserPages(ctx context.Context, viewerID string, keys []social.Us
 
 // pageFetch collects what a page brings along with its posts.
 type pageFetch struct {
-	s      *Store
+	s      *DB
 	viewer string
 	w      social.PageWants
 
@@ -111,7 +111,7 @@ type pageFetch struct {
 
 // newPageFetch starts the fetch of about posts posts' extras (a size hint:
 // the maps are made that large once rather than grown as they fill).
-func (s *Store) newPageFetch(viewerID string, w social.PageWants, posts int) *pageFetch {
+func (s *DB) newPageFetch(viewerID string, w social.PageWants, posts int) *pageFetch {
 	if w.Comments > social.MaxFirst {
 		w.Comments = social.MaxFirst
 	}
@@ -261,13 +261,13 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	return page, nil
 }
 
-func (s *Store) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string) *redis.Cmd {
+func (s *DB) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string) *redis.Cmd {
 	return commentRowsScript.EvalSha(ctx, p, []string{s.keys.PostComments(postID)}, n, s.keys.PostComment(postID, ""), after)
 }
 
 // PostCommentsPage is PostComments with the comments themselves, in one
 // round trip.
-func (s *Store) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
+func (s *EngagementService) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListComments, Parent: postID, Page: p})
 	return pg.Comments, err
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// PostService writes and deletes posts and reads them as a viewer may
+// see them (graph.Posts' writes, graph.PostReader).
+type PostService struct{ *DB }
+
 // Posts.
 //
 // A post is one hash in its own {p<id>} slot (author, content, created ms,
@@ -55,7 +59,7 @@ var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost
 // in the original's slot) is taken between the id and the hash, so two
 // racing requests end with one repost, and a claim whose repost was never
 // written is taken over.
-func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error) {
+func (s *PostService) CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error) {
 	content, vis, audience, err := social.ValidateNewPost(in)
 	if err != nil {
 		return nil, err
@@ -222,7 +226,7 @@ const claimGrace = 10 * time.Second
 // claimedRepost is the plain repost a claim ("<id>|<ms>") names, when it
 // exists; CONFLICT while its write may still be in progress; nil, nil
 // when the claim is stale.
-func (s *Store) claimedRepost(ctx context.Context, reposter, original, claim string) (*social.Post, error) {
+func (s *DB) claimedRepost(ctx context.Context, reposter, original, claim string) (*social.Post, error) {
 	id, at, _ := strings.Cut(claim, "|")
 	p, err := s.ownPost(ctx, reposter, id)
 	if err != nil {
@@ -248,8 +252,8 @@ func (s *Store) claimedRepost(ctx context.Context, reposter, original, claim str
 }
 
 // ownPost loads viewerID's post id: nil when it does not exist.
-func (s *Store) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
-	posts, err := s.VisiblePosts(ctx, viewerID, []string{id})
+func (s *DB) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
+	posts, err := s.visiblePosts(ctx, viewerID, []string{id}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
 	}
@@ -288,7 +292,7 @@ func postHash(p *social.Post) []any {
 // publish queues the fan-out job of a new post and writes what its author
 // sees at once. The worker repeats these writes when it finds them missing.
 // pulled announces the post on the pulled live channel too.
-func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, pulled bool) error {
+func (s *DB) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, pulled bool) error {
 	job := []any{jobOp, opPost, jobPost, id, jobAuthor, authorID}
 	if repostOf != "" {
 		job = append(job, jobRepost, repostOf)
@@ -313,7 +317,7 @@ func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis 
 
 // queuePublished queues the idempotent writes that put a post in its
 // author's timelines and link a repost to its original.
-func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility) {
+func (s *DB) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility) {
 	public := "0"
 	if vis == social.Public {
 		public = "1"
@@ -328,13 +332,13 @@ func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, autho
 // VisiblePosts loads posts as viewerID may see them, with one pipeline for
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
-func (s *Store) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
+func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
 	return s.visiblePosts(ctx, viewerID, ids, nil, nil)
 }
 
 // visiblePosts is VisiblePosts that also queues a page fetch's reads of the
 // same posts (by their authors, when known) in its pipeline.
-func (s *Store) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
+func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
 	v := s.newVisibility(viewerID, ids)
 	// ZSCORE of a like that is not there answers nil: not an error.
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
@@ -370,7 +374,7 @@ type visibility struct {
 	blocked           map[string]bool // built by access on first use
 }
 
-func (s *Store) newVisibility(viewerID string, ids []string) *visibility {
+func (s *DB) newVisibility(viewerID string, ids []string) *visibility {
 	return &visibility{keys: s.keys, viewer: viewerID, ids: ids}
 }
 
@@ -475,7 +479,7 @@ func postFromValues(id string, vals []any) *social.Post {
 // PostCounts returns the counters of posts with one pipeline: ZCARD of
 // Likers, LLEN of PostComments and SCARD of PostReposts. A count is the
 // size of its list, so it can never drift from what the list holds.
-func (s *Store) PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error) {
+func (s *PostService) PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error) {
 	out := make([]social.PostCounts, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -501,7 +505,7 @@ type countCmds [3]*redis.IntCmd
 
 // queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
 // PostComments and SCARD of PostReposts.
-func (s *Store) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
+func (s *DB) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
 	if !social.IsID(id) {
 		return countCmds{}
 	}
@@ -521,7 +525,7 @@ func (c countCmds) counts() social.PostCounts {
 
 // Audience returns a post's audience lists (members sorted by id). The
 // resolver shows them to the post's author only.
-func (s *Store) Audience(ctx context.Context, postID string) (social.Audience, error) {
+func (s *PostService) Audience(ctx context.Context, postID string) (social.Audience, error) {
 	if !social.IsID(postID) {
 		return social.Audience{}, nil
 	}
@@ -551,7 +555,7 @@ func sortIDs(ids []string) []string {
 // resolveMentions returns the ids of the users text mentions as @name
 // (social.Mentions), in order, leaving out unknown names and the author:
 // one round trip when there are any.
-func (s *Store) resolveMentions(ctx context.Context, authorID, text string) ([]string, error) {
+func (s *DB) resolveMentions(ctx context.Context, authorID, text string) ([]string, error) {
 	names := social.Mentions(text)
 	if len(names) == 0 {
 		return nil, nil

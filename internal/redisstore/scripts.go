@@ -105,7 +105,7 @@ func newScriptFlags(name, flags string, libs ...string) *redis.Script {
 var allScripts, clusterScripts []*redis.Script
 
 // scriptsToLoad are the scripts that run on the store's Redis.
-func (s *Store) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
+func (s *DB) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
 	if s.cluster() {
 		return append(slices.Clip(scripts), clusterScripts...)
 	}
@@ -116,7 +116,7 @@ func (s *Store) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
 // Cluster, into every master's), so no call pays a NOSCRIPT round trip
 // first: a start-up warm-up, and what round-trip tests run before they
 // count.
-func (s *Store) LoadScripts(ctx context.Context) error {
+func (s *DB) LoadScripts(ctx context.Context) error {
 	for _, sc := range s.scriptsToLoad(allScripts) {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return fmt.Errorf("load script: %w", err)
@@ -151,7 +151,7 @@ func mustLua(path string) []byte {
 // (a pipeline cannot fall back on NOSCRIPT itself). When Redis has lost its
 // script cache (a restart, a failover), it loads the scripts and runs the
 // pipeline again: everything this package pipelines is idempotent.
-func (s *Store) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
+func (s *DB) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
 	cmds, err := s.rdb.Pipelined(ctx, fn)
 	if err == nil || !noScript(cmds) {
 		return cmds, err

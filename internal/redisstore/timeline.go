@@ -11,6 +11,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// TimelineService reads pages: home timelines, users' posts and the
+// lists a page shows (graph.Posts' reads, the loaders' pages).
+type TimelineService struct{ *DB }
+
 // Timeline cursors are the id of the last post shown; the next page is the
 // posts with a smaller id. Ids only grow, so posts arriving while a reader
 // pages land before the first page, never between pages: no duplicates and
@@ -95,7 +99,7 @@ type userPosts struct {
 // (ZREVRANGE BYSCORE below its cursor; on the first round with the
 // viewer's block flags for the user, which end that page at once), then
 // the visibility of all those posts.
-func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
+func (s *DB) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
 	pages := make([]*userPosts, len(reqs))
 	for i, r := range reqs {
 		before, err := timelineCursor(r.Page)
