@@ -200,7 +200,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		// A live reader counts as reading its timeline as often as a page
 		// read would mark it active (redisstore.Store.ActiveEvery).
 		timelines := &live.Timelines{Hub: g.Hub, Store: livePages{store.LiveService, store.TimelineService},
-			Sessions: store.SessionService,
+			Sessions:    store.SessionService,
 			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log,
 			MaxPerViewer: cfg.Live.MaxPerUser, MaxStreams: cfg.Live.MaxSubscriptions}
 		g.Resolver.Live = timelines
