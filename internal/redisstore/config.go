@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/socialgw/gateway/internal/fanout"
 )
 
 // FeedMode chooses how posts reach home timelines (docs/fanout.md).
@@ -108,22 +106,6 @@ func (c FeedConfig) Validate() error {
 		return fmt.Errorf("fan-out shards must be between 1 and %d", MaxFanoutShards)
 	}
 	return nil
-}
-
-// FanoutQueue returns the stream and dead-letter stream of each shard of
-// the fan-out queue.
-func (s *FanoutService) FanoutQueue() []fanout.Queue {
-	out := make([]fanout.Queue, s.feed.FanoutShards)
-	for i := range out {
-		out[i] = fanout.Queue{Stream: s.keys.FanoutShard(i), Dead: s.keys.FanoutDeadShard(i), Alive: s.keys.FanoutAliveShard(i)}
-	}
-	return out
-}
-
-// fanoutStream is the stream of a post's jobs.
-func (s *DB) fanoutStream(postID string) string {
-	id, _ := strconv.ParseUint(postID, 10, 64)
-	return s.keys.FanoutShard(int(id % uint64(s.feed.FanoutShards)))
 }
 
 // SetFeed sets the timeline configuration; call it before serving.

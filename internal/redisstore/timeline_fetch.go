@@ -27,75 +27,6 @@ import (
 // candidates are mostly hidden take further rounds of stages 1–2, and a
 // hybrid or pull reader may pay the list fills described at readHome.
 
-// HomePage returns a page of viewerID's home timeline with what w asks for.
-func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
-	f := s.newPageFetch(viewerID, w, p.First)
-	c, err := s.readHome(ctx, viewerID, p, f)
-	if err != nil {
-		return nil, err
-	}
-	return f.finish(ctx, c)
-}
-
-// UserPage returns a page of userID's own posts, as viewerID may see them,
-// with what w asks for.
-func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
-	pages, errs := s.UserPages(ctx, viewerID, []social.UserPageKey{{User: userID, Page: p, Wants: w}})
-	if len(pages) == 0 {
-		return nil, errs[0]
-	}
-	return pages[0], errs[0]
-}
-
-// UserPages reads pages of several users' own posts at once, in the round
-// trips of one page (readUserPosts): the lists of a query level that ask
-// for User.posts. Pages that want different things are read one group
-// after the other.
-func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error) {
-	out := make([]*social.Page, len(keys))
-	errs := make([]error, len(keys))
-	groups := map[social.PageWants][]int{}
-	var order []social.PageWants
-	for i, k := range keys {
-		if _, ok := groups[k.Wants]; !ok {
-			order = append(order, k.Wants)
-		}
-		groups[k.Wants] = append(groups[k.Wants], i)
-	}
-	for _, w := range order {
-		at := groups[w]
-		reqs := make([]social.UserPageKey, len(at))
-		posts := 0
-		for j, i := range at {
-			reqs[j] = keys[i]
-			posts += keys[i].Page.First
-		}
-		f := s.newPageFetch(viewerID, w, posts)
-		conns, cerrs := s.readUserPosts(ctx, viewerID, reqs, f)
-		if len(conns) == 0 {
-			return nil, cerrs
-		}
-		// One stage 3 for all the pages: the page maps are keyed by post
-		// and user id, so the pages share them.
-		var all social.Connection[*social.Post]
-		for _, c := range conns {
-			all.Items = append(all.Items, c.Items...)
-		}
-		shared, err := f.finish(ctx, all)
-		if err != nil {
-			return nil, []error{err}
-		}
-		for j, i := range at {
-			if errs[i] = cerrs[j]; errs[i] == nil {
-				pg := *shared
-				pg.Posts = conns[j]
-				out[i] = &pg
-			}
-		}
-	}
-	return out, errs
-}
-
 // pageFetch collects what a page brings along with its posts.
 type pageFetch struct {
 	s      *DB
@@ -261,17 +192,6 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	return page, nil
 }
 
-func (s *DB) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string) *redis.Cmd {
-	return commentRowsScript.EvalSha(ctx, p, []string{s.keys.PostComments(postID)}, n, s.keys.PostComment(postID, ""), after)
-}
-
-// PostCommentsPage is PostComments with the comments themselves, in one
-// round trip.
-func (s *EngagementService) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
-	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListComments, Parent: postID, Page: p})
-	return pg.Comments, err
-}
-
 // read moves the replies of posts' counters, likes and first comments that
 // have been read (queued in a pipeline that ran) into the page, once per
 // post: before stage 3 for stage 2's posts, after it for the late ones.
@@ -296,36 +216,3 @@ func (f *pageFetch) read(page *social.Page, posts []*social.Post) error {
 }
 
 func done[V any](m map[string]V, id string) bool { _, ok := m[id]; return ok }
-
-// commentsFromReply turns a commentRowsScript reply into the first page
-// of a post's comments, as PostComments would page them.
-func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connection[*social.Comment], error) {
-	var c social.Connection[*social.Comment]
-	if cmd == nil {
-		return c, nil
-	}
-	res, err := cmd.Slice()
-	if err != nil {
-		return c, err
-	}
-	if len(res) < 1 || (len(res)-1)%4 != 0 {
-		return c, fmt.Errorf("unexpected script reply of %d values", len(res))
-	}
-	total, _ := res[0].(int64)
-	c.Total = int(total)
-	rows := (len(res) - 1) / 4
-	c.HasNext = rows > first
-	for r := 0; r < min(rows, first); r++ {
-		v := res[1+4*r : 5+4*r]
-		id, _ := v[0].(string)
-		author, _ := v[1].(string)
-		if author == "" {
-			continue // deleted between LRANGE and HMGET: cannot happen in one script, kept for safety
-		}
-		content, _ := v[2].(string)
-		created, _ := v[3].(string)
-		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created)})
-		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
-	}
-	return c, nil
-}
