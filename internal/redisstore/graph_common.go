@@ -88,51 +88,14 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk) error {
 		}
 	}
 	for len(open) > 0 {
-		// Check the chunks read against the other user's list.
-		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, w := range open {
-				w.has = nil
-				if len(w.read) > 0 {
-					w.has = p.Do(ctx, zmscoreArgs(w.theirs, w.read)...)
-				}
-				if w.sample != nil && w.sampleHas == nil {
-					if _, ms := sampleReply(w.sample); len(ms) > 0 {
-						w.sampleHas = p.Do(ctx, zmscoreArgs(w.theirs, members(ms))...)
-					}
-				}
-			}
-			return nil
-		}); err != nil && !isNil(err) {
-			return fmt.Errorf("common following: %w", err)
+		if err := s.checkChunks(ctx, open); err != nil {
+			return err
 		}
 		var more []*commonWalk
 		for _, w := range open {
-			if w.has != nil {
-				in, err := zmscoreFlags(w.has)
-				if err != nil {
-					w.fail(err)
-					continue
-				}
-				for i, e := range w.read {
-					if in[i] {
-						w.common = append(w.common, e)
-					}
-				}
+			if w.keepChunk(ctx) {
+				more = append(more, w)
 			}
-			// One match beyond the page says there is a next page.
-			if len(w.common) > w.k.Page.First || len(w.read) < w.chunk {
-				w.done = true
-				continue
-			}
-			w.pos = edgePos(w.read[len(w.read)-1])
-			// Past the first chunk, the walk spends the operation's
-			// read budget, up to commonWalkMax in all.
-			w.chunk = social.TakeReadBudget(ctx, min(2*w.chunk, commonWalkMax-w.walked))
-			if w.chunk <= 0 {
-				w.done, w.cut = true, true
-				continue
-			}
-			more = append(more, w)
 		}
 		if len(more) == 0 {
 			break
@@ -161,6 +124,59 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk) error {
 		}
 	}
 	return nil
+}
+
+// checkChunks checks the chunks the open walks read (and their samples)
+// against the other user's list, in one pipeline.
+func (s *DB) checkChunks(ctx context.Context, open []*commonWalk) error {
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, w := range open {
+			w.has = nil
+			if len(w.read) > 0 {
+				w.has = p.Do(ctx, zmscoreArgs(w.theirs, w.read)...)
+			}
+			if w.sample != nil && w.sampleHas == nil {
+				if _, ms := sampleReply(w.sample); len(ms) > 0 {
+					w.sampleHas = p.Do(ctx, zmscoreArgs(w.theirs, members(ms))...)
+				}
+			}
+		}
+		return nil
+	}); err != nil && !isNil(err) {
+		return fmt.Errorf("common following: %w", err)
+	}
+	return nil
+}
+
+// keepChunk keeps the members of the checked chunk the other user follows
+// too, and sizes the next chunk; false when the walk is done.
+func (w *commonWalk) keepChunk(ctx context.Context) bool {
+	if w.has != nil {
+		in, err := zmscoreFlags(w.has)
+		if err != nil {
+			w.fail(err)
+			return false
+		}
+		for i, e := range w.read {
+			if in[i] {
+				w.common = append(w.common, e)
+			}
+		}
+	}
+	// One match beyond the page says there is a next page.
+	if len(w.common) > w.k.Page.First || len(w.read) < w.chunk {
+		w.done = true
+		return false
+	}
+	w.pos = edgePos(w.read[len(w.read)-1])
+	// Past the first chunk, the walk spends the operation's read budget,
+	// up to commonWalkMax in all.
+	w.chunk = social.TakeReadBudget(ctx, min(2*w.chunk, commonWalkMax-w.walked))
+	if w.chunk <= 0 {
+		w.done, w.cut = true, true
+		return false
+	}
+	return true
 }
 
 // readChunk takes the reply of the chunk the walk read last; false when

@@ -116,7 +116,7 @@ func (k Keys) UserPosts(u string) string { return k.userKey(u, ":posts") }
 func (k Keys) PublicPosts(u string) string { return k.userKey(u, ":pubposts") }
 
 // Home is u's home timeline as filled by fan-out, capped; in hybrid mode
-// it expires with HomeMark when u stops reading (home.go).
+// it expires with HomeMark when u stops reading (timeline_homelist.go).
 func (k Keys) Home(u string) string { return k.userKey(u, ":home") }
 
 // HomeMark is u's home-timeline bookkeeping hash (floor, last pull mark,

@@ -121,7 +121,7 @@ func wrapList(k social.ListKey, err error) error {
 }
 
 // listPage reads one list page (the single-parent reads of graph.go and
-// engagement.go).
+// engagement_likes.go).
 func (s *DB) listPage(ctx context.Context, viewerID string, k social.ListKey) (social.ListPage, error) {
 	pages, errs := s.listPages(ctx, viewerID, []social.ListKey{k})
 	if len(pages) == 0 {

@@ -88,7 +88,6 @@ func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string)
 
 // finish reads stage 2's replies for the posts of the page and runs stage 3.
 func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post]) (*social.Page, error) {
-	w := f.w
 	n := len(c.Items)
 	page := &social.Page{
 		Posts:     c,
@@ -104,69 +103,13 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	}
 
 	// Stage 3: everything named by stage 2, in one pipeline.
-	var origIDs []string
-	if w.Reposts {
-		for _, post := range c.Items {
-			if post.RepostOfID != "" {
-				origIDs = append(origIDs, post.RepostOfID)
-			}
-		}
-	}
-	orig := f.s.newVisibility(f.viewer, origIDs)
-	origCounts := map[string]countCmds{}
-	origMarks := map[string]markCmds{}
-	needed := false
+	orig := f.newOriginals(c.Items)
 	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
 		before := len(f.users)
-		// Posts from a later round of a page (most candidates hidden) had
-		// no stage-2 reads: read their counters, likes and comments now
-		// (their comments' authors are then left to the loaders).
-		late := 0
-		for _, post := range c.Items {
-			if _, ok := f.counts[post.ID]; w.Counts && !ok {
-				f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
-				late++
-			}
-			if _, ok := f.marks[post.ID]; w.Marks && !ok {
-				f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
-				late++
-			}
-			if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
-				f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "")
-				late++
-			}
-		}
-		if w.Authors {
-			for _, post := range c.Items {
-				f.queueUser(ctx, p, post.AuthorID)
-			}
-		}
-		if w.CommentAuthors {
-			for _, cc := range page.Comments {
-				for _, cm := range cc.Items {
-					f.queueUser(ctx, p, cm.AuthorID)
-				}
-			}
-		}
-		if len(origIDs) > 0 {
-			orig.queue(ctx, p)
-			for _, post := range c.Items {
-				if post.RepostOfID == "" {
-					continue
-				}
-				if w.OriginalAuthors && post.RepostOfAuthorID != "" {
-					f.queueUser(ctx, p, post.RepostOfAuthorID)
-				}
-				if w.OriginalCounts {
-					origCounts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
-				}
-				if w.OriginalMarks {
-					origMarks[post.RepostOfID] = f.s.queueMarks(ctx, p, f.viewer, post.RepostOfID)
-				}
-			}
-		}
-		needed = len(f.users) > before || len(origIDs) > 0 || late > 0
-		if !needed {
+		late := f.queueLate(ctx, p, c.Items)
+		f.queueAuthors(ctx, p, page, c.Items)
+		orig.queue(ctx, p, f, c.Items)
+		if len(f.users) == before && len(orig.ids) == 0 && late == 0 {
 			return errNothingQueued
 		}
 		return nil
@@ -180,16 +123,105 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	for id, cmd := range f.users {
 		page.Users[id] = userFromValues(id, cmd.Val())
 	}
-	for i, p := range orig.posts() {
-		page.Originals[origIDs[i]] = p
+	orig.read(page)
+	return page, nil
+}
+
+// queueLate queues the counters, likes and comments of the posts from a
+// later round of a page (most candidates hidden), which had no stage-2
+// reads (their comments' authors are then left to the loaders). It
+// returns how many reads it queued.
+func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, posts []*social.Post) int {
+	w, late := f.w, 0
+	for _, post := range posts {
+		if _, ok := f.counts[post.ID]; w.Counts && !ok {
+			f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
+			late++
+		}
+		if _, ok := f.marks[post.ID]; w.Marks && !ok {
+			f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
+			late++
+		}
+		if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
+			f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "")
+			late++
+		}
 	}
-	for id, cmd := range origCounts {
+	return late
+}
+
+// queueAuthors queues the users the page shows: the posts' authors and
+// their first comments' authors, as w asks.
+func (f *pageFetch) queueAuthors(ctx context.Context, p redis.Pipeliner, page *social.Page, posts []*social.Post) {
+	if f.w.Authors {
+		for _, post := range posts {
+			f.queueUser(ctx, p, post.AuthorID)
+		}
+	}
+	if f.w.CommentAuthors {
+		for _, cc := range page.Comments {
+			for _, cm := range cc.Items {
+				f.queueUser(ctx, p, cm.AuthorID)
+			}
+		}
+	}
+}
+
+// originals is stage 3's read of the reposts' originals: the posts as the
+// viewer may see them, and their authors, counters and the viewer's marks
+// as w asks.
+type originals struct {
+	ids    []string
+	v      *visibility
+	counts map[string]countCmds
+	marks  map[string]markCmds
+}
+
+func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
+	o := &originals{counts: map[string]countCmds{}, marks: map[string]markCmds{}}
+	if f.w.Reposts {
+		for _, post := range posts {
+			if post.RepostOfID != "" {
+				o.ids = append(o.ids, post.RepostOfID)
+			}
+		}
+	}
+	o.v = f.s.newVisibility(f.viewer, o.ids)
+	return o
+}
+
+func (o *originals) queue(ctx context.Context, p redis.Pipeliner, f *pageFetch, posts []*social.Post) {
+	if len(o.ids) == 0 {
+		return
+	}
+	o.v.queue(ctx, p)
+	w := f.w
+	for _, post := range posts {
+		if post.RepostOfID == "" {
+			continue
+		}
+		if w.OriginalAuthors && post.RepostOfAuthorID != "" {
+			f.queueUser(ctx, p, post.RepostOfAuthorID)
+		}
+		if w.OriginalCounts {
+			o.counts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
+		}
+		if w.OriginalMarks {
+			o.marks[post.RepostOfID] = f.s.queueMarks(ctx, p, f.viewer, post.RepostOfID)
+		}
+	}
+}
+
+func (o *originals) read(page *social.Page) {
+	for i, p := range o.v.posts() {
+		page.Originals[o.ids[i]] = p
+	}
+	for id, cmd := range o.counts {
 		page.Counts[id] = cmd.counts()
 	}
-	for id, cmd := range origMarks {
+	for id, cmd := range o.marks {
 		page.Marks[id] = cmd.marks()
 	}
-	return page, nil
 }
 
 // read moves the replies of posts' counters, likes and first comments that

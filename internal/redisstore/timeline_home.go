@@ -60,7 +60,7 @@ func homeEntry(postID, authorID string) string { return postID + ":" + authorID 
 
 // readHome reads one page of viewerID's home timeline: their own posts and
 // those of the users they follow, newest first, as they may see them; f,
-// when set, is what the page brings along (page.go), queued with the
+// when set, is what the page brings along (timeline_fetch.go), queued with the
 // visibility check of the candidates.
 //
 // A page merges up to three sources, newest first:
@@ -136,8 +136,7 @@ type homeItem struct {
 }
 
 func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
-	s := h.s
-	list, err := s.firstListRound(ctx, h.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
+	list, err := h.s.firstListRound(ctx, h.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
 		return h.queueList(ctx, p, candidates(h.first, 0), mayPull)
 	})
 	if err != nil {
@@ -155,46 +154,12 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 	for round := 0; round < pageRounds && len(h.out) <= h.first; round++ {
 		k := candidates(h.first-len(h.out), round)
 		if !readAll && len(h.pending) < k {
-			n := candidates(h.first, round)
-			if round > 0 {
-				list = nil
-				// Later reads spend the operation's read budget, one
-				// candidate per entry each open source may return, and
-				// read no more than it granted.
-				reads := h.openReads()
-				got := social.TakeReadBudget(ctx, n*reads)
-				if got == 0 {
-					spent = true
-					break
-				}
-				n = max(1, got/reads)
-			}
-			// One pipeline: the list (after round 0) and every open source.
-			var cmd *redis.Cmd
-			queued := false
-			_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-				cmd, queued = nil, false
-				if round > 0 && !h.below && !h.listDone {
-					cmd, queued = h.queueList(ctx, p, n, false), true
-				}
-				if h.queueSources(ctx, p, n) > 0 {
-					queued = true
-				}
-				if !queued {
-					return errNothingQueued
-				}
-				return nil
-			})
-			if err != nil && err != errNothingQueued {
+			if readAll, spent, err = h.readMore(ctx, round, list); err != nil {
 				return social.Connection[*social.Post]{}, err
 			}
-			if cmd != nil {
-				if list, err = parseListRound(cmd); err != nil {
-					return social.Connection[*social.Post]{}, err
-				}
-				h.useList(list)
+			if spent {
+				break
 			}
-			readAll = h.take(list, n)
 		}
 		if len(h.pending) == 0 {
 			if readAll {
@@ -206,6 +171,56 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 			return social.Connection[*social.Post]{}, err
 		}
 	}
+	return h.page(readAll, spent), nil
+}
+
+// readMore reads a round's candidates: on round 0 those of the first list
+// round (list), later one pipeline of the list and every open source.
+// readAll says every source is read to its end; spent, that the
+// operation's read budget ran out before anything was read.
+func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (readAll, spent bool, err error) {
+	n := candidates(h.first, round)
+	if round > 0 {
+		list = nil
+		// Later reads spend the operation's read budget, one candidate per
+		// entry each open source may return, and read no more than it
+		// granted.
+		reads := h.openReads()
+		got := social.TakeReadBudget(ctx, n*reads)
+		if got == 0 {
+			return false, true, nil
+		}
+		n = max(1, got/reads)
+	}
+	var cmd *redis.Cmd
+	queued := false
+	_, err = h.s.pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd, queued = nil, false
+		if round > 0 && !h.below && !h.listDone {
+			cmd, queued = h.queueList(ctx, p, n, false), true
+		}
+		if h.queueSources(ctx, p, n) > 0 {
+			queued = true
+		}
+		if !queued {
+			return errNothingQueued
+		}
+		return nil
+	})
+	if err != nil && err != errNothingQueued {
+		return false, false, err
+	}
+	if cmd != nil {
+		if list, err = parseListRound(cmd); err != nil {
+			return false, false, err
+		}
+		h.useList(list)
+	}
+	return h.take(list, n), false, nil
+}
+
+// page makes the page of the posts kept.
+func (h *homePage) page(readAll, spent bool) social.Connection[*social.Post] {
 	c := postPage(h.out, h.first, !readAll || len(h.pending) > 0)
 	if spent && len(h.out) <= h.first {
 		// Short: the next page goes on below the candidates checked, or,
@@ -219,7 +234,7 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 			c.HasNext, c.End = true, postCursor(strconv.FormatInt(at, 10))
 		}
 	}
-	return c, nil
+	return c
 }
 
 // openReads is how many sources a read round after the first reads.

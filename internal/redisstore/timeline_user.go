@@ -28,7 +28,7 @@ type userPosts struct {
 
 // readUserPosts reads one page of each request's user's own posts, as
 // viewerID may see them, newest first; f, when set, is what the pages bring
-// along (page.go), queued with the visibility check of the candidates.
+// along (timeline_fetch.go), queued with the visibility check of the candidates.
 //
 // The pages are read together, round by round: each round costs two round
 // trips for all of them, the page of UserPosts of each user still open
@@ -42,61 +42,14 @@ func (s *DB) readUserPosts(ctx context.Context, viewerID string, reqs []social.U
 		pages[i] = &userPosts{user: r.User, first: r.Page.First, before: before, err: err, done: err != nil || !social.IsID(r.User)}
 	}
 	for round := 0; round < pageRounds; round++ {
-		open := pages[:0:0]
-		for _, pg := range pages {
-			if pg.done {
-				continue
-			}
-			// The first read of a page is what its size asks for; later
-			// ones spend the operation's read budget.
-			if pg.count = candidates(pg.first, round); round > 0 {
-				if pg.count = social.TakeReadBudget(ctx, pg.count); pg.count == 0 {
-					pg.done = true
-					continue
-				}
-			}
-			open = append(open, pg)
-		}
+		open := openUserPages(ctx, pages, round)
 		if len(open) == 0 {
 			break
 		}
-		_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-			for _, pg := range open {
-				pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
-					Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count),
-				})
-				if round == 0 && viewerID != "" && viewerID != pg.user {
-					pg.blocks = [2]*redis.BoolCmd{
-						pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
-						pl.SIsMember(ctx, s.keys.BlockedBy(viewerID), pg.user),
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, []error{fmt.Errorf("load posts of %d users: %w", len(open), err)}
+		if err := s.queueUserPosts(ctx, viewerID, open, round); err != nil {
+			return nil, []error{err}
 		}
-		var ids, authors []string
-		var from []*userPosts
-		for _, pg := range open {
-			if b := pg.blocks; b[0] != nil && (b[0].Val() || b[1].Val()) {
-				pg.done, pg.blocked = true, true
-				continue
-			}
-			pg.blocks = [2]*redis.BoolCmd{}
-			read := pg.ids.Val()
-			pg.exhausted = len(read) < pg.count
-			if len(read) == 0 {
-				pg.done = true
-				continue
-			}
-			for _, id := range read {
-				ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
-			}
-			pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
-			pg.scanned = true
-		}
+		ids, authors, from := takeUserPosts(open)
 		if len(ids) == 0 {
 			break
 		}
@@ -120,6 +73,78 @@ func (s *DB) readUserPosts(ctx context.Context, viewerID string, reqs []social.U
 			pg.done = pg.done || pg.exhausted || len(pg.out) > pg.first
 		}
 	}
+	return userPostPages(pages)
+}
+
+// openUserPages returns the pages that read in this round, with the
+// candidates each reads: the first read of a page is what its size asks
+// for; later ones spend the operation's read budget.
+func openUserPages(ctx context.Context, pages []*userPosts, round int) []*userPosts {
+	open := pages[:0:0]
+	for _, pg := range pages {
+		if pg.done {
+			continue
+		}
+		if pg.count = candidates(pg.first, round); round > 0 {
+			if pg.count = social.TakeReadBudget(ctx, pg.count); pg.count == 0 {
+				pg.done = true
+				continue
+			}
+		}
+		open = append(open, pg)
+	}
+	return open
+}
+
+// queueUserPosts reads the round's candidates of the open pages in one
+// pipeline, with the viewer's block flags on the first round.
+func (s *DB) queueUserPosts(ctx context.Context, viewerID string, open []*userPosts, round int) error {
+	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for _, pg := range open {
+			pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
+				Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count),
+			})
+			if round == 0 && viewerID != "" && viewerID != pg.user {
+				pg.blocks = [2]*redis.BoolCmd{
+					pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
+					pl.SIsMember(ctx, s.keys.BlockedBy(viewerID), pg.user),
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load posts of %d users: %w", len(open), err)
+	}
+	return nil
+}
+
+// takeUserPosts collects the candidates the round read, with their
+// authors and pages, and moves each page's cursor past them.
+func takeUserPosts(open []*userPosts) (ids, authors []string, from []*userPosts) {
+	for _, pg := range open {
+		if b := pg.blocks; b[0] != nil && (b[0].Val() || b[1].Val()) {
+			pg.done, pg.blocked = true, true
+			continue
+		}
+		pg.blocks = [2]*redis.BoolCmd{}
+		read := pg.ids.Val()
+		pg.exhausted = len(read) < pg.count
+		if len(read) == 0 {
+			pg.done = true
+			continue
+		}
+		for _, id := range read {
+			ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
+		}
+		pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
+		pg.scanned = true
+	}
+	return ids, authors, from
+}
+
+// userPostPages makes the pages of what the rounds kept.
+func userPostPages(pages []*userPosts) ([]social.Connection[*social.Post], []error) {
 	out := make([]social.Connection[*social.Post], len(pages))
 	errs := make([]error, len(pages))
 	for i, pg := range pages {
