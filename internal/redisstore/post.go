@@ -60,44 +60,65 @@ var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost
 // racing requests end with one repost, and a claim whose repost was never
 // written is taken over.
 func (s *PostService) CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error) {
-	content, vis, audience, err := social.ValidateNewPost(in)
+	np, err := social.CheckNewPost(in)
 	if err != nil {
 		return nil, err
 	}
-	loc, source, err := social.ValidatePostExtras(in.Location, in.Source)
+	// 1. Checks and the id.
+	c, err := s.checkNewPost(ctx, authorID, np)
+	if err != nil || c.existing != nil {
+		return c.existing, err
+	}
+	// 2. The post itself: audience set and hash in one step.
+	post, err := s.writePost(ctx, authorID, np, c)
 	if err != nil {
 		return nil, err
 	}
-	files, err := social.ValidateMedia(in.Media)
-	if err != nil {
+	// 3. The fan-out job first, then the author's own timelines and the
+	// repost link, which the job repeats.
+	// A pulled author's post lands in no home list: live subscribers hear
+	// of it on the pulled channel instead (the worker announces the first
+	// post of an author it has just made pulled).
+	pulled := s.feed.Mode == Pull || (c.celeb != nil && c.celeb.Val() != "")
+	if err := s.publish(ctx, post.ID, authorID, np.RepostOf, post.Visibility, pulled); err != nil {
 		return nil, err
 	}
-	if in.RepostOf != "" && !social.IsID(in.RepostOf) {
-		return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
-	}
-	plain := in.RepostOf != "" && content == ""
+	return post, nil
+}
 
-	// 1. Checks and the id: one round trip for a plain post; a post with
-	// something to check (an audience, an original) takes its id only once
-	// the checks passed, so a refused post leaves nothing behind, not even
-	// a gap in the ids.
-	exists := make([]*redis.IntCmd, len(audience))
-	var orig *origin
-	if in.RepostOf != "" {
-		orig = &origin{id: in.RepostOf, v: s.newVisibility(authorID, []string{in.RepostOf})}
+// newPostChecks is what step 1 of CreatePost found: the post's id and
+// audience, the original of a repost, whether the author is pulled, or a
+// plain repost that exists already.
+type newPostChecks struct {
+	id       string
+	vis      social.Visibility
+	audience []string
+	orig     *origin
+	celeb    *redis.StringCmd
+	existing *social.Post
+}
+
+// checkNewPost runs the checks of a new post and takes its id: one round
+// trip for a plain post; a post with something to check (an audience, an
+// original) takes its id only once the checks passed, so a refused post
+// leaves nothing behind, not even a gap in the ids.
+func (s *DB) checkNewPost(ctx context.Context, authorID string, np social.CheckedPost) (newPostChecks, error) {
+	c := newPostChecks{vis: np.Visibility, audience: np.Audience}
+	exists := make([]*redis.IntCmd, len(np.Audience))
+	if np.RepostOf != "" {
+		c.orig = &origin{id: np.RepostOf, v: s.newVisibility(authorID, []string{np.RepostOf})}
 	}
-	checks := len(audience) > 0 || orig != nil
+	checks := len(np.Audience) > 0 || c.orig != nil
 	var seq *redis.IntCmd
-	var celeb *redis.StringCmd
-	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range audience {
+	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range np.Audience {
 			exists[i] = p.Exists(ctx, s.keys.User(id))
 		}
-		if orig != nil {
-			orig.queue(ctx, p, s.keys, authorID, plain)
+		if c.orig != nil {
+			c.orig.queue(ctx, p, s.keys, authorID, np.Plain())
 		}
 		if s.feed.Mode == Hybrid {
-			celeb = p.HGet(ctx, s.keys.Celebrities(), authorID)
+			c.celeb = p.HGet(ctx, s.keys.Celebrities(), authorID)
 		}
 		if !checks {
 			seq = p.Incr(ctx, s.keys.PostSeq())
@@ -105,96 +126,112 @@ func (s *PostService) CreatePost(ctx context.Context, authorID string, in social
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
-		return nil, fmt.Errorf("check new post: %w", err)
+		return c, fmt.Errorf("check new post: %w", err)
 	}
-	for i, c := range exists {
-		if c.Val() == 0 {
-			return nil, social.Errorf(social.BadUserInput, "unknown user %s in the audience", audience[i])
+	for i, e := range exists {
+		if e.Val() == 0 {
+			return c, social.Errorf(social.BadUserInput, "unknown user %s in the audience", np.Audience[i])
 		}
 	}
-	var stale string // a plain-repost claim whose repost was never written
-	if orig != nil {
-		// Hidden by a block, by its audience or gone: alike, so the
-		// answer does not reveal that a hidden post exists.
-		if orig.v.access(0) != social.Visible {
-			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
+	stale := ""
+	if c.orig != nil {
+		if stale, c.existing, err = s.checkOrigin(ctx, authorID, np, c.orig); err != nil || c.existing != nil {
+			return c, err
 		}
-		if plain && orig.claim.Val() != "" {
-			if p, err := s.claimedRepost(ctx, authorID, in.RepostOf, orig.claim.Val()); p != nil || err != nil {
-				return p, err
-			}
-			stale = orig.claim.Val()
-		}
-		vis, audience = orig.audience()
+		c.vis, c.audience = c.orig.audience()
 	}
 	if checks {
 		if seq = s.rdb.Incr(ctx, s.keys.PostSeq()); seq.Err() != nil {
-			return nil, fmt.Errorf("allocate post id: %w", seq.Err())
+			return c, fmt.Errorf("allocate post id: %w", seq.Err())
 		}
 	}
-	id := strconv.FormatInt(seq.Val(), 10)
-	created := s.now().UTC().Truncate(1e6)
-	if plain {
-		claim := id + "|" + strconv.FormatInt(s.now().UnixMilli(), 10)
-		holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(in.RepostOf), s.keys.PostPlainReposts(in.RepostOf)},
-			authorID, claim, stale).Text()
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("claim plain repost of %s: %w", in.RepostOf, err)
-		case holder == "":
-			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
-		case holder != claim:
-			// A concurrent request claimed it first.
-			if p, err := s.claimedRepost(ctx, authorID, in.RepostOf, holder); p != nil || err != nil {
-				return p, err
-			}
-			return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", in.RepostOf)
-		}
+	c.id = strconv.FormatInt(seq.Val(), 10)
+	if !np.Plain() {
+		return c, nil
 	}
+	c.existing, err = s.claimPlain(ctx, authorID, np.RepostOf, c.id, stale)
+	return c, err
+}
 
-	// 2. The post itself: audience set and hash in one step.
-	mentions, err := s.resolveMentions(ctx, authorID, content)
+// checkOrigin checks that the author may see the original of a repost,
+// and for a plain repost its claim: the repost it names when it exists,
+// CONFLICT while its write may be in progress, or the stale claim to take
+// over.
+func (s *DB) checkOrigin(ctx context.Context, authorID string, np social.CheckedPost, orig *origin) (stale string, existing *social.Post, err error) {
+	// Hidden by a block, by its audience or gone: alike, so the answer
+	// does not reveal that a hidden post exists.
+	if orig.v.access(0) != social.Visible {
+		return "", nil, social.Errorf(social.NotFound, "post %s not found", np.RepostOf)
+	}
+	if !np.Plain() {
+		return "", nil, nil
+	}
+	claim, age, err := claimReply(orig.claim)
+	if err != nil || claim == "" {
+		return "", nil, err
+	}
+	if p, err := s.claimedRepost(ctx, authorID, np.RepostOf, claim, age); p != nil || err != nil {
+		return "", p, err
+	}
+	return claim, nil, nil
+}
+
+// claimPlain claims the author's plain repost of original for the new id,
+// taking over stale ("" for none): nil when the claim is the new id's, the
+// repost another request claimed first when it exists, else CONFLICT.
+func (s *DB) claimPlain(ctx context.Context, authorID, original, id, stale string) (*social.Post, error) {
+	holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(original), s.keys.PostPlainReposts(original)},
+		authorID, id, stale).Text()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("claim plain repost of %s: %w", original, err)
+	case holder == "":
+		return nil, social.Errorf(social.NotFound, "post %s not found", original)
+	case !strings.HasPrefix(holder, id+"|"):
+		// A concurrent request claimed it first, just now.
+		if p, err := s.claimedRepost(ctx, authorID, original, holder, 0); p != nil || err != nil {
+			return p, err
+		}
+		return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", original)
+	}
+	return nil, nil
+}
+
+// writePost writes the checked post's audience set and hash (postScript).
+func (s *DB) writePost(ctx context.Context, authorID string, np social.CheckedPost, c newPostChecks) (*social.Post, error) {
+	mentions, err := s.resolveMentions(ctx, authorID, np.Content)
 	if err != nil {
 		return nil, err
 	}
-	post := &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis,
-		RepostOfID: in.RepostOf, Location: loc, Source: source, Mentions: mentions, Media: files}
-	if orig != nil {
+	post := &social.Post{ID: c.id, AuthorID: authorID, Content: np.Content, CreatedAt: s.now().UTC().Truncate(1e6),
+		Visibility: c.vis, RepostOfID: np.RepostOf, Location: np.Location, Source: np.Source, Mentions: mentions, Media: np.Media}
+	if c.orig != nil {
 		// The original's author is immutable: recording it lets a page
 		// load the original and its author in one round trip.
-		post.RepostOfAuthorID = orig.v.post(0).AuthorID
+		post.RepostOfAuthorID = c.orig.v.post(0).AuthorID
 	}
 	args := postHash(post)
-	for _, u := range audience {
+	for _, u := range c.audience {
 		args = append(args, u)
 	}
-	set := s.keys.PostOnlyTo(id)
-	if vis == social.NotTo {
-		set = s.keys.PostNotTo(id)
+	set := s.keys.PostOnlyTo(c.id)
+	if c.vis == social.NotTo {
+		set = s.keys.PostNotTo(c.id)
 	}
-	if err := postScript.Run(ctx, s.rdb, []string{s.keys.Post(id), set}, args...).Err(); err != nil {
-		return nil, fmt.Errorf("write post %s: %w", id, err)
-	}
-
-	// 3. The fan-out job first, then the author's own timelines and the
-	// repost link, which the job repeats.
-	// A pulled author's post lands in no home list: live subscribers hear
-	// of it on the pulled channel instead (the worker announces the first
-	// post of an author it has just made pulled).
-	pulled := s.feed.Mode == Pull || (celeb != nil && celeb.Val() != "")
-	if err := s.publish(ctx, id, authorID, in.RepostOf, vis, pulled); err != nil {
-		return nil, err
+	if err := postScript.Run(ctx, s.rdb, []string{s.keys.Post(c.id), set}, args...).Err(); err != nil {
+		return nil, fmt.Errorf("write post %s: %w", c.id, err)
 	}
 	return post, nil
 }
 
 // origin is what creating a repost reads about its original: whether the
-// reposter may see it, its audience, and the reposter's plain-repost claim.
+// reposter may see it, its audience, and the reposter's plain-repost claim
+// with its age (claimAgeScript).
 type origin struct {
 	id        string
 	v         *visibility
 	only, not *redis.StringSliceCmd
-	claim     *redis.StringCmd
+	claim     *redis.Cmd
 }
 
 func (o *origin) queue(ctx context.Context, p redis.Pipeliner, k Keys, reposter string, plain bool) {
@@ -202,7 +239,7 @@ func (o *origin) queue(ctx context.Context, p redis.Pipeliner, k Keys, reposter 
 	o.only = p.SMembers(ctx, k.PostOnlyTo(o.id))
 	o.not = p.SMembers(ctx, k.PostNotTo(o.id))
 	if plain {
-		o.claim = p.HGet(ctx, k.PostPlainReposts(o.id), reposter)
+		o.claim = claimAgeScript.EvalSha(ctx, p, []string{k.PostPlainReposts(o.id)}, reposter)
 	}
 }
 
@@ -218,16 +255,29 @@ func (o *origin) audience() (social.Visibility, []string) {
 	return social.Public, nil
 }
 
+// claimReply reads claimAgeScript's reply: the claim ("" for none) and its
+// age by Redis's clock.
+func claimReply(c *redis.Cmd) (string, time.Duration, error) {
+	v, err := c.Slice()
+	if err != nil {
+		return "", 0, fmt.Errorf("read plain-repost claim: %w", err)
+	}
+	claim, _ := v[0].(string)
+	ms, _ := v[1].(int64)
+	return claim, time.Duration(ms) * time.Millisecond, nil
+}
+
 // claimGrace is how long a plain-repost claim whose repost is not written
 // yet counts as a write in progress; after it, the claim's writer is
-// taken for dead and the claim may be taken over.
+// taken for dead and the claim may be taken over. The claim's age is
+// measured by Redis's clock, so gateways with skewed clocks agree.
 const claimGrace = 10 * time.Second
 
-// claimedRepost is the plain repost a claim ("<id>|<ms>") names, when it
-// exists; CONFLICT while its write may still be in progress; nil, nil
-// when the claim is stale.
-func (s *DB) claimedRepost(ctx context.Context, reposter, original, claim string) (*social.Post, error) {
-	id, at, _ := strings.Cut(claim, "|")
+// claimedRepost is the plain repost a claim ("<id>|<ms>", age old) names,
+// when it exists; CONFLICT while its write may still be in progress; nil,
+// nil when the claim is stale.
+func (s *DB) claimedRepost(ctx context.Context, reposter, original, claim string, age time.Duration) (*social.Post, error) {
+	id, _, _ := strings.Cut(claim, "|")
 	p, err := s.ownPost(ctx, reposter, id)
 	if err != nil {
 		return nil, err
@@ -244,8 +294,7 @@ func (s *DB) claimedRepost(ctx context.Context, reposter, original, claim string
 		}
 		return p, nil
 	}
-	ms, _ := strconv.ParseInt(at, 10, 64)
-	if s.now().Sub(time.UnixMilli(ms)) < claimGrace {
+	if age < claimGrace {
 		return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", original)
 	}
 	return nil, nil
