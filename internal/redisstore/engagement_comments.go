@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,7 +21,15 @@ const deletedCommentTTL = time.Minute
 // commentFields are the fields of a PostComment hash, in the order read.
 var commentFields = []string{"author", "content", "created"}
 
-// AddComment adds viewerID's comment to postID.
+// commentRetryWindow is how long a comment whose notification job was
+// not queued is recognised by a retry of the same call (CommentRetry).
+const commentRetryWindow = 10 * time.Minute
+
+// AddComment adds viewerID's comment to postID. Writing the comment (in
+// the post's slot) and queueing its notification job (in the queue's) are
+// two steps; when the second fails, the call fails, and the client's
+// retry of the same comment answers the comment already written, queueing
+// its job, rather than writing a second one.
 func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, content string) (*social.Comment, error) {
 	content, err := social.ValidateComment(content)
 	if err != nil {
@@ -33,6 +43,22 @@ func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, co
 	if err != nil {
 		return nil, err
 	}
+	c, err := s.writeComment(ctx, viewerID, postID, content, mentions)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.notifyComment(ctx, c.ID, postID, viewerID, post.AuthorID, mentions); err != nil {
+		return nil, err
+	}
+	// The job is queued: a later comment with the same text is a new one.
+	// A mark left by a failed DEL only expires.
+	_ = s.rdb.Del(ctx, s.commentRetryKey(postID, viewerID, content)).Err()
+	return c, nil
+}
+
+// writeComment writes a comment under a fresh id, or finds the earlier
+// call's comment with the same text whose job may not be queued.
+func (s *DB) writeComment(ctx context.Context, viewerID, postID, content string, mentions []string) (*social.Comment, error) {
 	// A retried INCR only leaves a gap in the ids.
 	n, err := s.rdb.Incr(ctx, s.keys.CommentSeq()).Result()
 	if err != nil {
@@ -45,22 +71,48 @@ func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, co
 		return nil, fmt.Errorf("index comment %s: %w", id, err)
 	}
 	created := s.now().UTC()
-	res, err := addCommentScript.Run(ctx, s.rdb,
-		[]string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID)},
-		id, "author", viewerID, "content", content, "created", msString(created), "mentions", strings.Join(mentions, ","),
-	).Text()
-	if err != nil {
-		return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
-	}
-	if res == "GONE" {
-		// The post was deleted meanwhile; the index entry is garbage.
+	retry := s.commentRetryKey(postID, viewerID, content)
+	// Twice at most: an earlier comment deleted since is no answer.
+	for range 2 {
+		res, err := addCommentScript.Run(ctx, s.rdb,
+			[]string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID), retry},
+			id, commentRetryWindow.Milliseconds(),
+			"author", viewerID, "content", content, "created", msString(created), "mentions", strings.Join(mentions, ","),
+		).Text()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
+		case res == "OK":
+			return &social.Comment{ID: id, PostID: postID, AuthorID: viewerID, Content: content, CreatedAt: created.Truncate(time.Millisecond)}, nil
+		}
+		// The post is gone, or the comment is the earlier one: the index
+		// entry of the fresh id is garbage.
 		_ = s.rdb.HDel(ctx, s.keys.CommentPost(id), id).Err()
-		return nil, social.Errorf(social.NotFound, "post %s not found", postID)
+		if res == "GONE" {
+			return nil, social.Errorf(social.NotFound, "post %s not found", postID)
+		}
+		earlier, err := s.commentsOf(ctx, []commentRef{{ID: res, PostID: postID}})
+		if err != nil {
+			return nil, err
+		}
+		if earlier[0] != nil {
+			return earlier[0], nil
+		}
+		if err := s.rdb.Del(ctx, retry).Err(); err != nil {
+			return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
+		}
+		if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
+			return nil, fmt.Errorf("index comment %s: %w", id, err)
+		}
 	}
-	if err := s.notifyComment(ctx, id, postID, viewerID, post.AuthorID, mentions); err != nil {
-		return nil, err
-	}
-	return &social.Comment{ID: id, PostID: postID, AuthorID: viewerID, Content: content, CreatedAt: created.Truncate(time.Millisecond)}, nil
+	return nil, social.Errorf(social.Conflict, "a comment with the same text is being added: try again")
+}
+
+// commentRetryKey is the retry mark of viewerID's comment content on
+// postID: the text enters the key as a digest.
+func (s *DB) commentRetryKey(postID, viewerID, content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return s.keys.CommentRetry(postID, viewerID, hex.EncodeToString(sum[:12]))
 }
 
 // DeleteComment deletes a comment; only its author and the post's author

@@ -198,6 +198,15 @@ func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
 // comment or its post.
 func (k Keys) PostComment(post, id string) string { return k.postKey(post, ":c:"+id) }
 
+// CommentRetry marks a comment whose notification job may not be queued
+// yet: a string holding the comment's id, in its post's slot, written by
+// addCommentScript with the comment and deleted once the job is queued.
+// A retry of the same comment (same author, post and text digest) finds
+// it and answers that comment instead of writing a second one.
+func (k Keys) CommentRetry(post, author, digest string) string {
+	return k.postKey(post, ":cq:"+author+":"+digest)
+}
+
 // CommentPost is the comment→post index that finds PostComment from a bare
 // comment id: a hash whose field is the comment id and value its post id.
 // Comment ids are bucketed by id/100, so a bucket holds at most 100 fields
