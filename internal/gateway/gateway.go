@@ -198,7 +198,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		}
 		g.Hub = live.NewHub(rdb, hc, cfg.Live.Log)
 		// A live reader counts as reading its timeline as often as a page
-		// read would mark it active (redisstore.Store.ActiveEvery).
+		// read would mark it active (redisstore.DB.ActiveEvery).
 		timelines := &live.Timelines{Hub: g.Hub, Store: livePages{store.LiveService, store.TimelineService},
 			Sessions:    store.SessionService,
 			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log,

@@ -250,8 +250,13 @@ func (s *DB) userIDsByName(ctx context.Context, names []string) ([]string, error
 	return out, nil
 }
 
-// UpdateBio sets a user's bio (idempotent HSET on an existing user).
+// UpdateBio sets a user's bio, trimmed and checked (social.ValidateBio),
+// with an idempotent HSET on an existing user.
 func (s *AccountService) UpdateBio(ctx context.Context, id, bio string) error {
+	bio, err := social.ValidateBio(bio)
+	if err != nil {
+		return err
+	}
 	// HSET would create a hash for a deleted user: check existence inside
 	// the same atomic step.
 	n, err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.User(id)}, "bio", bio).Int()

@@ -86,6 +86,14 @@ func (s *PostService) CreatePost(ctx context.Context, authorID string, in social
 	return post, nil
 }
 
+// CheckPost applies the rules of a new post's input (social.CheckNewPost)
+// without writing anything: CreatePost's first step, for a caller that
+// has work to do between the checks and the write (storing files).
+func (s *PostService) CheckPost(in social.NewPost) error {
+	_, err := social.CheckNewPost(in)
+	return err
+}
+
 // newPostChecks is what step 1 of CreatePost found: the post's id and
 // audience, the original of a repost, whether the author is pulled, or a
 // plain repost that exists already.
