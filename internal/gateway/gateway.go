@@ -126,6 +126,8 @@ type LiveConfig struct {
 
 // Gateway is the wired application.
 type Gateway struct {
+	// Store holds every service of the Redis store over one DB; each
+	// consumer below was given the one service it needs.
 	Store    *redisstore.Store
 	Auth     *auth.Service
 	Resolver *graph.Resolver
