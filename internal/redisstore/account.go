@@ -19,9 +19,6 @@ type AccountService struct{ *DB }
 
 var _ auth.AccountStore = (*AccountService)(nil)
 
-// userFields are the hash fields read for a profile, in this order.
-var userFields = fieldArgs("name", "email", "bio", "created")
-
 // Registration runs as single-slot steps, so it works the same on one
 // Redis and on Redis Cluster (docs/data-model.md, "Cross-slot steps"):
 //
@@ -205,24 +202,6 @@ func (s *AccountService) Users(ctx context.Context, ids []string) ([]*social.Use
 		out[i] = userFromValues(ids[i], c.Val())
 	}
 	return out, nil
-}
-
-// queueUser queues the profile read of one user.
-func (s *DB) queueUser(ctx context.Context, p redis.Pipeliner, id string) *redis.SliceCmd {
-	return hmget(ctx, p, s.keys.User(id), userFields)
-}
-
-// userFromValues builds a user from an HMGET of userFields; nil when the
-// hash does not exist.
-func userFromValues(id string, v []any) *social.User {
-	name, _ := v[0].(string)
-	if name == "" {
-		return nil
-	}
-	email, _ := v[1].(string)
-	bio, _ := v[2].(string)
-	created, _ := v[3].(string)
-	return &social.User{ID: id, Name: name, Email: email, Bio: bio, CreatedAt: msTime(created)}
 }
 
 // UserIDByName resolves a user name (case-insensitive), or NOT_FOUND.

@@ -1,5 +1,7 @@
-// Package redisstore is the Redis adapter of the gateway: it implements the
-// account, session, social-graph, post and timeline stores on go-redis.
+// Package redisstore is the Redis adapter of the gateway: one service type
+// per consumer interface (accounts, sessions, the social graph, posts,
+// engagement, timelines, live timelines, fan-out, notifications) over one
+// shared DB, on go-redis.
 //
 // Writes are made safe against go-redis's automatic retry of a command whose
 // reply was slow: each one is either naturally idempotent (HSET, ZADD of a

@@ -277,46 +277,9 @@ func (s *EngagementService) PostComments(ctx context.Context, postID string, p s
 	return out, err
 }
 
-func (s *DB) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string) *redis.Cmd {
-	return commentRowsScript.EvalSha(ctx, p, []string{s.keys.PostComments(postID)}, n, s.keys.PostComment(postID, ""), after)
-}
-
 // PostCommentsPage is PostComments with the comments themselves, in one
 // round trip.
 func (s *EngagementService) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListComments, Parent: postID, Page: p})
 	return pg.Comments, err
-}
-
-// commentsFromReply turns a commentRowsScript reply into the first page
-// of a post's comments, as PostComments would page them.
-func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connection[*social.Comment], error) {
-	var c social.Connection[*social.Comment]
-	if cmd == nil {
-		return c, nil
-	}
-	res, err := cmd.Slice()
-	if err != nil {
-		return c, err
-	}
-	if len(res) < 1 || (len(res)-1)%4 != 0 {
-		return c, fmt.Errorf("unexpected script reply of %d values", len(res))
-	}
-	total, _ := res[0].(int64)
-	c.Total = int(total)
-	rows := (len(res) - 1) / 4
-	c.HasNext = rows > first
-	for r := 0; r < min(rows, first); r++ {
-		v := res[1+4*r : 5+4*r]
-		id, _ := v[0].(string)
-		author, _ := v[1].(string)
-		if author == "" {
-			continue // deleted between LRANGE and HMGET: cannot happen in one script, kept for safety
-		}
-		content, _ := v[2].(string)
-		created, _ := v[3].(string)
-		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created)})
-		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
-	}
-	return c, nil
 }

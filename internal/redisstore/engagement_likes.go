@@ -105,28 +105,6 @@ func (s *EngagementService) Marks(ctx context.Context, viewerID string, postIDs 
 	return out, nil
 }
 
-// markCmds are the replies of one post's marks.
-type markCmds struct {
-	liked    *redis.FloatCmd
-	reposted *redis.StringCmd
-}
-
-// queueMarks queues whether viewerID likes postID (ZSCORE of Likers) and
-// has a plain repost of it (HGET of PostPlainReposts); nil replies: no.
-func (s *DB) queueMarks(ctx context.Context, p redis.Pipeliner, viewerID, postID string) markCmds {
-	if !social.IsID(postID) || viewerID == "" {
-		return markCmds{}
-	}
-	return markCmds{p.ZScore(ctx, s.keys.Likers(postID), viewerID), p.HGet(ctx, s.keys.PostPlainReposts(postID), viewerID)}
-}
-
-func (c markCmds) marks() social.Marks {
-	if c.liked == nil {
-		return social.Marks{}
-	}
-	return social.Marks{Liked: c.liked.Err() == nil, Reposted: c.reposted.Val() != ""}
-}
-
 // Likers returns a page of the ids of the users who liked postID, newest
 // like first; Total is the number of likes. Likers is a zset scored by time
 // like the graph's edge lists, and pages the same way (edgePage), with

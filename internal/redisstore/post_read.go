@@ -182,29 +182,6 @@ func (s *PostService) PostCounts(ctx context.Context, ids []string) ([]social.Po
 	return out, nil
 }
 
-// countCmds are the replies of one post's counters.
-type countCmds [3]*redis.IntCmd
-
-// queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
-// PostComments and SCARD of PostReposts.
-func (s *DB) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
-	if !social.IsID(id) {
-		return countCmds{}
-	}
-	return countCmds{
-		p.ZCard(ctx, s.keys.Likers(id)),
-		p.LLen(ctx, s.keys.PostComments(id)),
-		p.SCard(ctx, s.keys.PostReposts(id)),
-	}
-}
-
-func (c countCmds) counts() social.PostCounts {
-	if c[0] == nil {
-		return social.PostCounts{}
-	}
-	return social.PostCounts{Likes: int(c[0].Val()), Comments: int(c[1].Val()), Reposts: int(c[2].Val())}
-}
-
 // Audience returns a post's audience lists (members sorted by id). The
 // resolver shows them to the post's author only.
 func (s *PostService) Audience(ctx context.Context, postID string) (social.Audience, error) {

@@ -23,7 +23,8 @@ import (
 //   - timeline_user.go: users' own posts (readUserPosts);
 //   - post_read.go: the visibility check every candidate passes;
 //   - timeline_fetch.go: what a page brings along in the same pipeline
-//     (authors, counters, the viewer's marks, first comments).
+//     (authors, counters, the viewer's marks, first comments), each read
+//     by its row reader in rows.go.
 type TimelineService struct{ *DB }
 
 // HomePage returns a page of viewerID's home timeline with what w asks for.
