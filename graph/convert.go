@@ -87,6 +87,15 @@ func newPost(in model.CreatePostInput) social.NewPost {
 			p.Location.Name = *l.Name
 		}
 	}
+	// The files' alt texts, for the post's checks before any file is
+	// stored; Attachments.save replaces these with the stored files.
+	for _, m := range in.Media {
+		var alt string
+		if m != nil && m.Alt != nil {
+			alt = *m.Alt
+		}
+		p.Media = append(p.Media, social.Media{Alt: alt})
+	}
 	return p
 }
 

@@ -76,14 +76,12 @@ func (m *Attachments) save(ctx context.Context, userID string, in []*model.Media
 	if err := social.ValidateMediaCount(len(in), m.MaxFiles); err != nil {
 		return nil, err
 	}
+	// The alt texts are the post's input, checked with it by the post
+	// service (Posts.CheckPost, then CreatePost).
 	alts := make([]string, len(in))
 	for i, f := range in {
 		if f.Alt != nil {
-			alt, err := social.ValidateMediaAlt(*f.Alt)
-			if err != nil {
-				return nil, err
-			}
-			alts[i] = alt
+			alts[i] = *f.Alt
 		}
 		if f.File.File == nil {
 			return nil, social.Errorf(social.BadUserInput, "media file %d was not sent", i)
@@ -179,7 +177,7 @@ func (m *Attachments) sign(postID, fileID, viewerID string, exp int64) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// PostReader loads posts as a viewer may see them (redisstore.Store).
+// PostReader loads posts as a viewer may see them (redisstore.PostService).
 type PostReader interface {
 	VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error)
 }

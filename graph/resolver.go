@@ -39,6 +39,9 @@ type Graph interface {
 // Posts writes posts and reads timelines. Timelines hold the posts the
 // viewer may see, newest first.
 type Posts interface {
+	// CheckPost applies the rules of a new post's input, as CreatePost
+	// does first: the resolver asks before it stores any file.
+	CheckPost(in social.NewPost) error
 	CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error)
 	DeletePost(ctx context.Context, viewerID, postID string) error
 	Audience(ctx context.Context, postID string) (social.Audience, error)

@@ -70,11 +70,7 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.Update
 		return nil, err
 	}
 	if input.Bio != nil {
-		bio, err := social.ValidateBio(*input.Bio)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.Profiles.UpdateBio(ctx, v.UserID, bio); err != nil {
+		if err := r.Profiles.UpdateBio(ctx, v.UserID, *input.Bio); err != nil {
 			return nil, err
 		}
 		l := loader.For(ctx)
@@ -121,8 +117,8 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		return nil, err
 	}
 	in := newPost(input)
-	// The cheap checks before any file is stored.
-	if _, _, _, err := social.ValidateNewPost(in); err != nil {
+	// The post's rules, by the post service, before any file is stored.
+	if err := r.Posts.CheckPost(in); err != nil {
 		return nil, err
 	}
 	if in.Media, err = r.Attachments.save(ctx, v.UserID, input.Media); err != nil {

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	}
 	// After the demo, which writes only into an empty database.
-	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store, cfg.Feed.Reclaim, log)
+	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store.DB, cfg.Feed.Reclaim, log)
 	if err != nil {
 		return err
 	}
@@ -110,13 +110,13 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 	if !cfg.FanoutWorker {
 		return func(time.Duration) {}, nil
 	}
-	w, err := app.NewWorker(rdb, gw.Store, cfg.Feed.Worker, log)
+	w, err := app.NewWorker(rdb, gw.Store.FanoutService, cfg.Feed.Worker, log)
 	if err != nil {
 		return nil, err
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	gateway.RegisterWorker(reg, w)
-	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log), nil
+	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store.DB, log), nil
 }
 
 // serve listens and serves until ctx ends (then shuts down gracefully),

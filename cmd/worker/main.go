@@ -43,11 +43,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer rdb.Close()
-	store := redisstore.New(rdb, cfg.RedisPrefix)
-	if err := store.SetFeed(cfg.Feed.Store); err != nil {
+	// The worker runs the fan-out service only; the sweep and the
+	// settings check work on the shared value.
+	db := redisstore.Open(rdb, cfg.RedisPrefix)
+	jobs := &redisstore.FanoutService{DB: db}
+	if err := db.SetFeed(cfg.Feed.Store); err != nil {
 		return err
 	}
-	settingsDiffer, err := app.ClaimFeed(ctx, store, cfg.Feed.Reclaim, log)
+	settingsDiffer, err := app.ClaimFeed(ctx, db, cfg.Feed.Reclaim, log)
 	if err != nil {
 		return err
 	}
@@ -57,16 +60,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		defer closeFiles()
-		store.SetFiles(files)
+		db.SetFiles(files)
 	} else {
 		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files are left in place")
 	}
-	w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
+	w, err := app.NewWorker(rdb, jobs, cfg.Feed.Worker, log)
 	if err != nil {
 		return err
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
-	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, store, log)
+	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, db, log)
 	var stats <-chan time.Time // nil: never
 	if cfg.StatsEvery > 0 {
 		tick := time.NewTicker(cfg.StatsEvery)
@@ -83,7 +86,7 @@ loop:
 			log.Error("stopping", "err", stopped)
 			break loop
 		case <-stats:
-			logStats(ctx, log, w, store)
+			logStats(ctx, log, w, jobs)
 		}
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
@@ -94,8 +97,8 @@ loop:
 }
 
 // logStats logs the worker's counters and the queue's backlog.
-func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, store *redisstore.Store) {
-	queued, dead, err := fanout.BacklogAll(ctx, store.Client(), store.FanoutQueue())
+func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redisstore.FanoutService) {
+	queued, dead, err := fanout.BacklogAll(ctx, jobs.Client(), jobs.FanoutQueue())
 	st := w.Stats()
 	attrs := []any{"processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,
 		"dead_lettered", st.DeadLettered, "queued", queued, "dead_letter_stream", dead}

@@ -11,10 +11,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/mail"
 	"strings"
 	"time"
-	"unicode"
 
 	"golang.org/x/text/secure/precis"
 	"golang.org/x/text/unicode/norm"
@@ -99,59 +97,7 @@ type Result struct {
 const (
 	MinPasswordLen = 8
 	MaxPasswordLen = 128
-	maxEmailLen    = 254
 )
-
-// ValidateName checks a user name: 3–30 of [A-Za-z0-9_].
-func ValidateName(name string) error {
-	if !social.IsName(name) {
-		return social.Errorf(social.BadUserInput, "name must be 3 to 30 letters, digits or underscores")
-	}
-	return nil
-}
-
-// ValidateEmail checks a bare e-mail address (no display name). An
-// address that differs from another only by invisible characters (zero
-// width, bidirectional marks: Unicode format characters) or by letters of
-// another script that look alike (a Cyrillic а in a Latin name) would be a
-// second account that reads as the first: such addresses are refused.
-func ValidateEmail(email string) error {
-	a, err := mail.ParseAddress(email)
-	at := strings.LastIndexByte(email, '@')
-	if err != nil || a.Address != email || len(email) > maxEmailLen || at < 1 || !strings.Contains(email[at:], ".") {
-		return social.Errorf(social.BadUserInput, "email is not a valid e-mail address")
-	}
-	if spoofable(email) {
-		return social.Errorf(social.BadUserInput, "email holds invisible characters or mixes alphabets that look alike")
-	}
-	return nil
-}
-
-// lookalikeScripts are the scripts whose letters pass for one another.
-var lookalikeScripts = []*unicode.RangeTable{unicode.Latin, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Cherokee}
-
-// spoofable reports an e-mail address with a format character, or a part
-// (the local part, each label of the domain) whose letters come from more
-// than one of lookalikeScripts.
-func spoofable(email string) bool {
-	for _, part := range strings.FieldsFunc(email, func(r rune) bool { return r == '@' || r == '.' }) {
-		script := -1
-		for _, r := range part {
-			if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
-				return true
-			}
-			for i, t := range lookalikeScripts {
-				if unicode.Is(t, r) {
-					if script >= 0 && script != i {
-						return true
-					}
-					script = i
-				}
-			}
-		}
-	}
-	return false
-}
 
 func validatePassword(pw string) error {
 	if len(pw) < MinPasswordLen || len(pw) > MaxPasswordLen {
@@ -184,10 +130,10 @@ func (s *Service) allow(ctx context.Context, rule, subject string) error {
 // Register creates an account and opens a session for it.
 func (s *Service) Register(ctx context.Context, name, email, password string) (*Result, error) {
 	email = normalizeLogin(email)
-	if err := ValidateName(name); err != nil {
+	if err := social.ValidateName(name); err != nil {
 		return nil, err
 	}
-	if err := ValidateEmail(email); err != nil {
+	if err := social.ValidateEmail(email); err != nil {
 		return nil, err
 	}
 	password, err := preparePassword(password)
@@ -229,7 +175,7 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 	if err := s.allow(ctx, RuleLoginIP, social.ClientIP(ctx)); err != nil {
 		return nil, err
 	}
-	if len(password) > MaxPasswordLen || len(login) > maxEmailLen {
+	if len(password) > MaxPasswordLen || len(login) > social.MaxEmailLen {
 		return nil, errBadLogin
 	}
 	login = normalizeLogin(login)

@@ -3,14 +3,14 @@ package demo
 import (
 	"testing"
 
-	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/social"
 )
 
 func TestNamesValidAndDistinct(t *testing.T) {
 	seen := map[string]int{}
 	for i := range users {
 		n := name(i)
-		if err := auth.ValidateName(n); err != nil {
+		if err := social.ValidateName(n); err != nil {
 			t.Errorf("name(%d) = %q: %v", i, n, err)
 		}
 		if j, ok := seen[n]; ok {

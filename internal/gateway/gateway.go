@@ -138,6 +138,8 @@ type LiveConfig struct {
 
 // Gateway is the wired application.
 type Gateway struct {
+	// Store holds every service of the Redis store over one DB; each
+	// consumer below was given the one service it needs.
 	Store    *redisstore.Store
 	Auth     *auth.Service
 	Resolver *graph.Resolver
@@ -173,8 +175,8 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	g := &Gateway{Store: store, cfg: cfg, cors: newCORS(cfg.CORSOrigins)}
 	g.Limiter = ratelimit.New(rdb, store.Keys().RateLimit, cfg.Abuse.RateLimits)
 	g.Auth = &auth.Service{
-		Accounts:     store,
-		Sessions:     store,
+		Accounts:     store.AccountService,
+		Sessions:     store.SessionService,
 		Tokens:       tokens,
 		Passwords:    auth.NewPasswords(cfg.PasswordConcurrency),
 		RefreshTTL:   cfg.RefreshTTL,
@@ -183,11 +185,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	}
 	g.Resolver = &graph.Resolver{
 		Accounts:   g.Auth,
-		Profiles:   store,
-		Graph:      store,
-		Posts:      store,
-		Engagement: store,
-		Notes:      store,
+		Profiles:   store.AccountService,
+		Graph:      store.GraphService,
+		Posts:      postsAndPages{store.PostService, store.TimelineService},
+		Engagement: store.EngagementService,
+		Notes:      store.NotificationService,
 	}
 	key := cfg.Media.SigningKey
 	if len(key) == 0 {
@@ -202,7 +204,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		store.SetFiles(cfg.Media.Files)
 	}
 	// /media/ spends the address's request budget as /query does.
-	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies)(g.Resolver.Attachments.Handler(store, g.Auth))
+	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies)(g.Resolver.Attachments.Handler(store.PostService, g.Auth))
 	if !cfg.Live.Off {
 		hc := cfg.Live.Hub
 		if cfg.Live.Classic {
@@ -211,13 +213,14 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		}
 		g.Hub = live.NewHub(rdb, hc, cfg.Live.Log)
 		// A live reader counts as reading its timeline as often as a page
-		// read would mark it active (redisstore.Store.ActiveEvery).
-		timelines := &live.Timelines{Hub: g.Hub, Store: store, Sessions: store,
+		// read would mark it active (redisstore.DB.ActiveEvery).
+		timelines := &live.Timelines{Hub: g.Hub, Store: livePages{store.LiveService, store.TimelineService},
+			Sessions:    store.SessionService,
 			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log,
 			MaxPerViewer: cfg.Live.MaxPerUser, MaxStreams: cfg.Live.MaxSubscriptions}
 		g.Resolver.Live = timelines
 		// Notification streams count against the timelines' bounds.
-		g.Resolver.LiveNotes = &live.Notes{Hub: g.Hub, Store: store, Bounds: timelines}
+		g.Resolver.LiveNotes = &live.Notes{Hub: g.Hub, Store: store.NotificationService, Bounds: timelines}
 	}
 	g.Fast = graph.NewFastStats()
 	opts := cfg.GraphQL
@@ -266,27 +269,41 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 	return NewQuery(g.Resolver, g.Store, g.Auth, o)
 }
 
+// postsAndPages is what the resolvers call Posts: the post service's
+// writes and the timeline service's pages.
+type postsAndPages struct {
+	*redisstore.PostService
+	*redisstore.TimelineService
+}
+
+// livePages is what a live timeline reads: the live service's channels
+// and checks, and the timeline service's home page for replays.
+type livePages struct {
+	*redisstore.LiveService
+	*redisstore.TimelineService
+}
+
 // Compile-time checks that the concrete types wired here provide every
 // interface the GraphQL layer, the loaders, auth and live timelines
 // declare.
 var (
 	_ graph.Accounts     = (*auth.Service)(nil)
-	_ graph.Profiles     = (*redisstore.Store)(nil)
-	_ graph.Graph        = (*redisstore.Store)(nil)
-	_ graph.Posts        = (*redisstore.Store)(nil)
-	_ graph.Engagement   = (*redisstore.Store)(nil)
-	_ graph.Notes        = (*redisstore.Store)(nil)
+	_ graph.Profiles     = (*redisstore.AccountService)(nil)
+	_ graph.Graph        = (*redisstore.GraphService)(nil)
+	_ graph.Posts        = postsAndPages{}
+	_ graph.Engagement   = (*redisstore.EngagementService)(nil)
+	_ graph.Notes        = (*redisstore.NotificationService)(nil)
 	_ graph.LiveNotes    = (*live.Notes)(nil)
-	_ live.NoteStore     = (*redisstore.Store)(nil)
-	_ graph.PostReader   = (*redisstore.Store)(nil)
+	_ live.NoteStore     = (*redisstore.NotificationService)(nil)
+	_ graph.PostReader   = (*redisstore.PostService)(nil)
 	_ graph.MediaFiles   = (*mediastore.Store)(nil)
 	_ redisstore.Files   = (*mediastore.Store)(nil)
 	_ loader.Store       = (*redisstore.Store)(nil)
-	_ auth.AccountStore  = (*redisstore.Store)(nil)
-	_ auth.SessionStore  = (*redisstore.Store)(nil)
+	_ auth.AccountStore  = (*redisstore.AccountService)(nil)
+	_ auth.SessionStore  = (*redisstore.SessionService)(nil)
 	_ auth.Authenticator = (*auth.Service)(nil)
-	_ live.Store         = (*redisstore.Store)(nil)
-	_ live.Sessions      = (*redisstore.Store)(nil)
+	_ live.Store         = livePages{}
+	_ live.Sessions      = (*redisstore.SessionService)(nil)
 	_ graph.Live         = (*live.Timelines)(nil)
 	_ graph.Limiter      = (*ratelimit.Limiter)(nil)
 	_ operation.Limiter  = (*ratelimit.Limiter)(nil)

@@ -13,10 +13,11 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-var _ auth.AccountStore = (*Store)(nil)
+// AccountService keeps accounts and profiles: registration, credentials,
+// users by id and by name, bios (auth.AccountStore, graph.Profiles).
+type AccountService struct{ *DB }
 
-// userFields are the hash fields read for a profile, in this order.
-var userFields = fieldArgs("name", "email", "bio", "created")
+var _ auth.AccountStore = (*AccountService)(nil)
 
 // Registration runs as single-slot steps, so it works the same on one
 // Redis and on Redis Cluster (docs/data-model.md, "Cross-slot steps"):
@@ -46,7 +47,7 @@ const (
 )
 
 // CreateUser registers an account; a taken name or e-mail is CONFLICT.
-func (s *Store) CreateUser(ctx context.Context, in auth.NewAccount) (*social.User, error) {
+func (s *AccountService) CreateUser(ctx context.Context, in auth.NewAccount) (*social.User, error) {
 	// A taken name or address is refused before an id is spent, so a
 	// refused registration changes nothing; registerScript still decides
 	// races between two registrations of one name. While any registration
@@ -95,7 +96,7 @@ func (s *Store) CreateUser(ctx context.Context, in auth.NewAccount) (*social.Use
 
 // claim claims in's name and e-mail for id, settling at most a few
 // abandoned registrations that hold them.
-func (s *Store) claim(ctx context.Context, in auth.NewAccount, id string, now time.Time) error {
+func (s *DB) claim(ctx context.Context, in auth.NewAccount, id string, now time.Time) error {
 	for try := 0; ; try++ {
 		res, err := registerScript.Run(ctx, s.rdb,
 			[]string{s.keys.Names(), s.keys.Emails(), s.keys.RegPending()},
@@ -129,7 +130,7 @@ func (s *Store) claim(ctx context.Context, in auth.NewAccount, id string, now ti
 // settleAbandoned finishes (profile written) or rolls back (profile never
 // written; the id is voided first, so it never will be) the registration
 // of id left pending by a process that died or stalled.
-func (s *Store) settleAbandoned(ctx context.Context, id string) error {
+func (s *DB) settleAbandoned(ctx context.Context, id string) error {
 	fate, err := registerAbandonScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id)},
 		regVoidTTL.Milliseconds()).Text()
 	if err != nil {
@@ -140,7 +141,7 @@ func (s *Store) settleAbandoned(ctx context.Context, id string) error {
 
 // settleRegistration removes id's pending entry and, for a VOID fate, the
 // claims it holds.
-func (s *Store) settleRegistration(ctx context.Context, id, fate string) error {
+func (s *DB) settleRegistration(ctx context.Context, id, fate string) error {
 	err := registerSettleScript.Run(ctx, s.rdb, []string{s.keys.Names(), s.keys.Emails(), s.keys.RegPending()}, id, fate).Err()
 	if err != nil {
 		return fmt.Errorf("settle registration %s: %w", id, err)
@@ -150,7 +151,7 @@ func (s *Store) settleRegistration(ctx context.Context, id, fate string) error {
 
 // Credentials returns the user id and password hash for a name or e-mail
 // address (case-insensitive), or NOT_FOUND.
-func (s *Store) Credentials(ctx context.Context, login string) (string, string, error) {
+func (s *AccountService) Credentials(ctx context.Context, login string) (string, string, error) {
 	index := s.keys.Names()
 	if strings.Contains(login, "@") {
 		index = s.keys.Emails()
@@ -173,7 +174,7 @@ func (s *Store) Credentials(ctx context.Context, login string) (string, string, 
 }
 
 // User returns one user, or NOT_FOUND.
-func (s *Store) User(ctx context.Context, id string) (*social.User, error) {
+func (s *AccountService) User(ctx context.Context, id string) (*social.User, error) {
 	us, err := s.Users(ctx, []string{id})
 	if err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (s *Store) User(ctx context.Context, id string) (*social.User, error) {
 }
 
 // Users loads users with one pipeline; missing users are nil entries.
-func (s *Store) Users(ctx context.Context, ids []string) ([]*social.User, error) {
+func (s *AccountService) Users(ctx context.Context, ids []string) ([]*social.User, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
@@ -203,26 +204,8 @@ func (s *Store) Users(ctx context.Context, ids []string) ([]*social.User, error)
 	return out, nil
 }
 
-// queueUser queues the profile read of one user.
-func (s *Store) queueUser(ctx context.Context, p redis.Pipeliner, id string) *redis.SliceCmd {
-	return hmget(ctx, p, s.keys.User(id), userFields)
-}
-
-// userFromValues builds a user from an HMGET of userFields; nil when the
-// hash does not exist.
-func userFromValues(id string, v []any) *social.User {
-	name, _ := v[0].(string)
-	if name == "" {
-		return nil
-	}
-	email, _ := v[1].(string)
-	bio, _ := v[2].(string)
-	created, _ := v[3].(string)
-	return &social.User{ID: id, Name: name, Email: email, Bio: bio, CreatedAt: msTime(created)}
-}
-
 // UserIDByName resolves a user name (case-insensitive), or NOT_FOUND.
-func (s *Store) UserIDByName(ctx context.Context, name string) (string, error) {
+func (s *AccountService) UserIDByName(ctx context.Context, name string) (string, error) {
 	id, err := s.rdb.HGet(ctx, s.keys.Names(), strings.ToLower(name)).Result()
 	if isNil(err) {
 		return "", social.Errorf(social.NotFound, "user %q not found", name)
@@ -234,7 +217,7 @@ func (s *Store) UserIDByName(ctx context.Context, name string) (string, error) {
 }
 
 // userIDsByName resolves lower-cased user names: "" for an unknown one.
-func (s *Store) userIDsByName(ctx context.Context, names []string) ([]string, error) {
+func (s *DB) userIDsByName(ctx context.Context, names []string) ([]string, error) {
 	vals, err := s.rdb.HMGet(ctx, s.keys.Names(), names...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("look up %d names: %w", len(names), err)
@@ -246,8 +229,13 @@ func (s *Store) userIDsByName(ctx context.Context, names []string) ([]string, er
 	return out, nil
 }
 
-// UpdateBio sets a user's bio (idempotent HSET on an existing user).
-func (s *Store) UpdateBio(ctx context.Context, id, bio string) error {
+// UpdateBio sets a user's bio, trimmed and checked (social.ValidateBio),
+// with an idempotent HSET on an existing user.
+func (s *AccountService) UpdateBio(ctx context.Context, id, bio string) error {
+	bio, err := social.ValidateBio(bio)
+	if err != nil {
+		return err
+	}
 	// HSET would create a hash for a deleted user: check existence inside
 	// the same atomic step.
 	n, err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.User(id)}, "bio", bio).Int()

@@ -30,7 +30,7 @@ func DefaultAPQ() APQConfig {
 // every gateway instance. A Redis failure reads as a miss (the client then
 // sends the whole document) and is logged.
 type APQCache struct {
-	s   *Store
+	s   *DB
 	cfg APQConfig
 	log *slog.Logger
 }
@@ -38,7 +38,7 @@ type APQCache struct {
 var _ graphql.Cache[string] = (*APQCache)(nil)
 
 // APQCache returns the store's persisted-query cache.
-func (s *Store) APQCache(cfg APQConfig, log *slog.Logger) *APQCache {
+func (s *DB) APQCache(cfg APQConfig, log *slog.Logger) *APQCache {
 	if log == nil {
 		log = slog.Default()
 	}

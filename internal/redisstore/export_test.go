@@ -12,19 +12,19 @@ var LuaSource = luaSource
 var ScriptSources = scriptSources
 
 // SetClock replaces the store's clock.
-func (s *Store) SetClock(now func() time.Time) { s.now = now }
+func (s *DB) SetClock(now func() time.Time) { s.now = now }
 
 // DeliverAsOneBatch delivers post (by author, in push mode, no audience)
 // to recipients in one deliver_batch.lua call, whatever servers hold them:
 // on Redis Cluster a batch that straddles masters, as a stale slot map
 // would send, which delivery must recover from.
-func (s *Store) DeliverAsOneBatch(ctx context.Context, post, author string, recipients []string) error {
+func (s *DB) DeliverAsOneBatch(ctx context.Context, post, author string, recipients []string) error {
 	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
 	return d.sendBatches(ctx, [][]string{recipients})
 }
 
 // EachFollowers exposes the walk of a user's followers that fan-out makes.
-func (s *Store) EachFollowers(ctx context.Context, author string, fn func([]string) error) error {
+func (s *DB) EachFollowers(ctx context.Context, author string, fn func([]string) error) error {
 	return s.eachFollowers(ctx, author, false, fn)
 }
 

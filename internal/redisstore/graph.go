@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,10 @@ import (
 
 	"github.com/socialgw/gateway/internal/social"
 )
+
+// GraphService keeps the social graph: follows, blocks and mutes, their
+// lists, counters and the viewer's relations (graph.Graph).
+type GraphService struct{ *DB }
 
 // The social graph. Each user's side of it lives in that user's hash slot:
 // Following and Followers zsets scored by follow time (ms), Blocks and its
@@ -100,11 +103,11 @@ type edit struct {
 }
 
 // Follow makes viewerID follow userID. Idempotent.
-func (s *Store) Follow(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Follow(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.followEdit(viewerID, userID))
 }
 
-func (s *Store) followEdit(viewerID, userID string) graphEdit {
+func (s *DB) followEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "follow", actor: viewerID, other: userID,
@@ -120,11 +123,11 @@ func (s *Store) followEdit(viewerID, userID string) graphEdit {
 }
 
 // Unfollow makes viewerID stop following userID. Idempotent.
-func (s *Store) Unfollow(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Unfollow(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.unfollowEdit(viewerID, userID))
 }
 
-func (s *Store) unfollowEdit(viewerID, userID string) graphEdit {
+func (s *DB) unfollowEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unfollow", actor: viewerID, other: userID,
@@ -136,11 +139,11 @@ func (s *Store) unfollowEdit(viewerID, userID string) graphEdit {
 
 // Block makes viewerID block userID: the follow edges both ways go, and
 // neither can follow the other until the block is lifted. Idempotent.
-func (s *Store) Block(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Block(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.blockEdit(viewerID, userID))
 }
 
-func (s *Store) blockEdit(viewerID, userID string) graphEdit {
+func (s *DB) blockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "block", actor: viewerID, other: userID,
@@ -160,11 +163,11 @@ func (s *Store) blockEdit(viewerID, userID string) graphEdit {
 
 // Unblock lifts viewerID's block of userID. The follow edges the block
 // removed stay removed. Idempotent.
-func (s *Store) Unblock(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Unblock(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.unblockEdit(viewerID, userID))
 }
 
-func (s *Store) unblockEdit(viewerID, userID string) graphEdit {
+func (s *DB) unblockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unblock", actor: viewerID, other: userID,
@@ -175,11 +178,11 @@ func (s *Store) unblockEdit(viewerID, userID string) graphEdit {
 
 // Mute makes viewerID mute userID. userID is not told (MutedBy is read
 // only by fan-out). Idempotent.
-func (s *Store) Mute(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Mute(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.muteEdit(viewerID, userID))
 }
 
-func (s *Store) muteEdit(viewerID, userID string) graphEdit {
+func (s *DB) muteEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "mute", actor: viewerID, other: userID,
@@ -190,11 +193,11 @@ func (s *Store) muteEdit(viewerID, userID string) graphEdit {
 }
 
 // Unmute lifts viewerID's mute of userID. Idempotent.
-func (s *Store) Unmute(ctx context.Context, viewerID, userID string) error {
+func (s *GraphService) Unmute(ctx context.Context, viewerID, userID string) error {
 	return s.runEdit(ctx, s.unmuteEdit(viewerID, userID))
 }
 
-func (s *Store) unmuteEdit(viewerID, userID string) graphEdit {
+func (s *DB) unmuteEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unmute", actor: viewerID, other: userID,
@@ -207,7 +210,7 @@ func (s *Store) unmuteEdit(viewerID, userID string) graphEdit {
 // checkTarget is step 0 of every edit: no edit of oneself, and the target
 // exists. With index set (a two-sided edit) the same round also records
 // viewerID in GraphPendingIndex, before any pending entry can exist.
-func (s *Store) checkTarget(ctx context.Context, op, viewerID, userID string, index bool) error {
+func (s *DB) checkTarget(ctx context.Context, op, viewerID, userID string, index bool) error {
 	if viewerID == userID {
 		return social.Errorf(social.BadUserInput, "you cannot %s yourself", op)
 	}
@@ -230,7 +233,7 @@ func (s *Store) checkTarget(ctx context.Context, op, viewerID, userID string, in
 
 // runEdit runs e's steps, then its timeline hook, then finishes the
 // actor's abandoned edits that step 1 reported.
-func (s *Store) runEdit(ctx context.Context, e graphEdit) error {
+func (s *DB) runEdit(ctx context.Context, e graphEdit) error {
 	abandoned, err := s.runSteps(ctx, e)
 	if err != nil {
 		return err
@@ -254,7 +257,7 @@ func (s *Store) runEdit(ctx context.Context, e graphEdit) error {
 
 // editByName rebuilds a pending edit from its recorded name and its
 // field in the actor's GraphPending.
-func (s *Store) editByName(op, actor, field string) (graphEdit, bool) {
+func (s *DB) editByName(op, actor, field string) (graphEdit, bool) {
 	other := field
 	if isMuteOp(op) {
 		other = strings.TrimPrefix(field, mutePending)
@@ -283,7 +286,7 @@ const busyWait = 5 * time.Second
 
 // runSteps runs steps 0 to 3 of e and returns the actor's abandoned edits
 // (other user id → op) that step 1 reported.
-func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
+func (s *DB) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
 	if err := s.checkTarget(ctx, e.op, e.actor, e.other, true); err != nil {
 		return nil, err
 	}
@@ -346,7 +349,7 @@ func (s *Store) runSteps(ctx context.Context, e graphEdit) (map[string]string, e
 }
 
 // graphSide runs graphSideScript on one user's side.
-func (s *Store) graphSide(ctx context.Context, mode, user string, guards []string, other, pending string, now int64, edits []edit) ([]string, error) {
+func (s *DB) graphSide(ctx context.Context, mode, user string, guards []string, other, pending string, now int64, edits []edit) ([]string, error) {
 	keys := make([]string, 0, 3+len(edits))
 	guardMember := ""
 	if len(guards) == 2 {
@@ -391,241 +394,6 @@ func inverse(edits []edit) []edit {
 	return out
 }
 
-// Followers lists the users following userID, newest follow first; empty
-// for a viewer userID blocked (social.SeesGraphOf).
-func (s *Store) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowers, Parent: userID, Page: p})
-	return pg.Users, err
-}
-
-// Following lists the users userID follows, newest follow first; empty
-// for a viewer userID blocked (social.SeesGraphOf).
-func (s *Store) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowing, Parent: userID, Page: p})
-	return pg.Users, err
-}
-
-// Bounds of one page of common following: its Redis work is bounded by
-// these, whatever the lengths of the two lists (docs/security.md, "Redis
-// work past what pages show").
-//
-// The walk reads the user's following list in chunks: the first is large
-// enough to fill most pages in one go; later ones grow, so a sparse
-// intersection takes few round trips, and spend the operation's read
-// budget (social.TakeReadBudget). A page reads at most commonWalkMax
-// candidates; one that stops short of a full page, before the end of the
-// list, ends with HasNext and an End cursor at the last candidate read.
-//
-// The total reads at most commonSample members of the smaller of the two
-// lists (count_sample, lua/lib/sample.lua): exact when that list holds no
-// more, else an estimate from runs of commonSampleRun consecutive members
-// spread over it.
-const (
-	commonChunk     = 256
-	commonWalkMax   = 4096
-	commonSample    = 1024
-	commonSampleRun = 32
-)
-
-// CommonFollowing lists the users both userID and otherID follow, in the
-// order userID followed them (newest first); an unknown otherID is
-// NOT_FOUND.
-//
-// It walks userID's following list from the cursor in chunks and keeps the
-// members otherID's list holds (ZMSCORE), so each page costs two round
-// trips when the first chunk fills it (lists.go, commonWalk), and every
-// step works on a single slot, except the total (commonCountScript), which
-// Redis Cluster rejects (CROSSSLOT); there the first round takes the
-// sample of the user's list (commonSampleScript) and the second checks it
-// against the other's with the first chunk, and when the other's list is
-// the shorter, two more rounds sample that one instead (commonTotals).
-func (s *Store) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
-	return pg.Users, err
-}
-
-// commonTotal is a common-following total from a count over sampled
-// members of the smaller list, which holds card: the members found when
-// the sample is the whole list, else their share scaled to the list.
-func commonTotal(hits, card, sampled int) int {
-	if sampled == 0 || sampled >= card {
-		return hits
-	}
-	return int(math.Round(float64(hits) * float64(card) / float64(sampled)))
-}
-
-// zmscoreFlags turns a ZMSCORE reply into membership flags. go-redis's
-// typed ZMScore reads a missing member as score 0, so ZMSCORE is sent raw
-// (zmscoreArgs) to tell the two apart.
-func zmscoreFlags(c *redis.Cmd) ([]bool, error) {
-	vals, err := c.Slice()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bool, len(vals))
-	for i, v := range vals {
-		out[i] = v != nil
-	}
-	return out, nil
-}
-
-// UserCounts returns the profile counters of users with one pipeline of
-// ZCARDs: followers, following and the user's own posts.
-func (s *Store) UserCounts(ctx context.Context, ids []string) ([]social.UserCounts, error) {
-	d, err := s.UserDetails(ctx, "", ids, social.UserWants{Counts: true})
-	return d.Counts, err
-}
-
-// Follows reports, for each pair, whether its follower follows its
-// followee: one ZSCORE each, in one pipeline (each in the follower's
-// slot). Visibility is the caller's (social.SeesGraphOf).
-func (s *Store) Follows(ctx context.Context, pairs []social.FollowPair) ([]bool, error) {
-	out := make([]bool, len(pairs))
-	cmds := make([]*redis.FloatCmd, len(pairs))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, fp := range pairs {
-			if social.IsID(fp.Follower) && social.IsID(fp.Followee) {
-				cmds[i] = p.ZScore(ctx, s.keys.Following(fp.Follower), fp.Followee)
-			}
-		}
-		return nil
-	})
-	if err != nil && !isNil(err) {
-		return nil, fmt.Errorf("read follows of %d pairs: %w", len(pairs), err)
-	}
-	for i, c := range cmds {
-		out[i] = c != nil && c.Err() == nil
-	}
-	return out, nil
-}
-
-// Relations returns how viewerID and each user stand to each other. It
-// reads only the viewer's own keys (the mirrored Followers and BlockedBy
-// make that possible), so a batch of any size is five commands in one
-// pipeline, all in the viewer's slot.
-func (s *Store) Relations(ctx context.Context, viewerID string, ids []string) ([]social.Relation, error) {
-	d, err := s.UserDetails(ctx, viewerID, ids, social.UserWants{Relations: true})
-	return d.Relations, err
-}
-
-// UserDetails loads, for a list of users, what w asks for (profiles,
-// counters, relations to viewerID) with one pipeline whatever the length
-// of the list: lists of users (followers, likers, comment authors) cost
-// one round trip for all their users.
-func (s *Store) UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error) {
-	var d social.UserDetails
-	if len(ids) == 0 {
-		return d, nil
-	}
-	var users []*redis.SliceCmd
-	var counts []userCountCmds
-	var rel *relationCmds
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if w.Profiles {
-			users = make([]*redis.SliceCmd, len(ids))
-			for i, id := range ids {
-				users[i] = s.queueUser(ctx, p, id)
-			}
-		}
-		if w.Counts {
-			counts = make([]userCountCmds, len(ids))
-			for i, id := range ids {
-				counts[i] = s.queueUserCounts(ctx, p, id)
-			}
-		}
-		if w.Relations && viewerID != "" {
-			rel = s.queueRelations(ctx, p, viewerID, ids)
-		}
-		return nil
-	})
-	if err != nil {
-		return d, fmt.Errorf("load %d users: %w", len(ids), err)
-	}
-	if w.Profiles {
-		d.Users = make([]*social.User, len(ids))
-		for i, c := range users {
-			d.Users[i] = userFromValues(ids[i], c.Val())
-		}
-	}
-	if w.Counts {
-		d.Counts = make([]social.UserCounts, len(ids))
-		for i, c := range counts {
-			d.Counts[i] = c.counts()
-		}
-	}
-	if w.Relations {
-		d.Relations = make([]social.Relation, len(ids))
-		if rel != nil {
-			if err := rel.read(d.Relations); err != nil {
-				return d, fmt.Errorf("load relations of %s: %w", viewerID, err)
-			}
-		}
-	}
-	return d, nil
-}
-
-// userCountCmds are the replies of one user's counters: ZCARD of
-// Followers, Following, UserPosts and PublicPosts.
-type userCountCmds [4]*redis.IntCmd
-
-func (s *Store) queueUserCounts(ctx context.Context, p redis.Pipeliner, id string) userCountCmds {
-	return userCountCmds{
-		p.ZCard(ctx, s.keys.Followers(id)),
-		p.ZCard(ctx, s.keys.Following(id)),
-		p.ZCard(ctx, s.keys.UserPosts(id)),
-		p.ZCard(ctx, s.keys.PublicPosts(id)),
-	}
-}
-
-func (c userCountCmds) counts() social.UserCounts {
-	return social.UserCounts{Followers: int(c[0].Val()), Following: int(c[1].Val()), Posts: int(c[2].Val()), PublicPosts: int(c[3].Val())}
-}
-
-// relationCmds read how a viewer stands to a list of users. They read
-// only the viewer's own keys (the mirrored Followers and BlockedBy make
-// that possible), so a list of any length is five commands, all in the
-// viewer's slot.
-type relationCmds struct {
-	following, followers     *redis.Cmd
-	blocks, blockedBy, mutes *redis.BoolSliceCmd
-}
-
-func (s *Store) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
-	members := toAny(ids)
-	zmscore := func(key string) *redis.Cmd {
-		return p.Do(ctx, append([]any{"ZMSCORE", key}, members...)...)
-	}
-	k := s.keys
-	return &relationCmds{
-		following: zmscore(k.Following(viewerID)),
-		followers: zmscore(k.Followers(viewerID)),
-		blocks:    p.SMIsMember(ctx, k.Blocks(viewerID), members...),
-		blockedBy: p.SMIsMember(ctx, k.BlockedBy(viewerID), members...),
-		mutes:     p.SMIsMember(ctx, k.Mutes(viewerID), members...),
-	}
-}
-
-func (c *relationCmds) read(out []social.Relation) error {
-	follows, err := zmscoreFlags(c.following)
-	if err != nil {
-		return err
-	}
-	followed, err := zmscoreFlags(c.followers)
-	if err != nil {
-		return err
-	}
-	for i := range out {
-		out[i] = social.Relation{
-			ViewerFollows: follows[i],
-			FollowsViewer: followed[i],
-			ViewerBlocked: c.blocks.Val()[i],
-			BlockedViewer: c.blockedBy.Val()[i],
-			ViewerMuted:   c.mutes.Val()[i],
-		}
-	}
-	return nil
-}
-
 // Paging of zsets scored by time, newest first.
 //
 // The order is Redis's own for ZRANGE ... REV: score descending, and for
@@ -634,69 +402,3 @@ func (c *relationCmds) read(out []social.Relation) error {
 // starts strictly after that position in this order, wherever it is now,
 // so edges added or removed between pages neither repeat nor hide an edge
 // that stayed.
-
-// edge is one zset entry as Redis formats it.
-type edge struct {
-	member, score string
-}
-
-// edgePos is a position in a zset's newest-first order; the zero value is
-// the start.
-type edgePos edge
-
-// parseEdgePage reads the reply of edgePageScript.
-func parseEdgePage(c *redis.Cmd) (int, []edge, error) {
-	res, err := c.Slice()
-	if err != nil {
-		return 0, nil, err
-	}
-	if len(res) != 2 {
-		return 0, nil, fmt.Errorf("page script: unexpected reply %v", res)
-	}
-	total, _ := res[0].(int64)
-	flat, _ := res[1].([]any)
-	edges := make([]edge, 0, len(flat)/2)
-	for i := 0; i+1 < len(flat); i += 2 {
-		m, _ := flat[i].(string)
-		sc, _ := flat[i+1].(string)
-		edges = append(edges, edge{member: m, score: sc})
-	}
-	return int(total), edges, nil
-}
-
-// edgeConnection makes a page of up to first edges; a further edge, when
-// read, only says there is a next page.
-func edgeConnection(edges []edge, first, total int) social.Connection[string] {
-	c := social.Connection[string]{Total: total, HasNext: len(edges) > first}
-	edges = edges[:min(len(edges), first)]
-	c.Items = make([]string, len(edges))
-	c.Cursors = make([]string, len(edges))
-	for i, e := range edges {
-		c.Items[i] = e.member
-		c.Cursors[i] = social.EncodeCursor(e.score, e.member)
-	}
-	return c
-}
-
-// edgeCursor validates a page request of an edge list and decodes its
-// cursor. The resolvers validate first already; the store checks again
-// because the cursor's score goes into Redis commands.
-func edgeCursor(p social.PageRequest) (edgePos, error) {
-	if err := social.ValidateFirst(p.First); err != nil {
-		return edgePos{}, err
-	}
-	if p.After == "" {
-		return edgePos{}, nil
-	}
-	parts, err := social.DecodeCursor(p.After, 2)
-	if err != nil {
-		return edgePos{}, err
-	}
-	f, err := strconv.ParseFloat(parts[0], 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return edgePos{}, social.Errorf(social.BadUserInput, "malformed cursor")
-	}
-	// Canonical decimal form: Redis and Lua both read it, whatever spelling
-	// (hex, exponent) ParseFloat accepted.
-	return edgePos{score: strconv.FormatFloat(f, 'f', -1, 64), member: parts[1]}, nil
-}

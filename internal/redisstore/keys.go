@@ -116,7 +116,7 @@ func (k Keys) UserPosts(u string) string { return k.userKey(u, ":posts") }
 func (k Keys) PublicPosts(u string) string { return k.userKey(u, ":pubposts") }
 
 // Home is u's home timeline as filled by fan-out, capped; in hybrid mode
-// it expires with HomeMark when u stops reading (home.go).
+// it expires with HomeMark when u stops reading (timeline_homelist.go).
 func (k Keys) Home(u string) string { return k.userKey(u, ":home") }
 
 // HomeMark is u's home-timeline bookkeeping hash (floor, last pull mark,
@@ -197,6 +197,15 @@ func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
 // (plus a deleted comment's tombstone for a minute); removed with the
 // comment or its post.
 func (k Keys) PostComment(post, id string) string { return k.postKey(post, ":c:"+id) }
+
+// CommentRetry marks a comment whose notification job may not be queued
+// yet: a string holding the comment's id, in its post's slot, written by
+// addCommentScript with the comment and deleted once the job is queued.
+// A retry of the same comment (same author, post and text digest) finds
+// it and answers that comment instead of writing a second one.
+func (k Keys) CommentRetry(post, author, digest string) string {
+	return k.postKey(post, ":cq:"+author+":"+digest)
+}
 
 // CommentPost is the comment→post index that finds PostComment from a bare
 // comment id: a hash whose field is the comment id and value its post id.

@@ -24,7 +24,13 @@ import (
 // say) or one error for all. A user's followers and following are empty
 // for a viewer the user blocked, and their common following for a viewer
 // either of the two blocked (social.SeesGraphOf).
-func (s *Store) ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
+func (s *TimelineService) ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
+	return s.listPages(ctx, viewerID, keys)
+}
+
+// listPages is ListPages, for the single-list reads of the graph and
+// engagement services.
+func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
 	out := make([]social.ListPage, len(keys))
 	errs := make([]error, len(keys))
 	edges := make([]*redis.Cmd, len(keys))
@@ -96,7 +102,7 @@ func (s *Store) ListPages(ctx context.Context, viewerID string, keys []social.Li
 }
 
 // listKey is the zset of an edge list.
-func (s *Store) listKey(k social.ListKey) string {
+func (s *DB) listKey(k social.ListKey) string {
 	switch k.List {
 	case social.ListFollowers:
 		return s.keys.Followers(k.Parent)
@@ -115,9 +121,9 @@ func wrapList(k social.ListKey, err error) error {
 }
 
 // listPage reads one list page (the single-parent reads of graph.go and
-// engagement.go).
-func (s *Store) listPage(ctx context.Context, viewerID string, k social.ListKey) (social.ListPage, error) {
-	pages, errs := s.ListPages(ctx, viewerID, []social.ListKey{k})
+// engagement_likes.go).
+func (s *DB) listPage(ctx context.Context, viewerID string, k social.ListKey) (social.ListPage, error) {
+	pages, errs := s.listPages(ctx, viewerID, []social.ListKey{k})
 	if len(pages) == 0 {
 		return social.ListPage{}, errs[0]
 	}
@@ -141,319 +147,4 @@ func commentCursor(p social.PageRequest) (string, error) {
 		return "", social.Errorf(social.BadUserInput, "malformed cursor")
 	}
 	return parts[0], nil
-}
-
-// commonWalk is the state of one common-following page: it walks the
-// user's following list from the cursor in chunks and keeps the members
-// the other user's list holds, within the bounds of CommonFollowing.
-type commonWalk struct {
-	k                  social.ListKey
-	user, mine, theirs string
-	pos                edgePos // the last candidate read
-	chunk              int     // candidates the last read asked for
-	walked             int     // candidates read
-	exists             *redis.IntCmd
-	blocked            []*redis.BoolCmd // either user blocked the viewer
-	count, edges, has  *redis.Cmd
-	read               []edge // the last chunk read, checked against theirs
-	common             []edge
-	cut                bool // stopped by its bounds before the end of the list
-	done               bool
-	page               social.Connection[string]
-	err                error
-	// Redis Cluster: the total's sample of the user's list (its ZCARD
-	// and members), the size of the other's, and which of the sample's
-	// members the other's holds.
-	sample    *redis.Cmd
-	theirCard *redis.IntCmd
-	sampleHas *redis.Cmd
-}
-
-func (s *Store) newCommonWalk(k social.ListKey) (*commonWalk, error) {
-	pos, err := edgeCursor(k.Page)
-	if err != nil {
-		return nil, err
-	}
-	return &commonWalk{k: k, user: s.keys.User(k.With), mine: s.keys.Following(k.Parent), theirs: s.keys.Following(k.With), pos: pos, chunk: commonChunk}, nil
-}
-
-// queueStart queues the first round: whether either user blocked the
-// viewer, whether the other user exists, the total, and the first chunk.
-// On Cluster the two lists are in two slots, so instead of the total it
-// takes the sample of the user's list and the size of the other's; the
-// walk's second round checks the sample against the other's list with the
-// first chunk.
-func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string, cluster bool) {
-	for _, u := range []string{w.k.Parent, w.k.With} {
-		if viewerID != "" && u != viewerID {
-			w.blocked = append(w.blocked, p.SIsMember(ctx, k.Blocks(u), viewerID))
-		}
-	}
-	w.exists = p.Exists(ctx, w.user)
-	if cluster {
-		w.sample = commonSampleScript.EvalSha(ctx, p, []string{w.mine}, commonSample, commonSampleRun)
-		w.theirCard = p.ZCard(ctx, w.theirs)
-	} else {
-		w.count = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs}, commonSample, commonSampleRun)
-	}
-	w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
-}
-
-// walkCommon finishes the common-following walks whose first round has
-// run: each further round is one pipeline for all walks still open (the
-// ZMSCOREs of their chunks, then the next chunks of those not yet full).
-func (s *Store) walkCommon(ctx context.Context, walks []*commonWalk) error {
-	var open []*commonWalk
-	for _, w := range walks {
-		if w == nil {
-			continue
-		}
-		if !w.seesGraphs() {
-			w.done = true // an empty page, as Following is empty
-			continue
-		}
-		if w.exists.Val() == 0 && w.exists.Err() == nil {
-			w.fail(social.Errorf(social.NotFound, "user %s not found", w.k.With))
-			continue
-		}
-		if w.readChunk() {
-			open = append(open, w)
-		}
-	}
-	for len(open) > 0 {
-		// Check the chunks read against the other user's list.
-		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, w := range open {
-				w.has = nil
-				if len(w.read) > 0 {
-					w.has = p.Do(ctx, zmscoreArgs(w.theirs, w.read)...)
-				}
-				if w.sample != nil && w.sampleHas == nil {
-					if _, ms := sampleReply(w.sample); len(ms) > 0 {
-						w.sampleHas = p.Do(ctx, zmscoreArgs(w.theirs, members(ms))...)
-					}
-				}
-			}
-			return nil
-		}); err != nil && !isNil(err) {
-			return fmt.Errorf("common following: %w", err)
-		}
-		var more []*commonWalk
-		for _, w := range open {
-			if w.has != nil {
-				in, err := zmscoreFlags(w.has)
-				if err != nil {
-					w.fail(err)
-					continue
-				}
-				for i, e := range w.read {
-					if in[i] {
-						w.common = append(w.common, e)
-					}
-				}
-			}
-			// One match beyond the page says there is a next page.
-			if len(w.common) > w.k.Page.First || len(w.read) < w.chunk {
-				w.done = true
-				continue
-			}
-			w.pos = edgePos(w.read[len(w.read)-1])
-			// Past the first chunk, the walk spends the operation's
-			// read budget, up to commonWalkMax in all.
-			w.chunk = social.TakeReadBudget(ctx, min(2*w.chunk, commonWalkMax-w.walked))
-			if w.chunk <= 0 {
-				w.done, w.cut = true, true
-				continue
-			}
-			more = append(more, w)
-		}
-		if len(more) == 0 {
-			break
-		}
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, w := range more {
-				w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
-			}
-			return nil
-		}); err != nil {
-			return fmt.Errorf("common following: %w", err)
-		}
-		open = open[:0]
-		for _, w := range more {
-			if w.readChunk() {
-				open = append(open, w)
-			}
-		}
-	}
-	if err := s.commonTotals(ctx, walks); err != nil {
-		return err
-	}
-	for _, w := range walks {
-		if w != nil && w.err == nil {
-			w.finish()
-		}
-	}
-	return nil
-}
-
-// readChunk takes the reply of the chunk the walk read last; false when
-// the walk failed.
-func (w *commonWalk) readChunk() bool {
-	var err error
-	if _, w.read, err = parseEdgePage(w.edges); err != nil {
-		w.fail(err)
-		return false
-	}
-	w.walked += len(w.read)
-	return true
-}
-
-// commonTotals sets the total of every walk that has not failed: from its
-// count (one Redis), or, on Cluster, from the sample of the user's list
-// checked in the walk's second round when that list is the shorter or is
-// counted whole (the same figure the count gives), else from a sample of
-// the other's list, checked against the user's, in two more rounds for all
-// such walks together.
-func (s *Store) commonTotals(ctx context.Context, walks []*commonWalk) error {
-	var other []*commonWalk
-	for _, w := range walks {
-		switch {
-		case w == nil || w.err != nil || !w.seesGraphs():
-		case w.count != nil:
-			n, err := w.count.Int64Slice()
-			if err != nil || len(n) != 3 {
-				w.fail(fmt.Errorf("common following of %s and %s: count: %v %w", w.k.Parent, w.k.With, n, err))
-				continue
-			}
-			w.page.Total = commonTotal(int(n[0]), int(n[1]), int(n[2]))
-		default:
-			if err := w.sample.Err(); err != nil {
-				w.fail(fmt.Errorf("common following of %s and %s: sample: %w", w.k.Parent, w.k.With, err))
-				continue
-			}
-			if card, _ := sampleReply(w.sample); card > w.theirCard.Val() && card > commonSample {
-				other = append(other, w)
-				continue
-			}
-			w.sampleTotal()
-		}
-	}
-	if len(other) == 0 {
-		return nil
-	}
-	if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, w := range other {
-			w.sample = commonSampleScript.EvalSha(ctx, p, []string{w.theirs}, commonSample, commonSampleRun)
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("common following: %w", err)
-	}
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, w := range other {
-			w.sampleHas = nil
-			if _, ms := sampleReply(w.sample); len(ms) > 0 {
-				w.sampleHas = p.Do(ctx, zmscoreArgs(w.mine, members(ms))...)
-			}
-		}
-		return nil
-	}); err != nil && !isNil(err) {
-		return fmt.Errorf("common following: %w", err)
-	}
-	for _, w := range other {
-		w.sampleTotal()
-	}
-	return nil
-}
-
-// sampleTotal sets a walk's total on Cluster from its sample and the
-// ZMSCORE that checked the sample against the other list.
-func (w *commonWalk) sampleTotal() {
-	card, ms := sampleReply(w.sample)
-	hits, err := countFlags(w.sampleHas)
-	if err != nil {
-		w.fail(fmt.Errorf("common following of %s and %s: %w", w.k.Parent, w.k.With, err))
-		return
-	}
-	w.page.Total = commonTotal(hits, int(card), len(ms))
-}
-
-// sampleReply reads commonSampleScript's reply: the list's size and the
-// sample's members.
-func sampleReply(c *redis.Cmd) (int64, []string) {
-	res, err := c.Slice()
-	if err != nil || len(res) != 2 {
-		return 0, nil
-	}
-	card, _ := res[0].(int64)
-	flat, _ := res[1].([]any)
-	ms := make([]string, 0, len(flat))
-	for _, m := range flat {
-		if s, ok := m.(string); ok {
-			ms = append(ms, s)
-		}
-	}
-	return card, ms
-}
-
-// countFlags counts the members a ZMSCORE reply found (none for no
-// command: an empty sample).
-func countFlags(c *redis.Cmd) (int, error) {
-	if c == nil {
-		return 0, nil
-	}
-	in, err := zmscoreFlags(c)
-	n := 0
-	for _, ok := range in {
-		if ok {
-			n++
-		}
-	}
-	return n, err
-}
-
-// zmscoreArgs is the command ZMSCORE key member... of edges.
-func zmscoreArgs(key string, edges []edge) []any {
-	args := make([]any, 0, len(edges)+2)
-	args = append(args, "ZMSCORE", key)
-	for _, e := range edges {
-		args = append(args, e.member)
-	}
-	return args
-}
-
-// members returns edges of the given members, without scores.
-func members(ms []string) []edge {
-	out := make([]edge, len(ms))
-	for i, m := range ms {
-		out[i].member = m
-	}
-	return out
-}
-
-// seesGraphs reports whether the viewer may see whom both users follow:
-// the intersection shows part of each one's following.
-func (w *commonWalk) seesGraphs() bool {
-	for _, b := range w.blocked {
-		if !social.SeesGraphOf(false, social.Relation{BlockedViewer: b.Val()}) {
-			return false
-		}
-	}
-	return true
-}
-
-func (w *commonWalk) fail(err error) {
-	w.done, w.err = true, err
-}
-
-// finish makes the walk's page: up to first of the members found, and,
-// when the walk stopped at its bounds without filling the page, HasNext
-// and an End cursor at the last candidate read, where the next page goes
-// on.
-func (w *commonWalk) finish() {
-	total := w.page.Total
-	w.page = edgeConnection(w.common, w.k.Page.First, total)
-	if w.cut && len(w.common) <= w.k.Page.First {
-		w.page.HasNext, w.page.End = true, social.EncodeCursor(w.pos.score, w.pos.member)
-	}
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// LiveService names the channels live posts are announced on and checks
+// announced posts at delivery (live.Store).
+type LiveService struct{ *DB }
+
 // Live timelines: where posts are announced, and the check a live
 // subscriber's gateway makes before sending one.
 //
@@ -24,7 +28,7 @@ import (
 
 // LiveChannels are the channels a live subscriber of viewerID's home
 // timeline listens to.
-func (s *Store) LiveChannels(viewerID string) []string {
+func (s *LiveService) LiveChannels(viewerID string) []string {
 	return []string{s.keys.LiveUser(viewerID), s.keys.LivePulled()}
 }
 
@@ -32,10 +36,10 @@ func (s *Store) LiveChannels(viewerID string) []string {
 // SPUBLISH: for the embedded development Redis, which has only classic
 // pub/sub (the hub then subscribes with SUBSCRIBE, live.HubConfig.Classic).
 // One server only: classic channels are not sharded under Cluster.
-func (s *Store) UseClassicPubSub() { s.publishCmd = "PUBLISH" }
+func (s *DB) UseClassicPubSub() { s.publishCmd = "PUBLISH" }
 
 // announce queues or sends one announcement.
-func (s *Store) announce(ctx context.Context, c redis.Cmdable, channel, msg string) {
+func (s *DB) announce(ctx context.Context, c redis.Cmdable, channel, msg string) {
 	if s.publishCmd == "PUBLISH" {
 		c.Publish(ctx, channel, msg)
 		return
@@ -44,7 +48,7 @@ func (s *Store) announce(ctx context.Context, c redis.Cmdable, channel, msg stri
 }
 
 // publishCommand is the command the scripts announce with.
-func (s *Store) publishCommand() string {
+func (s *DB) publishCommand() string {
 	if s.publishCmd == "" {
 		return "SPUBLISH"
 	}
@@ -55,7 +59,7 @@ func (s *Store) publishCommand() string {
 // every announcement: a job retried for it would find the author
 // registered and not announce again, and a live subscriber that resumes
 // finds the post in its timeline.
-func (s *Store) announcePulled(ctx context.Context, post, author string) {
+func (s *DB) announcePulled(ctx context.Context, post, author string) {
 	s.announce(ctx, s.rdb, s.keys.LivePulled(), homeEntry(post, author))
 }
 
@@ -66,7 +70,7 @@ func (s *Store) announcePulled(ctx context.Context, post, author string) {
 // visibility check passes (deleted, audience, blocks either way). The
 // result is aligned with messages; nil for a post not to send (and for a
 // message that is no home entry). One pipeline.
-func (s *Store) LivePosts(ctx context.Context, viewerID string, messages []string) ([]*social.Post, error) {
+func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages []string) ([]*social.Post, error) {
 	out := make([]*social.Post, len(messages))
 	if !social.IsID(viewerID) || len(messages) == 0 {
 		return out, nil

@@ -17,7 +17,7 @@ type Files interface {
 
 // SetFiles gives the store the blob store of media files, whose files a
 // post's deletion removes; without one they are left in place.
-func (s *Store) SetFiles(f Files) { s.files = f }
+func (s *DB) SetFiles(f Files) { s.files = f }
 
 // storedMedia is one file of a post's media field: short names, as the
 // field is read with every post.
@@ -70,7 +70,7 @@ func mediaKeys(files []social.Media) string {
 }
 
 // deleteFiles removes the files a delete job names; idempotent.
-func (s *Store) deleteFiles(ctx context.Context, keys string) error {
+func (s *DB) deleteFiles(ctx context.Context, keys string) error {
 	if keys == "" || s.files == nil {
 		return nil
 	}

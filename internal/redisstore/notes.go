@@ -13,6 +13,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// NotificationService reads and marks users' notifications (graph.Notes,
+// live.NoteStore).
+type NotificationService struct{ *DB }
+
 // Notifications.
 //
 // A user's notifications live in their slot (keys.go: Notes, NoteData,
@@ -45,7 +49,7 @@ const (
 )
 
 // queueNote queues a note job in p.
-func (s *Store) queueNote(ctx context.Context, p redis.Cmdable, kind social.NoteKind, target, post, actor string, to ...string) {
+func (s *DB) queueNote(ctx context.Context, p redis.Cmdable, kind social.NoteKind, target, post, actor string, to ...string) {
 	if len(to) == 0 {
 		return
 	}
@@ -58,7 +62,7 @@ func (s *Store) queueNote(ctx context.Context, p redis.Cmdable, kind social.Note
 // notifyJob queues a note job on its own (for paths whose write is a
 // script that has already run); an error is the caller's to return, so
 // the mutation is retried and the job queued.
-func (s *Store) notifyJob(ctx context.Context, kind social.NoteKind, target, post, actor string, to ...string) error {
+func (s *DB) notifyJob(ctx context.Context, kind social.NoteKind, target, post, actor string, to ...string) error {
 	if len(to) == 0 {
 		return nil
 	}
@@ -82,7 +86,7 @@ const noteGone = "gone"
 // workers, a pipeline split over Cluster nodes): after the script it reads
 // whether the action stands again and goes round until nothing changed
 // in between, so the last state read is the one written.
-func (s *Store) syncNote(ctx context.Context, job map[string]string) error {
+func (s *DB) syncNote(ctx context.Context, job map[string]string) error {
 	kind, target, post, actor := social.NoteKind(job[noteKind]), job[noteTarget], job[notePost], job[noteActor]
 	to := strings.Split(job[noteTo], ",")
 	if !social.IsID(target) || !social.IsID(actor) || (post != "" && !social.IsID(post)) {
@@ -121,7 +125,7 @@ type noteTruth struct {
 }
 
 // readTruth reads whether the job's action stands, for each recipient.
-func (s *Store) readTruth(ctx context.Context, t *noteTruth) ([]bool, error) {
+func (s *DB) readTruth(ctx context.Context, t *noteTruth) ([]bool, error) {
 	k := s.keys
 	var truth redis.Cmder
 	var access *visibilityCheck
@@ -169,7 +173,7 @@ func (s *Store) readTruth(ctx context.Context, t *noteTruth) ([]bool, error) {
 }
 
 // applyNote runs noteScript for each recipient.
-func (s *Store) applyNote(ctx context.Context, t *noteTruth, present []bool, at string) error {
+func (s *DB) applyNote(ctx context.Context, t *noteTruth, present []bool, at string) error {
 	k := s.keys
 	window, limit := s.feed.noteWindow(), s.feed.noteCap()
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
@@ -202,7 +206,7 @@ type visibilityCheck struct {
 	users     []string
 }
 
-func (s *Store) queueAccess(ctx context.Context, p redis.Pipeliner, postID string, users []string) *visibilityCheck {
+func (s *DB) queueAccess(ctx context.Context, p redis.Pipeliner, postID string, users []string) *visibilityCheck {
 	c := &visibilityCheck{hash: p.HMGet(ctx, s.keys.Post(postID), postAuthorField, "vis"), users: users}
 	for _, u := range users {
 		c.only = append(c.only, p.SIsMember(ctx, s.keys.PostOnlyTo(postID), u))
@@ -231,7 +235,7 @@ func (c *visibilityCheck) allows(i int) bool {
 // Notifications reads a page of viewerID's notifications, most recently
 // active first, each with its first actors ids (newest first), and the
 // unread count; one round trip.
-func (s *Store) Notifications(ctx context.Context, viewerID string, p social.PageRequest, actors int) (social.Notifications, error) {
+func (s *NotificationService) Notifications(ctx context.Context, viewerID string, p social.PageRequest, actors int) (social.Notifications, error) {
 	if err := social.ValidateFirst(p.First); err != nil {
 		return social.Notifications{}, err
 	}
@@ -260,7 +264,7 @@ func (s *Store) Notifications(ctx context.Context, viewerID string, p social.Pag
 
 // NotificationsAfter reads up to n of viewerID's notifications raised
 // after the activity number after, oldest first (live streams).
-func (s *Store) NotificationsAfter(ctx context.Context, viewerID string, after int64, n, actors int) ([]*social.Notification, error) {
+func (s *NotificationService) NotificationsAfter(ctx context.Context, viewerID string, after int64, n, actors int) ([]*social.Notification, error) {
 	read, _, rows, err := s.notePage(ctx, viewerID, strconv.FormatInt(after, 10), n, actors, true)
 	for _, r := range rows {
 		id, _ := strconv.ParseInt(r.ID, 10, 64)
@@ -271,7 +275,7 @@ func (s *Store) NotificationsAfter(ctx context.Context, viewerID string, after i
 
 // NewestNotification is the activity number of viewerID's newest
 // notification (0 for none): where a live stream without since starts.
-func (s *Store) NewestNotification(ctx context.Context, viewerID string) (int64, error) {
+func (s *NotificationService) NewestNotification(ctx context.Context, viewerID string) (int64, error) {
 	n, err := s.rdb.HGet(ctx, s.keys.NoteMeta(viewerID), "act").Int64()
 	if err != nil && !isNil(err) {
 		return 0, fmt.Errorf("read notifications of %s: %w", viewerID, err)
@@ -279,7 +283,7 @@ func (s *Store) NewestNotification(ctx context.Context, viewerID string) (int64,
 	return n, nil
 }
 
-func (s *Store) notePage(ctx context.Context, viewerID, cursor string, n, actors int, newer bool) (int64, int, []*social.Notification, error) {
+func (s *DB) notePage(ctx context.Context, viewerID, cursor string, n, actors int, newer bool) (int64, int, []*social.Notification, error) {
 	if !social.IsID(viewerID) {
 		return 0, 0, nil, social.Errorf(social.Unauthenticated, "authentication required")
 	}
@@ -314,7 +318,7 @@ func (s *Store) notePage(ctx context.Context, viewerID, cursor string, n, actors
 // MarkNotificationsRead marks viewerID's notifications read up to upTo (a
 // notification id; all of them for ""), never unmarking newer ones, and
 // returns the unread count after.
-func (s *Store) MarkNotificationsRead(ctx context.Context, viewerID, upTo string) (int, error) {
+func (s *NotificationService) MarkNotificationsRead(ctx context.Context, viewerID, upTo string) (int, error) {
 	if upTo != "" && !social.IsID(upTo) {
 		return 0, social.Errorf(social.NotFound, "notification %s not found", upTo)
 	}
@@ -326,13 +330,13 @@ func (s *Store) MarkNotificationsRead(ctx context.Context, viewerID, upTo string
 }
 
 // NoteChannel is the channel announcing viewerID's notifications.
-func (s *Store) NoteChannel(viewerID string) string { return s.keys.LiveNotes(viewerID) }
+func (s *NotificationService) NoteChannel(viewerID string) string { return s.keys.LiveNotes(viewerID) }
 
 // notifyPost brings the notifications of a post in line with whether it
 // exists: the repost's, to the original's author, and the mentions'.
 // The fan-out worker runs it for a new post and, with gone, for a deleted
 // one (its job may run before the post's hash is deleted).
-func (s *Store) notifyPost(ctx context.Context, post, author, repost, rauthor string, mentions []string, gone bool) error {
+func (s *DB) notifyPost(ctx context.Context, post, author, repost, rauthor string, mentions []string, gone bool) error {
 	g := boolArg(gone)
 	if repost != "" && social.IsID(rauthor) {
 		err := s.syncNote(ctx, map[string]string{noteKind: string(social.NoteRepost), noteTarget: post, notePost: repost, noteActor: author, noteTo: rauthor, noteGone: g})
@@ -351,7 +355,7 @@ func (s *Store) notifyPost(ctx context.Context, post, author, repost, rauthor st
 const opNotePurge = "notepurge"
 
 // queuePurge queues taking actor out of each recipient's notifications.
-func (s *Store) queuePurge(ctx context.Context, actor string, recipients ...string) error {
+func (s *DB) queuePurge(ctx context.Context, actor string, recipients ...string) error {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, r := range recipients {
 			p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(r), Values: []any{jobOp, opNotePurge, noteActor, actor, noteTo, r}})
@@ -367,7 +371,7 @@ func (s *Store) queuePurge(ctx context.Context, actor string, recipients ...stri
 // purgeNotes takes an actor out of a recipient's notifications: after a
 // block either way or a mute, nothing the actor did shows there. The
 // script is idempotent.
-func (s *Store) purgeNotes(ctx context.Context, job map[string]string) error {
+func (s *DB) purgeNotes(ctx context.Context, job map[string]string) error {
 	actor, r := job[noteActor], job[noteTo]
 	if !social.IsID(actor) || !social.IsID(r) {
 		return fmt.Errorf("malformed notification purge job %v", job)

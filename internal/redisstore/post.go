@@ -13,6 +13,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
+// PostService writes and deletes posts and reads them as a viewer may
+// see them (graph.Posts' writes, graph.PostReader).
+type PostService struct{ *DB }
+
 // Posts.
 //
 // A post is one hash in its own {p<id>} slot (author, content, created ms,
@@ -55,45 +59,74 @@ var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost
 // in the original's slot) is taken between the id and the hash, so two
 // racing requests end with one repost, and a claim whose repost was never
 // written is taken over.
-func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error) {
-	content, vis, audience, err := social.ValidateNewPost(in)
+func (s *PostService) CreatePost(ctx context.Context, authorID string, in social.NewPost) (*social.Post, error) {
+	np, err := social.CheckNewPost(in)
 	if err != nil {
 		return nil, err
 	}
-	loc, source, err := social.ValidatePostExtras(in.Location, in.Source)
+	// 1. Checks and the id.
+	c, err := s.checkNewPost(ctx, authorID, np)
+	if err != nil || c.existing != nil {
+		return c.existing, err
+	}
+	// 2. The post itself: audience set and hash in one step.
+	post, err := s.writePost(ctx, authorID, np, c)
 	if err != nil {
 		return nil, err
 	}
-	files, err := social.ValidateMedia(in.Media)
-	if err != nil {
+	// 3. The fan-out job first, then the author's own timelines and the
+	// repost link, which the job repeats.
+	// A pulled author's post lands in no home list: live subscribers hear
+	// of it on the pulled channel instead (the worker announces the first
+	// post of an author it has just made pulled).
+	pulled := s.feed.Mode == Pull || (c.celeb != nil && c.celeb.Val() != "")
+	if err := s.publish(ctx, post.ID, authorID, np.RepostOf, post.Visibility, pulled); err != nil {
 		return nil, err
 	}
-	if in.RepostOf != "" && !social.IsID(in.RepostOf) {
-		return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
-	}
-	plain := in.RepostOf != "" && content == ""
+	return post, nil
+}
 
-	// 1. Checks and the id: one round trip for a plain post; a post with
-	// something to check (an audience, an original) takes its id only once
-	// the checks passed, so a refused post leaves nothing behind, not even
-	// a gap in the ids.
-	exists := make([]*redis.IntCmd, len(audience))
-	var orig *origin
-	if in.RepostOf != "" {
-		orig = &origin{id: in.RepostOf, v: s.newVisibility(authorID, []string{in.RepostOf})}
+// CheckPost applies the rules of a new post's input (social.CheckNewPost)
+// without writing anything: CreatePost's first step, for a caller that
+// has work to do between the checks and the write (storing files).
+func (s *PostService) CheckPost(in social.NewPost) error {
+	_, err := social.CheckNewPost(in)
+	return err
+}
+
+// newPostChecks is what step 1 of CreatePost found: the post's id and
+// audience, the original of a repost, whether the author is pulled, or a
+// plain repost that exists already.
+type newPostChecks struct {
+	id       string
+	vis      social.Visibility
+	audience []string
+	orig     *origin
+	celeb    *redis.StringCmd
+	existing *social.Post
+}
+
+// checkNewPost runs the checks of a new post and takes its id: one round
+// trip for a plain post; a post with something to check (an audience, an
+// original) takes its id only once the checks passed, so a refused post
+// leaves nothing behind, not even a gap in the ids.
+func (s *DB) checkNewPost(ctx context.Context, authorID string, np social.CheckedPost) (newPostChecks, error) {
+	c := newPostChecks{vis: np.Visibility, audience: np.Audience}
+	exists := make([]*redis.IntCmd, len(np.Audience))
+	if np.RepostOf != "" {
+		c.orig = &origin{id: np.RepostOf, v: s.newVisibility(authorID, []string{np.RepostOf})}
 	}
-	checks := len(audience) > 0 || orig != nil
+	checks := len(np.Audience) > 0 || c.orig != nil
 	var seq *redis.IntCmd
-	var celeb *redis.StringCmd
-	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range audience {
+	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range np.Audience {
 			exists[i] = p.Exists(ctx, s.keys.User(id))
 		}
-		if orig != nil {
-			orig.queue(ctx, p, s.keys, authorID, plain)
+		if c.orig != nil {
+			c.orig.queue(ctx, p, s.keys, authorID, np.Plain())
 		}
 		if s.feed.Mode == Hybrid {
-			celeb = p.HGet(ctx, s.keys.Celebrities(), authorID)
+			c.celeb = p.HGet(ctx, s.keys.Celebrities(), authorID)
 		}
 		if !checks {
 			seq = p.Incr(ctx, s.keys.PostSeq())
@@ -101,96 +134,112 @@ func (s *Store) CreatePost(ctx context.Context, authorID string, in social.NewPo
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
-		return nil, fmt.Errorf("check new post: %w", err)
+		return c, fmt.Errorf("check new post: %w", err)
 	}
-	for i, c := range exists {
-		if c.Val() == 0 {
-			return nil, social.Errorf(social.BadUserInput, "unknown user %s in the audience", audience[i])
+	for i, e := range exists {
+		if e.Val() == 0 {
+			return c, social.Errorf(social.BadUserInput, "unknown user %s in the audience", np.Audience[i])
 		}
 	}
-	var stale string // a plain-repost claim whose repost was never written
-	if orig != nil {
-		// Hidden by a block, by its audience or gone: alike, so the
-		// answer does not reveal that a hidden post exists.
-		if orig.v.access(0) != social.Visible {
-			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
+	stale := ""
+	if c.orig != nil {
+		if stale, c.existing, err = s.checkOrigin(ctx, authorID, np, c.orig); err != nil || c.existing != nil {
+			return c, err
 		}
-		if plain && orig.claim.Val() != "" {
-			if p, err := s.claimedRepost(ctx, authorID, in.RepostOf, orig.claim.Val()); p != nil || err != nil {
-				return p, err
-			}
-			stale = orig.claim.Val()
-		}
-		vis, audience = orig.audience()
+		c.vis, c.audience = c.orig.audience()
 	}
 	if checks {
 		if seq = s.rdb.Incr(ctx, s.keys.PostSeq()); seq.Err() != nil {
-			return nil, fmt.Errorf("allocate post id: %w", seq.Err())
+			return c, fmt.Errorf("allocate post id: %w", seq.Err())
 		}
 	}
-	id := strconv.FormatInt(seq.Val(), 10)
-	created := s.now().UTC().Truncate(1e6)
-	if plain {
-		claim := id + "|" + strconv.FormatInt(s.now().UnixMilli(), 10)
-		holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(in.RepostOf), s.keys.PostPlainReposts(in.RepostOf)},
-			authorID, claim, stale).Text()
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("claim plain repost of %s: %w", in.RepostOf, err)
-		case holder == "":
-			return nil, social.Errorf(social.NotFound, "post %s not found", in.RepostOf)
-		case holder != claim:
-			// A concurrent request claimed it first.
-			if p, err := s.claimedRepost(ctx, authorID, in.RepostOf, holder); p != nil || err != nil {
-				return p, err
-			}
-			return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", in.RepostOf)
-		}
+	c.id = strconv.FormatInt(seq.Val(), 10)
+	if !np.Plain() {
+		return c, nil
 	}
+	c.existing, err = s.claimPlain(ctx, authorID, np.RepostOf, c.id, stale)
+	return c, err
+}
 
-	// 2. The post itself: audience set and hash in one step.
-	mentions, err := s.resolveMentions(ctx, authorID, content)
+// checkOrigin checks that the author may see the original of a repost,
+// and for a plain repost its claim: the repost it names when it exists,
+// CONFLICT while its write may be in progress, or the stale claim to take
+// over.
+func (s *DB) checkOrigin(ctx context.Context, authorID string, np social.CheckedPost, orig *origin) (stale string, existing *social.Post, err error) {
+	// Hidden by a block, by its audience or gone: alike, so the answer
+	// does not reveal that a hidden post exists.
+	if orig.v.access(0) != social.Visible {
+		return "", nil, social.Errorf(social.NotFound, "post %s not found", np.RepostOf)
+	}
+	if !np.Plain() {
+		return "", nil, nil
+	}
+	claim, age, err := claimReply(orig.claim)
+	if err != nil || claim == "" {
+		return "", nil, err
+	}
+	if p, err := s.claimedRepost(ctx, authorID, np.RepostOf, claim, age); p != nil || err != nil {
+		return "", p, err
+	}
+	return claim, nil, nil
+}
+
+// claimPlain claims the author's plain repost of original for the new id,
+// taking over stale ("" for none): nil when the claim is the new id's, the
+// repost another request claimed first when it exists, else CONFLICT.
+func (s *DB) claimPlain(ctx context.Context, authorID, original, id, stale string) (*social.Post, error) {
+	holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(original), s.keys.PostPlainReposts(original)},
+		authorID, id, stale).Text()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("claim plain repost of %s: %w", original, err)
+	case holder == "":
+		return nil, social.Errorf(social.NotFound, "post %s not found", original)
+	case !strings.HasPrefix(holder, id+"|"):
+		// A concurrent request claimed it first, just now.
+		if p, err := s.claimedRepost(ctx, authorID, original, holder, 0); p != nil || err != nil {
+			return p, err
+		}
+		return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", original)
+	}
+	return nil, nil
+}
+
+// writePost writes the checked post's audience set and hash (postScript).
+func (s *DB) writePost(ctx context.Context, authorID string, np social.CheckedPost, c newPostChecks) (*social.Post, error) {
+	mentions, err := s.resolveMentions(ctx, authorID, np.Content)
 	if err != nil {
 		return nil, err
 	}
-	post := &social.Post{ID: id, AuthorID: authorID, Content: content, CreatedAt: created, Visibility: vis,
-		RepostOfID: in.RepostOf, Location: loc, Source: source, Mentions: mentions, Media: files}
-	if orig != nil {
+	post := &social.Post{ID: c.id, AuthorID: authorID, Content: np.Content, CreatedAt: s.now().UTC().Truncate(1e6),
+		Visibility: c.vis, RepostOfID: np.RepostOf, Location: np.Location, Source: np.Source, Mentions: mentions, Media: np.Media}
+	if c.orig != nil {
 		// The original's author is immutable: recording it lets a page
 		// load the original and its author in one round trip.
-		post.RepostOfAuthorID = orig.v.post(0).AuthorID
+		post.RepostOfAuthorID = c.orig.v.post(0).AuthorID
 	}
 	args := postHash(post)
-	for _, u := range audience {
+	for _, u := range c.audience {
 		args = append(args, u)
 	}
-	set := s.keys.PostOnlyTo(id)
-	if vis == social.NotTo {
-		set = s.keys.PostNotTo(id)
+	set := s.keys.PostOnlyTo(c.id)
+	if c.vis == social.NotTo {
+		set = s.keys.PostNotTo(c.id)
 	}
-	if err := postScript.Run(ctx, s.rdb, []string{s.keys.Post(id), set}, args...).Err(); err != nil {
-		return nil, fmt.Errorf("write post %s: %w", id, err)
-	}
-
-	// 3. The fan-out job first, then the author's own timelines and the
-	// repost link, which the job repeats.
-	// A pulled author's post lands in no home list: live subscribers hear
-	// of it on the pulled channel instead (the worker announces the first
-	// post of an author it has just made pulled).
-	pulled := s.feed.Mode == Pull || (celeb != nil && celeb.Val() != "")
-	if err := s.publish(ctx, id, authorID, in.RepostOf, vis, pulled); err != nil {
-		return nil, err
+	if err := postScript.Run(ctx, s.rdb, []string{s.keys.Post(c.id), set}, args...).Err(); err != nil {
+		return nil, fmt.Errorf("write post %s: %w", c.id, err)
 	}
 	return post, nil
 }
 
 // origin is what creating a repost reads about its original: whether the
-// reposter may see it, its audience, and the reposter's plain-repost claim.
+// reposter may see it, its audience, and the reposter's plain-repost claim
+// with its age (claimAgeScript).
 type origin struct {
 	id        string
 	v         *visibility
 	only, not *redis.StringSliceCmd
-	claim     *redis.StringCmd
+	claim     *redis.Cmd
 }
 
 func (o *origin) queue(ctx context.Context, p redis.Pipeliner, k Keys, reposter string, plain bool) {
@@ -198,7 +247,7 @@ func (o *origin) queue(ctx context.Context, p redis.Pipeliner, k Keys, reposter 
 	o.only = p.SMembers(ctx, k.PostOnlyTo(o.id))
 	o.not = p.SMembers(ctx, k.PostNotTo(o.id))
 	if plain {
-		o.claim = p.HGet(ctx, k.PostPlainReposts(o.id), reposter)
+		o.claim = claimAgeScript.EvalSha(ctx, p, []string{k.PostPlainReposts(o.id)}, reposter)
 	}
 }
 
@@ -214,16 +263,29 @@ func (o *origin) audience() (social.Visibility, []string) {
 	return social.Public, nil
 }
 
+// claimReply reads claimAgeScript's reply: the claim ("" for none) and its
+// age by Redis's clock.
+func claimReply(c *redis.Cmd) (string, time.Duration, error) {
+	v, err := c.Slice()
+	if err != nil {
+		return "", 0, fmt.Errorf("read plain-repost claim: %w", err)
+	}
+	claim, _ := v[0].(string)
+	ms, _ := v[1].(int64)
+	return claim, time.Duration(ms) * time.Millisecond, nil
+}
+
 // claimGrace is how long a plain-repost claim whose repost is not written
 // yet counts as a write in progress; after it, the claim's writer is
-// taken for dead and the claim may be taken over.
+// taken for dead and the claim may be taken over. The claim's age is
+// measured by Redis's clock, so gateways with skewed clocks agree.
 const claimGrace = 10 * time.Second
 
-// claimedRepost is the plain repost a claim ("<id>|<ms>") names, when it
-// exists; CONFLICT while its write may still be in progress; nil, nil
-// when the claim is stale.
-func (s *Store) claimedRepost(ctx context.Context, reposter, original, claim string) (*social.Post, error) {
-	id, at, _ := strings.Cut(claim, "|")
+// claimedRepost is the plain repost a claim ("<id>|<ms>", age old) names,
+// when it exists; CONFLICT while its write may still be in progress; nil,
+// nil when the claim is stale.
+func (s *DB) claimedRepost(ctx context.Context, reposter, original, claim string, age time.Duration) (*social.Post, error) {
+	id, _, _ := strings.Cut(claim, "|")
 	p, err := s.ownPost(ctx, reposter, id)
 	if err != nil {
 		return nil, err
@@ -240,16 +302,15 @@ func (s *Store) claimedRepost(ctx context.Context, reposter, original, claim str
 		}
 		return p, nil
 	}
-	ms, _ := strconv.ParseInt(at, 10, 64)
-	if s.now().Sub(time.UnixMilli(ms)) < claimGrace {
+	if age < claimGrace {
 		return nil, social.Errorf(social.Conflict, "a repost of post %s is being made: try again", original)
 	}
 	return nil, nil
 }
 
 // ownPost loads viewerID's post id: nil when it does not exist.
-func (s *Store) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
-	posts, err := s.VisiblePosts(ctx, viewerID, []string{id})
+func (s *DB) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
+	posts, err := s.visiblePosts(ctx, viewerID, []string{id}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
 	}
@@ -288,7 +349,7 @@ func postHash(p *social.Post) []any {
 // publish queues the fan-out job of a new post and writes what its author
 // sees at once. The worker repeats these writes when it finds them missing.
 // pulled announces the post on the pulled live channel too.
-func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, pulled bool) error {
+func (s *DB) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, pulled bool) error {
 	job := []any{jobOp, opPost, jobPost, id, jobAuthor, authorID}
 	if repostOf != "" {
 		job = append(job, jobRepost, repostOf)
@@ -313,7 +374,7 @@ func (s *Store) publish(ctx context.Context, id, authorID, repostOf string, vis 
 
 // queuePublished queues the idempotent writes that put a post in its
 // author's timelines and link a repost to its original.
-func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility) {
+func (s *DB) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility) {
 	public := "0"
 	if vis == social.Public {
 		public = "1"
@@ -323,218 +384,6 @@ func (s *Store) queuePublished(ctx context.Context, p redis.Pipeliner, id, autho
 	if repostOf != "" {
 		repostLinkScript.EvalSha(ctx, p, []string{s.keys.Post(repostOf), s.keys.PostReposts(repostOf)}, id)
 	}
-}
-
-// VisiblePosts loads posts as viewerID may see them, with one pipeline for
-// the whole batch; posts that do not exist, were deleted, or are hidden
-// from the viewer are nil.
-func (s *Store) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return s.visiblePosts(ctx, viewerID, ids, nil, nil)
-}
-
-// visiblePosts is VisiblePosts that also queues a page fetch's reads of the
-// same posts (by their authors, when known) in its pipeline.
-func (s *Store) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
-	v := s.newVisibility(viewerID, ids)
-	// ZSCORE of a like that is not there answers nil: not an error.
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		v.queue(ctx, p)
-		if f != nil {
-			f.queue(ctx, p, ids, authors)
-		}
-		return nil
-	})
-	if err := pipelineErr(cmds, err); err != nil {
-		return nil, fmt.Errorf("load %d posts: %w", len(ids), err)
-	}
-	return v.posts(), nil
-}
-
-// visibility is the read-time check of a batch of posts for one viewer, in
-// a form that joins any pipeline: queue adds its commands, then verdict and
-// posts read the replies.
-//
-// Per post it reads the hash (HMGET) and, for a signed-in viewer, whether
-// the viewer is in the post's onlyTo and notTo sets (SISMEMBER); once per
-// batch the viewer's own Blocks and BlockedBy sets (SMEMBERS), which also
-// cover authors not known before the hashes arrive. Anonymous viewers see
-// PUBLIC and NOT_TO posts, never ONLY_TO ones; an author always sees their
-// own posts.
-type visibility struct {
-	keys              Keys
-	viewer            string
-	ids               []string
-	hash              []*redis.SliceCmd
-	only, not         []*redis.BoolCmd
-	blocks, blockedBy *redis.StringSliceCmd
-	blocked           map[string]bool // built by access on first use
-}
-
-func (s *Store) newVisibility(viewerID string, ids []string) *visibility {
-	return &visibility{keys: s.keys, viewer: viewerID, ids: ids}
-}
-
-// queue adds the commands of the check to a pipeline.
-func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
-	v.hash = make([]*redis.SliceCmd, len(v.ids))
-	if v.viewer != "" {
-		v.only = make([]*redis.BoolCmd, len(v.ids))
-		v.not = make([]*redis.BoolCmd, len(v.ids))
-	}
-	for i, id := range v.ids {
-		if !social.IsID(id) {
-			continue
-		}
-		v.hash[i] = hmget(ctx, p, v.keys.Post(id), postFields)
-		if v.viewer != "" {
-			v.only[i] = p.SIsMember(ctx, v.keys.PostOnlyTo(id), v.viewer)
-			v.not[i] = p.SIsMember(ctx, v.keys.PostNotTo(id), v.viewer)
-		}
-	}
-	if v.viewer != "" && len(v.ids) > 0 {
-		v.blocks = p.SMembers(ctx, v.keys.Blocks(v.viewer))
-		v.blockedBy = p.SMembers(ctx, v.keys.BlockedBy(v.viewer))
-	}
-}
-
-// post returns the i-th post as stored, or nil when it does not exist.
-func (v *visibility) post(i int) *social.Post {
-	if v.hash[i] == nil {
-		return nil
-	}
-	return postFromValues(v.ids[i], v.hash[i].Val())
-}
-
-// access applies the visibility policy (social.PostAccess) to the i-th
-// post with the facts the pipeline read.
-func (v *visibility) access(i int) social.Access {
-	p := v.post(i)
-	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
-		return social.PostAccess(v.viewer, p, social.AccessFacts{})
-	}
-	if v.blocked == nil {
-		v.blocked = make(map[string]bool)
-		for _, u := range v.blocks.Val() {
-			v.blocked[u] = true
-		}
-		for _, u := range v.blockedBy.Val() {
-			v.blocked[u] = true
-		}
-	}
-	return social.PostAccess(v.viewer, p, social.AccessFacts{
-		Blocked:  v.blocked[p.AuthorID],
-		InOnlyTo: v.only[i].Val(),
-		InNotTo:  v.not[i].Val(),
-	})
-}
-
-// posts returns the batch with nil for every post the viewer may not see.
-func (v *visibility) posts() []*social.Post {
-	out := make([]*social.Post, len(v.ids))
-	for i := range v.ids {
-		if v.access(i) == social.Visible {
-			out[i] = v.post(i)
-		}
-	}
-	return out
-}
-
-// postFromValues builds a post from an HMGET of postFields; nil when the
-// hash does not exist.
-func postFromValues(id string, vals []any) *social.Post {
-	author, _ := vals[0].(string)
-	if author == "" {
-		return nil
-	}
-	content, _ := vals[1].(string)
-	created, _ := vals[2].(string)
-	vis, _ := vals[3].(string)
-	repost, _ := vals[4].(string)
-	repostAuthor, _ := vals[5].(string)
-	source, _ := vals[6].(string)
-	p := &social.Post{
-		ID: id, AuthorID: author, Content: content, CreatedAt: msTime(created),
-		Visibility: social.Visibility(vis), RepostOfID: repost, RepostOfAuthorID: repostAuthor, Source: source,
-	}
-	if m, _ := vals[10].(string); m != "" {
-		p.Mentions = strings.Split(m, ",")
-	}
-	if lat, _ := vals[7].(string); lat != "" {
-		lng, _ := vals[8].(string)
-		place, _ := vals[9].(string)
-		p.Location = &social.Location{Name: place}
-		p.Location.Latitude, _ = strconv.ParseFloat(lat, 64)
-		p.Location.Longitude, _ = strconv.ParseFloat(lng, 64)
-	}
-	if m, _ := vals[11].(string); m != "" {
-		p.Media = decodeMedia(m)
-	}
-	return p
-}
-
-// PostCounts returns the counters of posts with one pipeline: ZCARD of
-// Likers, LLEN of PostComments and SCARD of PostReposts. A count is the
-// size of its list, so it can never drift from what the list holds.
-func (s *Store) PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error) {
-	out := make([]social.PostCounts, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	cmds := make([]countCmds, len(ids))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = s.queueCounts(ctx, p, id)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load counters of %d posts: %w", len(ids), err)
-	}
-	for i, c := range cmds {
-		out[i] = c.counts()
-	}
-	return out, nil
-}
-
-// countCmds are the replies of one post's counters.
-type countCmds [3]*redis.IntCmd
-
-// queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
-// PostComments and SCARD of PostReposts.
-func (s *Store) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
-	if !social.IsID(id) {
-		return countCmds{}
-	}
-	return countCmds{
-		p.ZCard(ctx, s.keys.Likers(id)),
-		p.LLen(ctx, s.keys.PostComments(id)),
-		p.SCard(ctx, s.keys.PostReposts(id)),
-	}
-}
-
-func (c countCmds) counts() social.PostCounts {
-	if c[0] == nil {
-		return social.PostCounts{}
-	}
-	return social.PostCounts{Likes: int(c[0].Val()), Comments: int(c[1].Val()), Reposts: int(c[2].Val())}
-}
-
-// Audience returns a post's audience lists (members sorted by id). The
-// resolver shows them to the post's author only.
-func (s *Store) Audience(ctx context.Context, postID string) (social.Audience, error) {
-	if !social.IsID(postID) {
-		return social.Audience{}, nil
-	}
-	var only, not *redis.StringSliceCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		only = p.SMembers(ctx, s.keys.PostOnlyTo(postID))
-		not = p.SMembers(ctx, s.keys.PostNotTo(postID))
-		return nil
-	})
-	if err != nil {
-		return social.Audience{}, fmt.Errorf("load audience of post %s: %w", postID, err)
-	}
-	return social.Audience{OnlyTo: sortIDs(only.Val()), NotTo: sortIDs(not.Val())}, nil
 }
 
 // sortIDs sorts decimal ids numerically.
@@ -551,7 +400,7 @@ func sortIDs(ids []string) []string {
 // resolveMentions returns the ids of the users text mentions as @name
 // (social.Mentions), in order, leaving out unknown names and the author:
 // one round trip when there are any.
-func (s *Store) resolveMentions(ctx context.Context, authorID, text string) ([]string, error) {
+func (s *DB) resolveMentions(ctx context.Context, authorID, text string) ([]string, error) {
 	names := social.Mentions(text)
 	if len(names) == 0 {
 		return nil, nil

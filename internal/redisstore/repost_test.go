@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,33 +144,56 @@ func TestPlainRepostIsOnePerUser(t *testing.T) {
 
 // A claim whose repost is not written yet is a write in progress
 // (CONFLICT) for a while; after that its writer is taken for dead and the
-// next plain repost takes it over.
+// next plain repost takes it over. The claim's age is Redis's to tell:
+// a gateway whose clock is an hour ahead or behind judges it the same.
 func TestPlainRepostUnwrittenClaim(t *testing.T) {
-	s, rdb := feedStore(t)
-	var clock atomic.Int64
-	clock.Store(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).UnixMilli())
-	s.SetClock(func() time.Time { return time.UnixMilli(clock.Load()) })
-	ctx := context.Background()
-	u := feedUsers(t, s, 2)
-	orig := feedPost(t, s, u[0], social.NewPost{})
-	claim := fmt.Sprintf("999999|%d", clock.Load())
-	feedOK(t, rdb.HSet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1], claim).Err())
-	if _, err := s.CreatePost(ctx, u[1], social.NewPost{RepostOf: orig.ID}); !social.IsCode(err, social.Conflict) {
-		t.Fatalf("while the claim is fresh: %v, want CONFLICT", err)
+	tests := []struct {
+		name     string
+		skew     time.Duration // the gateway's clock minus Redis's
+		age      time.Duration // the claim's age by Redis's clock
+		takeOver bool
+	}{
+		{"fresh claim", 0, 0, false},
+		{"stale claim", 0, 11 * time.Second, true},
+		{"fresh claim, gateway clock ahead", time.Hour, time.Second, false},
+		{"stale claim, gateway clock behind", -time.Hour, 11 * time.Second, true},
+		{"fresh claim, gateway clock behind", -time.Hour, time.Second, false},
 	}
-	clock.Add((11 * time.Second).Milliseconds())
-	p, err := s.CreatePost(ctx, u[1], social.NewPost{RepostOf: orig.ID})
-	feedOK(t, err)
-	if p.ID == "999999" || !p.Plain() {
-		t.Fatalf("repost = %+v", p)
-	}
-	if got := rdb.HGet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1]).Val(); !strings.HasPrefix(got, p.ID+"|") {
-		t.Fatalf("claim = %s, want %s's", got, p.ID)
-	}
-	m, err := s.Marks(ctx, u[1], []string{orig.ID})
-	feedOK(t, err)
-	if !m[0].Reposted {
-		t.Fatal("not marked reposted")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, rdb := feedStore(t)
+			s.SetClock(func() time.Time { return time.Now().Add(tc.skew) })
+			ctx := context.Background()
+			u := feedUsers(t, s, 2)
+			orig := feedPost(t, s, u[0], social.NewPost{})
+			now, err := rdb.Time(ctx).Result()
+			feedOK(t, err)
+			claim := fmt.Sprintf("999999|%d", now.Add(-tc.age).UnixMilli())
+			feedOK(t, rdb.HSet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1], claim).Err())
+			p, err := s.CreatePost(ctx, u[1], social.NewPost{RepostOf: orig.ID})
+			if !tc.takeOver {
+				if !social.IsCode(err, social.Conflict) {
+					t.Fatalf("repost = %+v, %v; want CONFLICT", p, err)
+				}
+				return
+			}
+			feedOK(t, err)
+			if p.ID == "999999" || !p.Plain() {
+				t.Fatalf("repost = %+v", p)
+			}
+			// The new claim is dated by Redis's clock, not the gateway's.
+			got := rdb.HGet(ctx, s.Keys().PostPlainReposts(orig.ID), u[1]).Val()
+			id, at, _ := strings.Cut(got, "|")
+			ms, _ := strconv.ParseInt(at, 10, 64)
+			if d := time.UnixMilli(ms).Sub(now); id != p.ID || d < -time.Minute || d > time.Minute {
+				t.Fatalf("claim = %s (%v from Redis's clock), want %s's, dated by Redis", got, d, p.ID)
+			}
+			m, err := s.Marks(ctx, u[1], []string{orig.ID})
+			feedOK(t, err)
+			if !m[0].Reposted {
+				t.Fatal("not marked reposted")
+			}
+		})
 	}
 }
 

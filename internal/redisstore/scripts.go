@@ -34,10 +34,11 @@ var (
 	commonSampleScript = newScript("common_sample.lua", "sample")
 	edgePageScript     = newScript("edge_page.lua")
 
-	// Posts and fan-out (post.go, delivery.go).
+	// Posts and fan-out (post.go, post_delete.go, fanout.go).
 	postScript         = newScript("post.lua")
 	repostLinkScript   = newScript("repost_link.lua")
 	repostClaimScript  = newScript("repost_claim.lua")
+	claimAgeScript     = newScript("repost_claim_age.lua")
 	repostUnlinkScript = newScript("repost_unlink.lua")
 	authorPostScript   = newScript("author_post.lua", "home")
 	// deliverBatchScript delivers to recipients of any slots of one server:
@@ -49,12 +50,12 @@ var (
 	deliverBatchClusterScript = newScriptFlags("deliver_batch.lua", "allow-cross-slot-keys", "home")
 	followerPageScript        = newScript("follower_page.lua")
 
-	// Home timelines (home.go).
+	// Home timelines (timeline_home.go, timeline_homelist.go).
 	homePageScript  = newScript("home_page.lua", "cursor", "home", "allow")
 	homeMergeScript = newScript("home_merge.lua", "home", "allow")
 	homePurgeScript = newScript("home_purge.lua", "home", "allow")
 
-	// Shared settings (feed.go).
+	// Shared settings (config.go).
 	feedClaimScript = newScript("feed_claim.lua")
 
 	// Notifications (notes.go).
@@ -66,7 +67,7 @@ var (
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")
 
-	// Likes and comments (engagement.go, page.go).
+	// Likes and comments (engagement_likes.go, engagement_comments.go).
 	likeScript          = newScript("like.lua")
 	addCommentScript    = newScript("add_comment.lua")
 	deleteCommentScript = newScript("delete_comment.lua")
@@ -75,7 +76,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS
@@ -105,7 +106,7 @@ func newScriptFlags(name, flags string, libs ...string) *redis.Script {
 var allScripts, clusterScripts []*redis.Script
 
 // scriptsToLoad are the scripts that run on the store's Redis.
-func (s *Store) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
+func (s *DB) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
 	if s.cluster() {
 		return append(slices.Clip(scripts), clusterScripts...)
 	}
@@ -116,7 +117,7 @@ func (s *Store) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
 // Cluster, into every master's), so no call pays a NOSCRIPT round trip
 // first: a start-up warm-up, and what round-trip tests run before they
 // count.
-func (s *Store) LoadScripts(ctx context.Context) error {
+func (s *DB) LoadScripts(ctx context.Context) error {
 	for _, sc := range s.scriptsToLoad(allScripts) {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return fmt.Errorf("load script: %w", err)
@@ -151,7 +152,7 @@ func mustLua(path string) []byte {
 // (a pipeline cannot fall back on NOSCRIPT itself). When Redis has lost its
 // script cache (a restart, a failover), it loads the scripts and runs the
 // pipeline again: everything this package pipelines is idempotent.
-func (s *Store) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
+func (s *DB) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
 	cmds, err := s.rdb.Pipelined(ctx, fn)
 	if err == nil || !noScript(cmds) {
 		return cmds, err

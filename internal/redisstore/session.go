@@ -12,12 +12,16 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-var _ auth.SessionStore = (*Store)(nil)
+// SessionService keeps refresh-token families and the access-token
+// denylist (auth.SessionStore, live.Sessions).
+type SessionService struct{ *DB }
+
+var _ auth.SessionStore = (*SessionService)(nil)
 
 // CreateSession stores a new refresh-token family (idempotent HSET): its
 // user, the hash of its current token and the key its successors are
 // derived with.
-func (s *Store) CreateSession(ctx context.Context, family, userID, tokenHash, key string, ttl time.Duration) error {
+func (s *SessionService) CreateSession(ctx context.Context, family, userID, tokenHash, key string, ttl time.Duration) error {
 	k := s.keys.Session(family)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, k, "uid", userID, "cur", tokenHash, "key", key)
@@ -32,7 +36,7 @@ func (s *Store) CreateSession(ctx context.Context, family, userID, tokenHash, ke
 
 // SessionKey implements auth.SessionStore: "" for a family created before
 // successor keys existed, NOT_FOUND for one that is gone.
-func (s *Store) SessionKey(ctx context.Context, family string) (string, error) {
+func (s *SessionService) SessionKey(ctx context.Context, family string) (string, error) {
 	v, err := s.rdb.HMGet(ctx, s.keys.Session(family), "uid", "key").Result()
 	if err != nil {
 		return "", fmt.Errorf("load session key: %w", err)
@@ -49,7 +53,7 @@ var (
 )
 
 // RotateSession implements auth.SessionStore.
-func (s *Store) RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (string, error) {
+func (s *SessionService) RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (string, error) {
 	res, err := rotateScript.Run(ctx, s.rdb, []string{s.keys.Session(family)},
 		oldHash, newHash, ttl.Milliseconds(), grace.Milliseconds()).Text()
 	if err != nil {
@@ -65,12 +69,12 @@ func (s *Store) RotateSession(ctx context.Context, family, oldHash, newHash stri
 }
 
 // RevokeSession deletes a refresh-token family.
-func (s *Store) RevokeSession(ctx context.Context, family string) error {
+func (s *SessionService) RevokeSession(ctx context.Context, family string) error {
 	return s.rdb.Del(ctx, s.keys.Session(family)).Err()
 }
 
 // DenyToken denies an access token id until it would have expired anyway.
-func (s *Store) DenyToken(ctx context.Context, jti string, until time.Time) error {
+func (s *SessionService) DenyToken(ctx context.Context, jti string, until time.Time) error {
 	ttl := time.Until(until)
 	if ttl <= 0 {
 		return nil
@@ -80,7 +84,7 @@ func (s *Store) DenyToken(ctx context.Context, jti string, until time.Time) erro
 
 // Revoked implements auth.SessionStore with one pipelined round trip: the
 // token is denied, its family is gone, or its user no longer exists.
-func (s *Store) Revoked(ctx context.Context, jti, family, userID string) (bool, error) {
+func (s *SessionService) Revoked(ctx context.Context, jti, family, userID string) (bool, error) {
 	var denied, live, user *redis.IntCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		denied = p.Exists(ctx, s.keys.Denied(jti))

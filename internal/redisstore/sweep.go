@@ -25,7 +25,7 @@ const sweepBatch = 1000
 // it finished. The fan-out workers run it periodically (cmd/internal/app),
 // so an actor who never comes back does not leave a half edge for ever.
 // Several sweepers at once are harmless: every step is idempotent.
-func (s *Store) SweepPending(ctx context.Context) (int, error) {
+func (s *DB) SweepPending(ctx context.Context) (int, error) {
 	now := s.now().UnixMilli()
 	regs, err := s.sweepRegistrations(ctx, now)
 	if err != nil {
@@ -35,7 +35,7 @@ func (s *Store) SweepPending(ctx context.Context) (int, error) {
 	return regs + edits, err
 }
 
-func (s *Store) sweepRegistrations(ctx context.Context, now int64) (int, error) {
+func (s *DB) sweepRegistrations(ctx context.Context, now int64) (int, error) {
 	pending, err := s.rdb.HGetAll(ctx, s.keys.RegPending()).Result()
 	if err != nil {
 		return 0, fmt.Errorf("sweep registrations: %w", err)
@@ -58,7 +58,7 @@ func (s *Store) sweepRegistrations(ctx context.Context, now int64) (int, error) 
 	return n, nil
 }
 
-func (s *Store) sweepGraphEdits(ctx context.Context, now int64) (int, error) {
+func (s *DB) sweepGraphEdits(ctx context.Context, now int64) (int, error) {
 	cutoff := now - graphGrace.Milliseconds()
 	n := 0
 	var errs []error
@@ -116,7 +116,7 @@ func (s *Store) sweepGraphEdits(ctx context.Context, now int64) (int, error) {
 // finishEdits runs again actor's pending edits that started at or before
 // cutoff, and returns how many it finished and how many are left (still
 // running, or failed again).
-func (s *Store) finishEdits(ctx context.Context, actor string, pending map[string]string, cutoff int64) (finished, left int, err error) {
+func (s *DB) finishEdits(ctx context.Context, actor string, pending map[string]string, cutoff int64) (finished, left int, err error) {
 	var errs []error
 	for other, v := range pending {
 		op, at, _ := strings.Cut(v, ":")

@@ -6,10 +6,106 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/socialgw/gateway/internal/social"
 )
+
+// TimelineService reads pages of posts: home timelines (HomePage), users'
+// own posts (UserPage, UserPages), and the lists a page shows (ListPages,
+// lists.go); graph.Posts' reads, live.Store's replays and the loaders'
+// pages. The read path of a page, in the order it runs:
+//
+//   - timeline.go: the entry points, the cursors and the page rounds;
+//   - timeline_home.go: the home reader (readHome), which merges the home
+//     list with the pulled authors' own posts;
+//   - timeline_homelist.go: the list rounds (the page script) and the
+//     rebuild of an expired list (fillHome);
+//   - timeline_newer.go: pages newer than a cursor (timeline(before:));
+//   - timeline_user.go: users' own posts (readUserPosts);
+//   - post_read.go: the visibility check every candidate passes;
+//   - timeline_fetch.go: what a page brings along in the same pipeline
+//     (authors, counters, the viewer's marks, first comments), each read
+//     by its row reader in rows.go.
+type TimelineService struct{ *DB }
+
+// HomePage returns a page of viewerID's home timeline with what w asks for.
+func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+	f := s.newPageFetch(viewerID, w, p.First)
+	c, err := s.readHome(ctx, viewerID, p, f)
+	if err != nil {
+		return nil, err
+	}
+	return f.finish(ctx, c)
+}
+
+// UserPage returns a page of userID's own posts, as viewerID may see them,
+// with what w asks for.
+func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+	pages, errs := s.UserPages(ctx, viewerID, []social.UserPageKey{{User: userID, Page: p, Wants: w}})
+	if len(pages) == 0 {
+		return nil, errs[0]
+	}
+	return pages[0], errs[0]
+}
+
+// UserPages reads pages of several users' own posts at once, in the round
+// trips of one page (readUserPosts): the lists of a query level that ask
+// for User.posts. Pages that want different things are read one group
+// after the other.
+func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error) {
+	out := make([]*social.Page, len(keys))
+	errs := make([]error, len(keys))
+	groups := map[social.PageWants][]int{}
+	var order []social.PageWants
+	for i, k := range keys {
+		if _, ok := groups[k.Wants]; !ok {
+			order = append(order, k.Wants)
+		}
+		groups[k.Wants] = append(groups[k.Wants], i)
+	}
+	for _, w := range order {
+		at := groups[w]
+		reqs := make([]social.UserPageKey, len(at))
+		posts := 0
+		for j, i := range at {
+			reqs[j] = keys[i]
+			posts += keys[i].Page.First
+		}
+		f := s.newPageFetch(viewerID, w, posts)
+		conns, cerrs := s.readUserPosts(ctx, viewerID, reqs, f)
+		if len(conns) == 0 {
+			return nil, cerrs
+		}
+		// One stage 3 for all the pages: the page maps are keyed by post
+		// and user id, so the pages share them.
+		var all social.Connection[*social.Post]
+		for _, c := range conns {
+			all.Items = append(all.Items, c.Items...)
+		}
+		shared, err := f.finish(ctx, all)
+		if err != nil {
+			return nil, []error{err}
+		}
+		for j, i := range at {
+			if errs[i] = cerrs[j]; errs[i] == nil {
+				pg := *shared
+				pg.Posts = conns[j]
+				out[i] = &pg
+			}
+		}
+	}
+	return out, errs
+}
+
+// ForgetHome drops u's home list and mark, as their expiry does in hybrid
+// mode INACTIVE_DAYS after u's last read: fan-out then skips u, and u's
+// next read rebuilds the list. For seeding data sets with inactive users,
+// and for tests; nothing else needs it, as Redis expires the keys.
+func (s *TimelineService) ForgetHome(ctx context.Context, u string) error {
+	if err := s.rdb.Del(ctx, s.keys.Home(u), s.keys.HomeMark(u)).Err(); err != nil {
+		return fmt.Errorf("forget home timeline of %s: %w", u, err)
+	}
+	return nil
+}
 
 // Timeline cursors are the id of the last post shown; the next page is the
 // posts with a smaller id. Ids only grow, so posts arriving while a reader
@@ -68,136 +164,6 @@ const (
 func candidates(first, round int) int {
 	n := (first + 1 + first/4 + 2) << round
 	return min(n, maxCandidate)
-}
-
-// userPosts is the state of reading one page of a user's own posts.
-type userPosts struct {
-	user      string
-	first     int
-	before    int64
-	err       error
-	done      bool // blocked, or enough read, or nothing more to read
-	blocked   bool // a block stands either way: the page is empty
-	exhausted bool // the user has nothing more below before
-	scanned   bool // candidates were read
-	count     int  // candidates this round reads
-	ids       *redis.StringSliceCmd
-	blocks    [2]*redis.BoolCmd
-	out       []*social.Post
-}
-
-// readUserPosts reads one page of each request's user's own posts, as
-// viewerID may see them, newest first; f, when set, is what the pages bring
-// along (page.go), queued with the visibility check of the candidates.
-//
-// The pages are read together, round by round: each round costs two round
-// trips for all of them, the page of UserPosts of each user still open
-// (ZREVRANGE BYSCORE below its cursor; on the first round with the
-// viewer's block flags for the user, which end that page at once), then
-// the visibility of all those posts.
-func (s *Store) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
-	pages := make([]*userPosts, len(reqs))
-	for i, r := range reqs {
-		before, err := timelineCursor(r.Page)
-		pages[i] = &userPosts{user: r.User, first: r.Page.First, before: before, err: err, done: err != nil || !social.IsID(r.User)}
-	}
-	for round := 0; round < pageRounds; round++ {
-		open := pages[:0:0]
-		for _, pg := range pages {
-			if pg.done {
-				continue
-			}
-			// The first read of a page is what its size asks for; later
-			// ones spend the operation's read budget.
-			if pg.count = candidates(pg.first, round); round > 0 {
-				if pg.count = social.TakeReadBudget(ctx, pg.count); pg.count == 0 {
-					pg.done = true
-					continue
-				}
-			}
-			open = append(open, pg)
-		}
-		if len(open) == 0 {
-			break
-		}
-		_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-			for _, pg := range open {
-				pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
-					Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count),
-				})
-				if round == 0 && viewerID != "" && viewerID != pg.user {
-					pg.blocks = [2]*redis.BoolCmd{
-						pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
-						pl.SIsMember(ctx, s.keys.BlockedBy(viewerID), pg.user),
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, []error{fmt.Errorf("load posts of %d users: %w", len(open), err)}
-		}
-		var ids, authors []string
-		var from []*userPosts
-		for _, pg := range open {
-			if b := pg.blocks; b[0] != nil && (b[0].Val() || b[1].Val()) {
-				pg.done, pg.blocked = true, true
-				continue
-			}
-			pg.blocks = [2]*redis.BoolCmd{}
-			read := pg.ids.Val()
-			pg.exhausted = len(read) < pg.count
-			if len(read) == 0 {
-				pg.done = true
-				continue
-			}
-			for _, id := range read {
-				ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
-			}
-			pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
-			pg.scanned = true
-		}
-		if len(ids) == 0 {
-			break
-		}
-		// Extras only for the first round's candidates: a page whose
-		// candidates are mostly hidden must not pay them for every post it
-		// reads; stage 3 fills in what later rounds' posts lack.
-		extra := f
-		if round > 0 {
-			extra = nil
-		}
-		posts, err := s.visiblePosts(ctx, viewerID, ids, authors, extra)
-		if err != nil {
-			return nil, []error{err}
-		}
-		for i, post := range posts {
-			if post != nil {
-				from[i].out = append(from[i].out, post)
-			}
-		}
-		for _, pg := range open {
-			pg.done = pg.done || pg.exhausted || len(pg.out) > pg.first
-		}
-	}
-	out := make([]social.Connection[*social.Post], len(pages))
-	errs := make([]error, len(pages))
-	for i, pg := range pages {
-		if pg.err != nil {
-			errs[i] = pg.err
-			continue
-		}
-		if !pg.blocked {
-			out[i] = postPage(pg.out, pg.first, !pg.exhausted)
-			if pg.scanned && !pg.exhausted && len(pg.out) <= pg.first {
-				// Short: the rounds or the operation's read budget ran out
-				// while the candidates read were hidden. Go on from the
-				// last one read.
-				out[i].HasNext, out[i].End = true, postCursor(strconv.FormatInt(pg.before, 10))
-			}
-		}
-	}
-	return out, errs
 }
 
 // postPage makes a page of up to first posts. HasNext is true when a

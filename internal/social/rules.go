@@ -85,6 +85,46 @@ func ValidateNewPost(in NewPost) (content string, vis Visibility, audience []str
 	return content, vis, audience, err
 }
 
+// CheckedPost is a new post whose input passed CheckNewPost: its
+// content, audience, location, source and files cleaned.
+type CheckedPost struct {
+	Content    string
+	Visibility Visibility
+	Audience   []string
+	RepostOf   string
+	Location   *Location
+	Source     string
+	Media      []Media
+}
+
+// Plain reports a plain repost: one with an original and no content.
+func (p CheckedPost) Plain() bool { return p.RepostOf != "" && p.Content == "" }
+
+// CheckNewPost applies every rule of a new post's input: its content and
+// audience (ValidateNewPost), its location and source
+// (ValidatePostExtras), its files' alt texts (ValidateMedia), and the
+// form of the original's id (an id that cannot exist is NOT_FOUND, as a
+// missing post).
+func CheckNewPost(in NewPost) (CheckedPost, error) {
+	content, vis, audience, err := ValidateNewPost(in)
+	if err != nil {
+		return CheckedPost{}, err
+	}
+	loc, source, err := ValidatePostExtras(in.Location, in.Source)
+	if err != nil {
+		return CheckedPost{}, err
+	}
+	files, err := ValidateMedia(in.Media)
+	if err != nil {
+		return CheckedPost{}, err
+	}
+	if in.RepostOf != "" && !IsID(in.RepostOf) {
+		return CheckedPost{}, Errorf(NotFound, "post %s not found", in.RepostOf)
+	}
+	return CheckedPost{Content: content, Visibility: vis, Audience: audience, RepostOf: in.RepostOf,
+		Location: loc, Source: source, Media: files}, nil
+}
+
 // ValidatePostExtras checks and cleans where a post says it was made from
 // and with which client.
 func ValidatePostExtras(loc *Location, source string) (*Location, string, error) {

@@ -118,7 +118,7 @@ type Feed struct {
 	mode         string
 	inactiveDays int
 	// Reclaim records this process's timeline settings in Redis over
-	// those of the running deployment (redisstore.Store.ClaimFeed).
+	// those of the running deployment (redisstore.DB.ClaimFeed).
 	Reclaim bool
 }
 
@@ -197,21 +197,21 @@ func ParseWorker(args []string, getenv func(string) string, out io.Writer) (*Wor
 	return c, c.Feed.Finish()
 }
 
-// NewWorker returns a fan-out worker pool over every shard of the store's
-// job queue.
-func NewWorker(rdb redis.UniversalClient, store *redisstore.Store, cfg fanout.Config, log *slog.Logger) (*fanout.Pool, error) {
-	return fanout.NewPool(rdb, cfg, store.FanoutQueue(), store.HandleFanoutJob, log)
+// NewWorker returns a fan-out worker pool over every shard of the fan-out
+// service's job queue.
+func NewWorker(rdb redis.UniversalClient, jobs *redisstore.FanoutService, cfg fanout.Config, log *slog.Logger) (*fanout.Pool, error) {
+	return fanout.NewPool(rdb, cfg, jobs.FanoutQueue(), jobs.HandleFanoutJob, log)
 }
 
-// sweepEvery is how often a worker process runs Store.SweepPending.
+// sweepEvery is how often a worker process runs DB.SweepPending.
 const sweepEvery = time.Minute
 
 // StartWorker runs w in the background until ctx ends, and with it a
 // periodic sweep of the store's abandoned multi-slot writes
-// (Store.SweepPending). The returned stop cancels both and waits, at most
+// (DB.SweepPending). The returned stop cancels both and waits, at most
 // timeout, for the jobs the worker is running to finish; a job cut off is
 // claimed again later by a worker.
-func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.Store, log *slog.Logger) (stop func(timeout time.Duration)) {
+func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log *slog.Logger) (stop func(timeout time.Duration)) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -232,7 +232,7 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.Store, l
 }
 
 // sweep runs store.SweepPending every sweepEvery until ctx ends.
-func sweep(ctx context.Context, store *redisstore.Store, log *slog.Logger) {
+func sweep(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
 	tick := time.NewTicker(sweepEvery)
 	defer tick.Stop()
 	for {
@@ -264,12 +264,12 @@ func Main(name string, run func(ctx context.Context) error) {
 }
 
 // ClaimFeed records or checks the timeline settings every gateway and
-// worker of a deployment shares (redisstore.Store.ClaimFeed): settings
+// worker of a deployment shares (redisstore.DB.ClaimFeed): settings
 // that differ are returned at once, and the command stops. When Redis
 // does not answer yet (the command starts anyway, as ConnectRedis says),
 // the check is tried again every second in the background, and settings
 // found to differ then arrive on the channel, for the command to stop on.
-func ClaimFeed(ctx context.Context, store *redisstore.Store, reclaim bool, log *slog.Logger) (<-chan error, error) {
+func ClaimFeed(ctx context.Context, store *redisstore.DB, reclaim bool, log *slog.Logger) (<-chan error, error) {
 	later := make(chan error, 1)
 	err := store.ClaimFeed(ctx, reclaim)
 	if err == nil || errors.Is(err, redisstore.ErrSettingsDiffer) {

@@ -4,6 +4,17 @@
 -- succeeded: it answers OK and writes nothing, and the list never holds an
 -- id twice.
 --
+-- With the comment it writes its retry mark (CommentRetry), which the
+-- caller deletes once the comment's notification job is queued (in
+-- another slot, so not here). A mark already there is an earlier call of
+-- the same comment whose job may not have been queued: the script writes
+-- nothing and answers that comment's id, for the caller to queue its job
+-- and answer it.
+--
+-- KEYS: Post, PostComment(id), PostComments, CommentRetry. ARGV: the id,
+-- the mark's TTL (ms), then the hash's fields and values. Returns OK, GONE
+-- or the id of the earlier comment.
+--
 -- The list is kept sorted by id, descending, which is what lets a cursor
 -- (a comment id) find its place by binary search. Ids are handed out
 -- before this script runs, so two concurrent comments may arrive out of
@@ -12,7 +23,10 @@
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'OK' end
-redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+local earlier = redis.call('GET', KEYS[4])
+if earlier then return earlier end
+redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[2], unpack(ARGV, 3))
 local id = tonumber(ARGV[1])
 local head = redis.call('LINDEX', KEYS[3], 0)
 if not head or tonumber(head) < id then

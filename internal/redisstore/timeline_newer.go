@@ -34,7 +34,7 @@ import (
 
 // newerPage is the state of reading one newer page.
 type newerPage struct {
-	s       *Store
+	s       *DB
 	viewer  string
 	first   int
 	after   int64 // everything up to here was read: the next round reads above it
@@ -50,7 +50,7 @@ type newerPage struct {
 	out     []*social.Post
 }
 
-func (s *Store) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+func (s *DB) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	after, err := parseCursor(p.Before)
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
@@ -196,8 +196,39 @@ func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, er
 	if err != nil {
 		return false, err
 	}
-	items := n.pending
-	bound, more := int64(0), false
+	items, bound, more, err := n.collect(list, k)
+	if err != nil {
+		return false, err
+	}
+	slices.SortFunc(items, func(a, b homeItem) int { return cmp.Compare(a.id, b.id) })
+	n.pending = items[:0]
+	for _, it := range items {
+		if (more && it.id > bound) || (len(n.pending) > 0 && it.id == n.pending[len(n.pending)-1].id) {
+			continue
+		}
+		n.pending = append(n.pending, it)
+	}
+	switch {
+	case more:
+		n.after = bound
+	case n.below:
+		// Everything below the floor is read: go on above it, in the list
+		// and the pulled authors' timelines.
+		n.below = false
+		n.after = max(n.after, n.floor-1)
+		n.open(nil)
+	default:
+		return true, nil
+	}
+	return false, nil
+}
+
+// collect adds the candidates a round read (the list's reply, the open
+// sources') to those in hand. more says a source may hold more, and bound
+// is then the lowest newest-read id of such a source: the candidates above
+// it are not certainly next.
+func (n *newerPage) collect(list *redis.Cmd, k int) (items []homeItem, bound int64, more bool, err error) {
+	items = n.pending
 	limit := func(last int64) {
 		if !more || last < bound {
 			more, bound = true, last
@@ -206,7 +237,7 @@ func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, er
 	if list != nil {
 		r, err := parseListRound(list)
 		if err != nil {
-			return false, err
+			return nil, 0, false, err
 		}
 		for _, it := range r.entries {
 			if it.id >= n.floor {
@@ -234,27 +265,7 @@ func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, er
 		}
 		src.cmd = nil
 	}
-	slices.SortFunc(items, func(a, b homeItem) int { return cmp.Compare(a.id, b.id) })
-	n.pending = items[:0]
-	for _, it := range items {
-		if (more && it.id > bound) || (len(n.pending) > 0 && it.id == n.pending[len(n.pending)-1].id) {
-			continue
-		}
-		n.pending = append(n.pending, it)
-	}
-	switch {
-	case more:
-		n.after = bound
-	case n.below:
-		// Everything below the floor is read: go on above it, in the list
-		// and the pulled authors' timelines.
-		n.below = false
-		n.after = max(n.after, n.floor-1)
-		n.open(nil)
-	default:
-		return true, nil
-	}
-	return false, nil
+	return items, bound, more, nil
 }
 
 // check checks the k nearest candidates in hand for the viewer and adds

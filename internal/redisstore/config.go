@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/socialgw/gateway/internal/fanout"
 )
 
 // FeedMode chooses how posts reach home timelines (docs/fanout.md).
@@ -110,24 +108,8 @@ func (c FeedConfig) Validate() error {
 	return nil
 }
 
-// FanoutQueue returns the stream and dead-letter stream of each shard of
-// the fan-out queue.
-func (s *Store) FanoutQueue() []fanout.Queue {
-	out := make([]fanout.Queue, s.feed.FanoutShards)
-	for i := range out {
-		out[i] = fanout.Queue{Stream: s.keys.FanoutShard(i), Dead: s.keys.FanoutDeadShard(i), Alive: s.keys.FanoutAliveShard(i)}
-	}
-	return out
-}
-
-// fanoutStream is the stream of a post's jobs.
-func (s *Store) fanoutStream(postID string) string {
-	id, _ := strconv.ParseUint(postID, 10, 64)
-	return s.keys.FanoutShard(int(id % uint64(s.feed.FanoutShards)))
-}
-
 // SetFeed sets the timeline configuration; call it before serving.
-func (s *Store) SetFeed(c FeedConfig) error {
+func (s *DB) SetFeed(c FeedConfig) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -139,12 +121,12 @@ func (s *Store) SetFeed(c FeedConfig) error {
 }
 
 // Feed returns the timeline configuration.
-func (s *Store) Feed() FeedConfig { return s.feed }
+func (s *DB) Feed() FeedConfig { return s.feed }
 
 // ActiveEvery is how stale a reader's activity mark may get before a read
 // writes it again: a write per hour at most, not per read. A live reader
 // reads this often to stay active.
-func (s *Store) ActiveEvery() time.Duration {
+func (s *DB) ActiveEvery() time.Duration {
 	return min(time.Hour, s.feed.InactiveAfter/4)
 }
 
@@ -156,7 +138,7 @@ func (s *Store) ActiveEvery() time.Duration {
 // together. A mismatch is an error naming each setting by its variable;
 // reclaim records this process's settings instead (an intended change,
 // with the other processes stopped).
-func (s *Store) ClaimFeed(ctx context.Context, reclaim bool) error {
+func (s *DB) ClaimFeed(ctx context.Context, reclaim bool) error {
 	c := s.feed
 	args := []any{boolArg(reclaim),
 		"FANOUT_MODE", string(c.Mode),

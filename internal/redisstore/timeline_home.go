@@ -3,12 +3,9 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -58,38 +55,12 @@ import (
 // Push and pull modes keep lists for good (a read removes a TTL left by
 // hybrid mode).
 
-// ForgetHome drops u's home list and mark, as their expiry does in hybrid
-// mode INACTIVE_DAYS after u's last read: fan-out then skips u, and u's
-// next read rebuilds the list. For seeding data sets with inactive users,
-// and for tests; nothing else needs it, as Redis expires the keys.
-func (s *Store) ForgetHome(ctx context.Context, u string) error {
-	if err := s.rdb.Del(ctx, s.keys.Home(u), s.keys.HomeMark(u)).Err(); err != nil {
-		return fmt.Errorf("forget home timeline of %s: %w", u, err)
-	}
-	return nil
-}
-
-// homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
-// mode, none (0) in the others.
-func (s *Store) homeTTL() int64 {
-	if s.feed.Mode == Hybrid {
-		return s.feed.InactiveAfter.Milliseconds()
-	}
-	return 0
-}
-
 // homeEntry is the home-list entry of a post.
 func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
 
-// homeKeys are the keys of u's home scripts, in the order they name them.
-func (s *Store) homeKeys(u string) []string {
-	k := s.keys
-	return []string{k.Home(u), k.HomeMark(u), k.Following(u), k.Mutes(u), k.CelebFollowing(u)}
-}
-
 // readHome reads one page of viewerID's home timeline: their own posts and
 // those of the users they follow, newest first, as they may see them; f,
-// when set, is what the page brings along (page.go), queued with the
+// when set, is what the page brings along (timeline_fetch.go), queued with the
 // visibility check of the candidates.
 //
 // A page merges up to three sources, newest first:
@@ -112,7 +83,7 @@ func (s *Store) homeKeys(u string) []string {
 // authors add one pipeline; a hybrid reader coming back after inactivity,
 // and every first page in pull mode, first fill the list (three more:
 // following list, pull pipeline, merge script).
-func (s *Store) readHome(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+func (s *DB) readHome(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	before, err := timelineCursor(p)
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
@@ -133,7 +104,7 @@ func (s *Store) readHome(ctx context.Context, viewerID string, p social.PageRequ
 
 // homePage is the state of reading one home page.
 type homePage struct {
-	s         *Store
+	s         *DB
 	viewer    string
 	first     int
 	before    int64 // everything newer was read: the next round reads below it
@@ -158,17 +129,6 @@ type pullSource struct {
 	done   bool
 }
 
-// listRound is the reply of homePageScript.
-type listRound struct {
-	need      string // "", "rebuild" or "pull"
-	followees []string
-	marks     [3]int64 // pull, pullprev, pullat
-	floor     int64
-	exhausted bool
-	entries   []homeItem
-	pulled    []string
-}
-
 // homeItem is a home-list entry.
 type homeItem struct {
 	id     int64
@@ -176,8 +136,7 @@ type homeItem struct {
 }
 
 func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
-	s := h.s
-	list, err := s.firstListRound(ctx, h.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
+	list, err := h.s.firstListRound(ctx, h.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
 		return h.queueList(ctx, p, candidates(h.first, 0), mayPull)
 	})
 	if err != nil {
@@ -195,46 +154,12 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 	for round := 0; round < pageRounds && len(h.out) <= h.first; round++ {
 		k := candidates(h.first-len(h.out), round)
 		if !readAll && len(h.pending) < k {
-			n := candidates(h.first, round)
-			if round > 0 {
-				list = nil
-				// Later reads spend the operation's read budget, one
-				// candidate per entry each open source may return, and
-				// read no more than it granted.
-				reads := h.openReads()
-				got := social.TakeReadBudget(ctx, n*reads)
-				if got == 0 {
-					spent = true
-					break
-				}
-				n = max(1, got/reads)
-			}
-			// One pipeline: the list (after round 0) and every open source.
-			var cmd *redis.Cmd
-			queued := false
-			_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-				cmd, queued = nil, false
-				if round > 0 && !h.below && !h.listDone {
-					cmd, queued = h.queueList(ctx, p, n, false), true
-				}
-				if h.queueSources(ctx, p, n) > 0 {
-					queued = true
-				}
-				if !queued {
-					return errNothingQueued
-				}
-				return nil
-			})
-			if err != nil && err != errNothingQueued {
+			if readAll, spent, err = h.readMore(ctx, round, list); err != nil {
 				return social.Connection[*social.Post]{}, err
 			}
-			if cmd != nil {
-				if list, err = parseListRound(cmd); err != nil {
-					return social.Connection[*social.Post]{}, err
-				}
-				h.useList(list)
+			if spent {
+				break
 			}
-			readAll = h.take(list, n)
 		}
 		if len(h.pending) == 0 {
 			if readAll {
@@ -246,6 +171,56 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 			return social.Connection[*social.Post]{}, err
 		}
 	}
+	return h.page(readAll, spent), nil
+}
+
+// readMore reads a round's candidates: on round 0 those of the first list
+// round (list), later one pipeline of the list and every open source.
+// readAll says every source is read to its end; spent, that the
+// operation's read budget ran out before anything was read.
+func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (readAll, spent bool, err error) {
+	n := candidates(h.first, round)
+	if round > 0 {
+		list = nil
+		// Later reads spend the operation's read budget, one candidate per
+		// entry each open source may return, and read no more than it
+		// granted.
+		reads := h.openReads()
+		got := social.TakeReadBudget(ctx, n*reads)
+		if got == 0 {
+			return false, true, nil
+		}
+		n = max(1, got/reads)
+	}
+	var cmd *redis.Cmd
+	queued := false
+	_, err = h.s.pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd, queued = nil, false
+		if round > 0 && !h.below && !h.listDone {
+			cmd, queued = h.queueList(ctx, p, n, false), true
+		}
+		if h.queueSources(ctx, p, n) > 0 {
+			queued = true
+		}
+		if !queued {
+			return errNothingQueued
+		}
+		return nil
+	})
+	if err != nil && err != errNothingQueued {
+		return false, false, err
+	}
+	if cmd != nil {
+		if list, err = parseListRound(cmd); err != nil {
+			return false, false, err
+		}
+		h.useList(list)
+	}
+	return h.take(list, n), false, nil
+}
+
+// page makes the page of the posts kept.
+func (h *homePage) page(readAll, spent bool) social.Connection[*social.Post] {
 	c := postPage(h.out, h.first, !readAll || len(h.pending) > 0)
 	if spent && len(h.out) <= h.first {
 		// Short: the next page goes on below the candidates checked, or,
@@ -259,7 +234,7 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 			c.HasNext, c.End = true, postCursor(strconv.FormatInt(at, 10))
 		}
 	}
-	return c, nil
+	return c
 }
 
 // openReads is how many sources a read round after the first reads.
@@ -274,71 +249,6 @@ func (h *homePage) openReads() int {
 		}
 	}
 	return max(n, 1)
-}
-
-// firstListRound runs a page's first list read, queued by queue, filling
-// the list first when the read says it must (a hybrid reader back from
-// inactivity, or pull mode); after one fill it does not ask again, the
-// limit is a guard. Downward and upward pages share it.
-func (s *Store) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
-	for fills := 0; ; fills++ {
-		var cmd *redis.Cmd
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			cmd = queue(p, fills == 0)
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		r, err := parseListRound(cmd)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case r.need == "":
-			return r, nil
-		case fills == 2:
-			return nil, fmt.Errorf("home list still needs a %s after filling it", r.need)
-		}
-		if err := s.fillHome(ctx, viewer, r); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// errNothingQueued ends a pipeline function that had nothing to send.
-var errNothingQueued = errors.New("nothing queued")
-
-// queueList queues homePageScript for one round.
-func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayPull bool) *redis.Cmd {
-	s := h.s
-	cursor := ""
-	if h.before != noCursor {
-		cursor = strconv.FormatInt(h.before, 10)
-	}
-	pull, first := "0", "0"
-	if s.feed.Mode == Pull {
-		pull = "1"
-	}
-	if mayPull && h.firstPage {
-		first = "1"
-	}
-	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL())
-}
-
-// useList takes in what a list read says about the sources.
-func (h *homePage) useList(r *listRound) {
-	h.floor = r.floor
-	h.listDone = r.exhausted
-	if h.sources == nil {
-		h.sources = make([]*pullSource, 0, len(r.pulled))
-		for _, a := range r.pulled {
-			h.sources = append(h.sources, &pullSource{author: a})
-		}
-	}
-	if r.followees != nil {
-		h.followees = r.followees
-	}
 }
 
 // queueSources queues the next read of every open source and returns how
@@ -460,128 +370,4 @@ func (h *homePage) fold(p *social.Post) bool {
 	}
 	h.shown[story] = true
 	return false
-}
-
-// parseListRound reads a homePageScript reply.
-func parseListRound(c *redis.Cmd) (*listRound, error) {
-	res, err := c.Slice()
-	if err != nil {
-		return nil, fmt.Errorf("read home list: %w", err)
-	}
-	bad := fmt.Errorf("read home list: unexpected reply %v", res)
-	if len(res) < 5 {
-		return nil, bad
-	}
-	tag, _ := res[0].(string)
-	r := &listRound{}
-	switch tag {
-	case "rebuild", "pull":
-		r.need = tag
-		r.followees = strs(res[1])
-		for i := range r.marks {
-			s, _ := res[2+i].(string)
-			r.marks[i], _ = strconv.ParseInt(s, 10, 64)
-		}
-		return r, nil
-	case "ok":
-		if len(res) < 6 {
-			return nil, bad
-		}
-		r.floor, _ = res[1].(int64)
-		ex, _ := res[2].(int64)
-		r.exhausted = ex == 1
-		for _, e := range strs(res[3]) {
-			it, ok := parseEntry(e)
-			if ok {
-				r.entries = append(r.entries, it)
-			}
-		}
-		r.pulled = strs(res[4])
-		if f := strs(res[5]); len(f) > 0 {
-			r.followees = f
-		}
-		return r, nil
-	}
-	return nil, bad
-}
-
-// parseEntry reads a home-list entry "<post>:<author>".
-func parseEntry(e string) (homeItem, bool) {
-	post, author, ok := strings.Cut(e, ":")
-	id, err := strconv.ParseInt(post, 10, 64)
-	if !ok || err != nil {
-		return homeItem{}, false
-	}
-	return homeItem{id: id, author: author}, true
-}
-
-// pullGrace is how long a post may take from its id (INCR) to its place in
-// its author's timeline (ZADD) and still be caught by pull mode: a pull
-// starts from the mark of a pull at least this old, so a post whose id is
-// below the newest mark but which arrived just after that pull is read by
-// the next one.
-const pullGrace = 5 * time.Second
-
-// fillHome rebuilds or pulls viewer's home list from the own timelines of
-// the users they follow (and their own): the newest HomeCap posts of each
-// for a rebuild, those newer than the pull mark for a pull. It costs one
-// pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
-func (s *Store) fillHome(ctx context.Context, viewer string, r *listRound) error {
-	from := int64(0)
-	if r.need == "pull" {
-		from = r.marks[1]
-	}
-	authors := append(slices.Clip(r.followees), viewer)
-	cmds := make([]*redis.StringSliceCmd, len(authors))
-	cap := s.feed.HomeCap
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, a := range authors {
-			cmds[i] = p.ZRevRangeByScore(ctx, s.keys.UserPosts(a), &redis.ZRangeBy{
-				Max: "+inf", Min: "(" + strconv.FormatInt(from, 10), Count: int64(cap),
-			})
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("pull followees' posts: %w", err)
-	}
-	var entries []any
-	seen, cut := int64(0), int64(0)
-	for i, c := range cmds {
-		ids := c.Val()
-		for _, id := range ids {
-			entries = append(entries, homeEntry(id, authors[i]))
-		}
-		if len(ids) > 0 {
-			n, _ := strconv.ParseInt(ids[0], 10, 64)
-			seen = max(seen, n)
-		}
-		if len(ids) == cap {
-			// This author may have more: the list is complete only down to
-			// the oldest post read from them.
-			n, _ := strconv.ParseInt(ids[len(ids)-1], 10, 64)
-			cut = max(cut, n)
-		}
-	}
-	mode, floor := "max", int64(0) // a pull that was not cut keeps the floor
-	if cut > 0 {
-		mode, floor = "set", cut
-	} else if from == 0 {
-		mode = "set" // a complete rebuild: the list holds everything
-	}
-	marks := []any{"-", "", ""}
-	if s.feed.Mode == Pull {
-		now := s.now().UnixMilli()
-		pull, prev, at := r.marks[0], r.marks[1], r.marks[2]
-		if now-at >= pullGrace.Milliseconds() {
-			prev, at = pull, now
-		}
-		marks = []any{max(pull, seen), prev, at}
-	}
-	args := append([]any{viewer, cap, mode, floor, "1"}, append(marks, s.homeTTL())...)
-	err = homeMergeScript.Run(ctx, s.rdb, s.homeKeys(viewer)[:4], append(args, entries...)...).Err()
-	if err != nil {
-		return fmt.Errorf("fill home list: %w", err)
-	}
-	return nil
 }

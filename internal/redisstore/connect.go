@@ -1,10 +1,3 @@
-// Package redisstore is the Redis adapter of the gateway: it implements the
-// account, session, social-graph, post and timeline stores on go-redis.
-//
-// Writes are made safe against go-redis's automatic retry of a command whose
-// reply was slow: each one is either naturally idempotent (HSET, ZADD of a
-// fixed score, SADD, DEL) or a Lua script that recognises its own earlier
-// run. docs/data-model.md explains the approach key by key.
 package redisstore
 
 import (
@@ -13,47 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
-
-// Store implements the domain stores on one Redis deployment.
-type Store struct {
-	rdb  redis.UniversalClient
-	keys Keys
-	now  func() time.Time
-	feed FeedConfig // timelines and fan-out (timeline.go)
-	// publishCmd announces live posts: "" (SPUBLISH) or "PUBLISH" (live.go).
-	publishCmd string
-	// files are the media files' blob store (media.go); nil: none.
-	files Files
-}
-
-// New returns a Store over rdb whose keys start with prefix.
-func New(rdb redis.UniversalClient, prefix string) *Store {
-	return &Store{rdb: rdb, keys: NewKeys(prefix), now: time.Now, feed: DefaultFeed()}
-}
-
-// cluster reports whether the store runs on Redis Cluster, where a step
-// that reads two slots must be split.
-func (s *Store) cluster() bool {
-	_, ok := s.rdb.(*redis.ClusterClient)
-	return ok
-}
-
-// Client returns the underlying go-redis client.
-func (s *Store) Client() redis.UniversalClient { return s.rdb }
-
-// Keys returns the key builder of the store.
-func (s *Store) Keys() Keys { return s.keys }
-
-// Ping reports whether Redis answers; /readyz uses it.
-func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
 
 // EachServer runs f on every server that holds data: each master of a
 // cluster (concurrently, as ForEachMaster does), or the one server.
@@ -64,17 +22,6 @@ func EachServer(ctx context.Context, rdb redis.UniversalClient, f func(context.C
 		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return f(ctx, m) })
 	}
 	return f(ctx, rdb)
-}
-
-// DBSize counts the keys of the database, on every master of a cluster.
-func (s *Store) DBSize(ctx context.Context) (int64, error) {
-	var n atomic.Int64
-	err := EachServer(ctx, s.rdb, func(ctx context.Context, c redis.UniversalClient) error {
-		k, err := c.DBSize(ctx).Result()
-		n.Add(k)
-		return err
-	})
-	return n.Load(), err
 }
 
 // Connect opens a client for a redis:// or rediss:// URL; with cluster set
@@ -165,51 +112,4 @@ func (h reloadOnNetError) check(ctx context.Context, err error) {
 	if err != nil && (errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED)) {
 		h.cc.ReloadState(ctx)
 	}
-}
-
-// msTime converts the millisecond timestamps stored in hashes.
-func msTime(s string) time.Time {
-	ms, _ := strconv.ParseInt(s, 10, 64)
-	return time.UnixMilli(ms).UTC()
-}
-
-func msString(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
-
-// isNil reports a missing key or field.
-func isNil(err error) bool { return errors.Is(err, redis.Nil) }
-
-// strs reads an array reply of strings.
-func strs(v any) []string {
-	arr, _ := v.([]any)
-	out := make([]string, 0, len(arr))
-	for _, x := range arr {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// pipelineErr is the error of a pipeline whose commands may answer
-// redis.Nil for a missing key or field: the first other error among the
-// commands sent, or nil.
-func pipelineErr(cmds []redis.Cmder, err error) error {
-	if err == nil || !isNil(err) {
-		return err
-	}
-	for _, c := range cmds {
-		if e := c.Err(); e != nil && !isNil(e) {
-			return e
-		}
-	}
-	return nil
-}
-
-// repeat returns n copies of s.
-func repeat(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
 }

@@ -3,13 +3,18 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"strings"
+	"strconv"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/social"
 )
+
+// FanoutService carries out the fan-out queue's jobs: delivery to home
+// timelines, notifications, deletes (the worker's fanout.Handler).
+type FanoutService struct{ *DB }
 
 // Fan-out: the jobs createPost and deletePost queue on FanoutStream, and
 // what the worker (internal/fanout) does with them. Every step of a job is
@@ -35,7 +40,7 @@ const (
 
 // HandleFanoutJob carries out one fan-out job (the fields of an entry of
 // FanoutStream). An error leaves the job pending, to be retried.
-func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) error {
+func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]string) error {
 	switch job[jobOp] {
 	case opNote:
 		return s.syncNote(ctx, job)
@@ -61,7 +66,7 @@ func (s *Store) HandleFanoutJob(ctx context.Context, job map[string]string) erro
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
-func (s *Store) fanOutPost(ctx context.Context, post, author, repost string) error {
+func (s *DB) fanOutPost(ctx context.Context, post, author, repost string) error {
 	var hash *redis.SliceCmd
 	var followers *redis.IntCmd
 	var listed *redis.FloatCmd
@@ -195,14 +200,14 @@ func (d delivery) toFollowers(ctx context.Context, excluded map[string]bool) err
 
 // delivery is one post on its way to home lists.
 type delivery struct {
-	s            *Store
+	s            *DB
 	post, author string
 	mustFollow   string // "1": deliver only to followers of the author
 }
 
 // notMuting returns the users who do not mute author (by author's
 // MutedBy), in order.
-func (s *Store) notMuting(ctx context.Context, author string, users []string) ([]string, error) {
+func (s *DB) notMuting(ctx context.Context, author string, users []string) ([]string, error) {
 	muted, err := s.rdb.SMIsMember(ctx, s.keys.MutedBy(author), toAny(users)...).Result()
 	if err != nil {
 		return nil, err
@@ -321,7 +326,7 @@ func (d delivery) queue(ctx context.Context, p redis.Pipeliner, recipients []str
 // byServer groups recipients by the server that holds their keys: all of
 // them on one Redis; on Redis Cluster, by master, from go-redis's slot map
 // (the hash of each one's tag, a map lookup: no round trip).
-func (s *Store) byServer(ctx context.Context, recipients []string) ([][]string, error) {
+func (s *DB) byServer(ctx context.Context, recipients []string) ([][]string, error) {
 	cc, ok := s.rdb.(*redis.ClusterClient)
 	if !ok || len(recipients) == 0 {
 		return [][]string{recipients}, nil
@@ -355,7 +360,7 @@ func (s *Store) byServer(ctx context.Context, recipients []string) ([][]string, 
 // gets the post from the follow's backfill, or from a page after the
 // follow. It replaces ZSCAN, which cost Redis about as much as the
 // delivery itself (the scores it formats).
-func (s *Store) eachFollowers(ctx context.Context, author string, unmuted bool, fn func([]string) error) error {
+func (s *DB) eachFollowers(ctx context.Context, author string, unmuted bool, fn func([]string) error) error {
 	keys := []string{s.keys.Followers(author)}
 	if unmuted {
 		keys = append(keys, s.keys.MutedBy(author))
@@ -404,7 +409,7 @@ func (s *Store) eachFollowers(ctx context.Context, author string, unmuted bool, 
 // adds the author itself (the follow hook reads Celebrities after the
 // follow edge exists, and this scan reads the edges after the status
 // exists). Done once per author: later posts cost no write at all.
-func (s *Store) registerCelebrity(ctx context.Context, author, status string) error {
+func (s *DB) registerCelebrity(ctx context.Context, author, status string) error {
 	if status == "done" {
 		return nil
 	}
@@ -431,102 +436,18 @@ func (s *Store) registerCelebrity(ctx context.Context, author, status string) er
 	return nil
 }
 
-// DeletePost deletes one of viewerID's posts. The post hash goes at once,
-// so the post disappears from post(id) and from every page (all of them
-// check it at read time); the job it queues first removes it from the
-// followers' home lists and cleans up its audience sets, likes, comments
-// and repost links, also when this call dies halfway.
-func (s *Store) DeletePost(ctx context.Context, viewerID, postID string) error {
-	if !social.IsID(postID) {
-		return social.Errorf(social.NotFound, "post %s not found", postID)
+// FanoutQueue returns the stream and dead-letter stream of each shard of
+// the fan-out queue.
+func (s *FanoutService) FanoutQueue() []fanout.Queue {
+	out := make([]fanout.Queue, s.feed.FanoutShards)
+	for i := range out {
+		out[i] = fanout.Queue{Stream: s.keys.FanoutShard(i), Dead: s.keys.FanoutDeadShard(i), Alive: s.keys.FanoutAliveShard(i)}
 	}
-	v := s.newVisibility(viewerID, []string{postID})
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
-		return fmt.Errorf("load post %s: %w", postID, err)
-	}
-	if v.access(0) != social.Visible {
-		return social.Errorf(social.NotFound, "post %s not found", postID)
-	}
-	p := v.post(0)
-	if p.AuthorID != viewerID {
-		return social.Errorf(social.Forbidden, "only its author may delete a post")
-	}
-	// A retried XADD queues the job twice: harmless.
-	job := []any{jobOp, opDelete, jobPost, postID, jobAuthor, p.AuthorID}
-	if p.RepostOfID != "" {
-		job = append(job, jobRepost, p.RepostOfID, jobRepostAuthor, p.RepostOfAuthorID)
-	}
-	if len(p.Mentions) > 0 {
-		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
-	}
-	// The job carries the file keys: the hash that lists them is gone
-	// before the worker runs.
-	if len(p.Media) > 0 {
-		job = append(job, jobMedia, mediaKeys(p.Media))
-	}
-	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(postID), Values: job}).Err(); err != nil {
-		return fmt.Errorf("queue deletion of post %s: %w", postID, err)
-	}
-	// DEL, ZREM, LREM and SREM are idempotent. The repost link goes at
-	// once too, so the original's repostsCount drops with the page.
-	_, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
-		pl.Del(ctx, s.keys.Post(postID))
-		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
-		pl.ZRem(ctx, s.keys.PublicPosts(p.AuthorID), postID)
-		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
-		if p.RepostOfID != "" {
-			s.queueUnlinkRepost(ctx, pl, postID, p.AuthorID, p.RepostOfID)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("delete post %s: %w", postID, err)
-	}
-	return nil
+	return out
 }
 
-// queueUnlinkRepost queues taking a deleted repost out of its original's
-// reposts (and plain reposts): idempotent.
-func (s *Store) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
-	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original)}, id, author)
-}
-
-// fanOutDelete finishes a deletion: everything the post owned, the link
-// from its original, and its entries in the home lists of the author's
-// followers, and its media files (keys, from the job). The reposts of the
-// post stay; their repostOf reads null.
-func (s *Store) fanOutDelete(ctx context.Context, post, author, repost, keys string) error {
-	k := s.keys
-	entry := homeEntry(post, author)
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post))
-		p.ZRem(ctx, k.UserPosts(author), post)
-		p.ZRem(ctx, k.PublicPosts(author), post)
-		p.LRem(ctx, k.Home(author), 0, entry)
-		if repost != "" {
-			s.queueUnlinkRepost(ctx, p, post, author, repost)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("delete post %s: %w", post, err)
-	}
-	if err := s.deletePostEngagement(ctx, post); err != nil {
-		return err
-	}
-	if err := s.deleteFiles(ctx, keys); err != nil {
-		return err
-	}
-	return s.eachFollowers(ctx, author, false, func(batch []string) error {
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, f := range batch {
-				p.LRem(ctx, k.Home(f), 0, entry)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("remove post %s from home timelines: %w", post, err)
-		}
-		return nil
-	})
+// fanoutStream is the stream of a post's jobs.
+func (s *DB) fanoutStream(postID string) string {
+	id, _ := strconv.ParseUint(postID, 10, 64)
+	return s.keys.FanoutShard(int(id % uint64(s.feed.FanoutShards)))
 }

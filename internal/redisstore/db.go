@@ -1,0 +1,98 @@
+// Package redisstore is the Redis adapter of the gateway: one service type
+// per consumer interface (accounts, sessions, the social graph, posts,
+// engagement, timelines, live timelines, fan-out, notifications) over one
+// shared DB, on go-redis.
+//
+// Writes are made safe against go-redis's automatic retry of a command whose
+// reply was slow: each one is either naturally idempotent (HSET, ZADD of a
+// fixed score, SADD, DEL) or a Lua script that recognises its own earlier
+// run. docs/data-model.md explains the approach key by key.
+package redisstore
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DB is the value every service of the store shares: one Redis client,
+// the key builder, the clock and the settings that several services read
+// (timelines and fan-out, the live announcements, the media files). Each
+// service type (AccountService, PostService, ...) embeds it, as
+// wtf's SQLite services share one DB; what one service's writes must
+// trigger in another area (a follow's backfill of a home list, a post's
+// notifications) goes through the unexported methods on DB.
+type DB struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	now  func() time.Time
+	feed FeedConfig // timelines and fan-out (config.go)
+	// publishCmd announces live posts: "" (SPUBLISH) or "PUBLISH" (live.go).
+	publishCmd string
+	// files are the media files' blob store (media.go); nil: none.
+	files Files
+}
+
+// Open returns the shared value over rdb whose keys start with prefix,
+// with the default settings.
+func Open(rdb redis.UniversalClient, prefix string) *DB {
+	return &DB{rdb: rdb, keys: NewKeys(prefix), now: time.Now, feed: DefaultFeed()}
+}
+
+// Store bundles every service over one DB, for the tools and tests that
+// use them all (the seed, the demo, the benchmark); the composition root
+// hands each consumer the one service it needs instead.
+type Store struct {
+	*DB
+	*AccountService
+	*SessionService
+	*GraphService
+	*PostService
+	*EngagementService
+	*TimelineService
+	*LiveService
+	*FanoutService
+	*NotificationService
+}
+
+// New returns every service over one DB on rdb whose keys start with
+// prefix.
+func New(rdb redis.UniversalClient, prefix string) *Store {
+	db := Open(rdb, prefix)
+	return &Store{DB: db,
+		AccountService: &AccountService{db}, SessionService: &SessionService{db},
+		GraphService: &GraphService{db}, PostService: &PostService{db},
+		EngagementService: &EngagementService{db}, TimelineService: &TimelineService{db},
+		LiveService: &LiveService{db}, FanoutService: &FanoutService{db},
+		NotificationService: &NotificationService{db},
+	}
+}
+
+// cluster reports whether the store runs on Redis Cluster, where a step
+// that reads two slots must be split.
+func (s *DB) cluster() bool {
+	_, ok := s.rdb.(*redis.ClusterClient)
+	return ok
+}
+
+// Client returns the underlying go-redis client.
+func (s *DB) Client() redis.UniversalClient { return s.rdb }
+
+// Keys returns the key builder of the store.
+func (s *DB) Keys() Keys { return s.keys }
+
+// Ping reports whether Redis answers; /readyz uses it.
+func (s *DB) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+
+// DBSize counts the keys of the database, on every master of a cluster.
+func (s *DB) DBSize(ctx context.Context) (int64, error) {
+	var n atomic.Int64
+	err := EachServer(ctx, s.rdb, func(ctx context.Context, c redis.UniversalClient) error {
+		k, err := c.DBSize(ctx).Result()
+		n.Add(k)
+		return err
+	})
+	return n.Load(), err
+}

@@ -1,0 +1,149 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// EngagementService keeps likes and comments (graph.Engagement).
+type EngagementService struct{ *DB }
+
+// Likes and comments.
+//
+// Everything a like or a comment writes lives in its post's {p<id>} slot —
+// the post hash, the Likers zset, the PostComments list and each
+// PostComment hash — so every write is one atomic script that also checks
+// the post still exists, and one that a deletion of the post can not
+// interleave with. Only the comment→post index (CommentPost) lives
+// elsewhere; it is written before a comment and removed after it, so a
+// crash between the two steps leaves a dangling index entry, which reads
+// as a missing comment, and never a visible half-written one.
+
+// postAuthorField is the post hash field holding the author's id.
+const postAuthorField = "author"
+
+// engageable checks that viewerID may like or comment on postID, with the
+// read-time visibility check of the read path (one pipeline). A post that
+// does not exist, whose audience excludes the viewer, or whose author
+// blocked the viewer or was blocked by the viewer is NOT_FOUND: the read
+// path hides all of them alike, and FORBIDDEN would reveal that the post
+// exists.
+func (s *DB) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
+	v := s.newVisibility(viewerID, []string{postID})
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
+		return nil, fmt.Errorf("check post %s: %w", postID, err)
+	}
+	if v.access(0) != social.Visible {
+		return nil, social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	return v.post(0), nil
+}
+
+// Like records that viewerID likes postID. Idempotent.
+func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) error {
+	post, err := s.engageable(ctx, viewerID, postID)
+	if err != nil {
+		return err
+	}
+	// The like and its notification job in one round trip: the worker
+	// reads whether the like stands when it runs the job.
+	var like *redis.Cmd
+	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		like = likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID)
+		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("like post %s: %w", postID, err)
+	}
+	if ok, _ := like.Int(); ok == 0 {
+		return social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	return nil
+}
+
+// Unlike removes viewerID's like of postID. Idempotent. It answers as Like
+// does for a post the viewer may not see or interact with: the post is
+// hidden from a blocked user altogether, so there is nothing to unlike.
+func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string) error {
+	post, err := s.engageable(ctx, viewerID, postID)
+	if err != nil {
+		return err
+	}
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.keys.Likers(postID), viewerID)
+		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("unlike post %s: %w", postID, err)
+	}
+	return nil
+}
+
+// Marks reports, for each post, whether viewerID likes it and has a plain
+// repost of it (one pipeline).
+func (s *EngagementService) Marks(ctx context.Context, viewerID string, postIDs []string) ([]social.Marks, error) {
+	cmds := make([]markCmds, len(postIDs))
+	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range postIDs {
+			cmds[i] = s.queueMarks(ctx, p, viewerID, id)
+		}
+		return nil
+	})
+	if err := pipelineErr(sent, err); err != nil {
+		return nil, fmt.Errorf("load likes and reposts of %d posts: %w", len(postIDs), err)
+	}
+	out := make([]social.Marks, len(postIDs))
+	for i, c := range cmds {
+		out[i] = c.marks()
+	}
+	return out, nil
+}
+
+// Likers returns a page of the ids of the users who liked postID, newest
+// like first; Total is the number of likes. Likers is a zset scored by time
+// like the graph's edge lists, and pages the same way (edgePage), with
+// cursors that stay stable while others like and unlike.
+func (s *EngagementService) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
+	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListLikers, Parent: postID, Page: p})
+	return pg.Users, err
+}
+
+// deletePostEngagement removes a post's likes and comments. DeletePost
+// calls it after the post hash is gone, when no new like or comment can
+// arrive (their scripts check the post exists in the same step). The list
+// goes last, so a run cut short is finished by running it again.
+func (s *DB) deletePostEngagement(ctx context.Context, postID string) error {
+	list := s.keys.PostComments(postID)
+	ids, err := s.rdb.LRange(ctx, list, 0, -1).Result()
+	if err != nil {
+		return fmt.Errorf("list comments of post %s: %w", postID, err)
+	}
+	const batch = 1000
+	for start := 0; start < len(ids); start += batch {
+		part := ids[start:min(start+batch, len(ids))]
+		keys := make([]string, len(part))
+		for i, id := range part {
+			keys[i] = s.keys.PostComment(postID, id)
+		}
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, keys...)
+			for _, id := range part {
+				p.HDel(ctx, s.keys.CommentPost(id), id)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete comments of post %s: %w", postID, err)
+		}
+	}
+	if err := s.rdb.Del(ctx, s.keys.Likers(postID), list).Err(); err != nil {
+		return fmt.Errorf("delete likes and comments of post %s: %w", postID, err)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// DeletePost deletes one of viewerID's posts. The post hash goes at once,
+// so the post disappears from post(id) and from every page (all of them
+// check it at read time); the job it queues first removes it from the
+// followers' home lists and cleans up its audience sets, likes, comments
+// and repost links, also when this call dies halfway.
+func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) error {
+	if !social.IsID(postID) {
+		return social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	v := s.newVisibility(viewerID, []string{postID})
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
+		return fmt.Errorf("load post %s: %w", postID, err)
+	}
+	if v.access(0) != social.Visible {
+		return social.Errorf(social.NotFound, "post %s not found", postID)
+	}
+	p := v.post(0)
+	if p.AuthorID != viewerID {
+		return social.Errorf(social.Forbidden, "only its author may delete a post")
+	}
+	// A retried XADD queues the job twice: harmless.
+	job := []any{jobOp, opDelete, jobPost, postID, jobAuthor, p.AuthorID}
+	if p.RepostOfID != "" {
+		job = append(job, jobRepost, p.RepostOfID, jobRepostAuthor, p.RepostOfAuthorID)
+	}
+	if len(p.Mentions) > 0 {
+		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
+	}
+	// The job carries the file keys: the hash that lists them is gone
+	// before the worker runs.
+	if len(p.Media) > 0 {
+		job = append(job, jobMedia, mediaKeys(p.Media))
+	}
+	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(postID), Values: job}).Err(); err != nil {
+		return fmt.Errorf("queue deletion of post %s: %w", postID, err)
+	}
+	// DEL, ZREM, LREM and SREM are idempotent. The repost link goes at
+	// once too, so the original's repostsCount drops with the page.
+	_, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
+		pl.Del(ctx, s.keys.Post(postID))
+		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
+		pl.ZRem(ctx, s.keys.PublicPosts(p.AuthorID), postID)
+		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
+		if p.RepostOfID != "" {
+			s.queueUnlinkRepost(ctx, pl, postID, p.AuthorID, p.RepostOfID)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete post %s: %w", postID, err)
+	}
+	return nil
+}
+
+// queueUnlinkRepost queues taking a deleted repost out of its original's
+// reposts (and plain reposts): idempotent.
+func (s *DB) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
+	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original)}, id, author)
+}
+
+// fanOutDelete finishes a deletion: everything the post owned, the link
+// from its original, and its entries in the home lists of the author's
+// followers, and its media files (keys, from the job). The reposts of the
+// post stay; their repostOf reads null.
+func (s *DB) fanOutDelete(ctx context.Context, post, author, repost, keys string) error {
+	k := s.keys
+	entry := homeEntry(post, author)
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post))
+		p.ZRem(ctx, k.UserPosts(author), post)
+		p.ZRem(ctx, k.PublicPosts(author), post)
+		p.LRem(ctx, k.Home(author), 0, entry)
+		if repost != "" {
+			s.queueUnlinkRepost(ctx, p, post, author, repost)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete post %s: %w", post, err)
+	}
+	if err := s.deletePostEngagement(ctx, post); err != nil {
+		return err
+	}
+	if err := s.deleteFiles(ctx, keys); err != nil {
+		return err
+	}
+	return s.eachFollowers(ctx, author, false, func(batch []string) error {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, f := range batch {
+				p.LRem(ctx, k.Home(f), 0, entry)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("remove post %s from home timelines: %w", post, err)
+		}
+		return nil
+	})
+}

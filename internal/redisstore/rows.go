@@ -1,0 +1,119 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// The pipelined reads of one row each that both the services' batch
+// reads (Users, PostCounts, Marks, PostComments) and a page fetch
+// (timeline_fetch.go) queue: a user's profile, a post's counters, the
+// viewer's marks on a post, the first rows of a post's comments. Each is a
+// queue function and the reply's reader.
+
+// userFields are the hash fields read for a profile, in this order.
+var userFields = fieldArgs("name", "email", "bio", "created")
+
+// queueUser queues the profile read of one user.
+func (s *DB) queueUser(ctx context.Context, p redis.Pipeliner, id string) *redis.SliceCmd {
+	return hmget(ctx, p, s.keys.User(id), userFields)
+}
+
+// userFromValues builds a user from an HMGET of userFields; nil when the
+// hash does not exist.
+func userFromValues(id string, v []any) *social.User {
+	name, _ := v[0].(string)
+	if name == "" {
+		return nil
+	}
+	email, _ := v[1].(string)
+	bio, _ := v[2].(string)
+	created, _ := v[3].(string)
+	return &social.User{ID: id, Name: name, Email: email, Bio: bio, CreatedAt: msTime(created)}
+}
+
+// countCmds are the replies of one post's counters.
+type countCmds [3]*redis.IntCmd
+
+// queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
+// PostComments and SCARD of PostReposts.
+func (s *DB) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
+	if !social.IsID(id) {
+		return countCmds{}
+	}
+	return countCmds{
+		p.ZCard(ctx, s.keys.Likers(id)),
+		p.LLen(ctx, s.keys.PostComments(id)),
+		p.SCard(ctx, s.keys.PostReposts(id)),
+	}
+}
+
+func (c countCmds) counts() social.PostCounts {
+	if c[0] == nil {
+		return social.PostCounts{}
+	}
+	return social.PostCounts{Likes: int(c[0].Val()), Comments: int(c[1].Val()), Reposts: int(c[2].Val())}
+}
+
+// markCmds are the replies of one post's marks.
+type markCmds struct {
+	liked    *redis.FloatCmd
+	reposted *redis.StringCmd
+}
+
+// queueMarks queues whether viewerID likes postID (ZSCORE of Likers) and
+// has a plain repost of it (HGET of PostPlainReposts); nil replies: no.
+func (s *DB) queueMarks(ctx context.Context, p redis.Pipeliner, viewerID, postID string) markCmds {
+	if !social.IsID(postID) || viewerID == "" {
+		return markCmds{}
+	}
+	return markCmds{p.ZScore(ctx, s.keys.Likers(postID), viewerID), p.HGet(ctx, s.keys.PostPlainReposts(postID), viewerID)}
+}
+
+func (c markCmds) marks() social.Marks {
+	if c.liked == nil {
+		return social.Marks{}
+	}
+	return social.Marks{Liked: c.liked.Err() == nil, Reposted: c.reposted.Val() != ""}
+}
+
+func (s *DB) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string) *redis.Cmd {
+	return commentRowsScript.EvalSha(ctx, p, []string{s.keys.PostComments(postID)}, n, s.keys.PostComment(postID, ""), after)
+}
+
+// commentsFromReply turns a commentRowsScript reply into the first page
+// of a post's comments, as PostComments would page them.
+func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connection[*social.Comment], error) {
+	var c social.Connection[*social.Comment]
+	if cmd == nil {
+		return c, nil
+	}
+	res, err := cmd.Slice()
+	if err != nil {
+		return c, err
+	}
+	if len(res) < 1 || (len(res)-1)%4 != 0 {
+		return c, fmt.Errorf("unexpected script reply of %d values", len(res))
+	}
+	total, _ := res[0].(int64)
+	c.Total = int(total)
+	rows := (len(res) - 1) / 4
+	c.HasNext = rows > first
+	for r := 0; r < min(rows, first); r++ {
+		v := res[1+4*r : 5+4*r]
+		id, _ := v[0].(string)
+		author, _ := v[1].(string)
+		if author == "" {
+			continue // deleted between LRANGE and HMGET: cannot happen in one script, kept for safety
+		}
+		content, _ := v[2].(string)
+		created, _ := v[3].(string)
+		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created)})
+		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
+	}
+	return c, nil
+}

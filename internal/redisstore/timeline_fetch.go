@@ -1,0 +1,250 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Timeline pages with what the query wants along with them.
+//
+// A page costs a fixed number of round trips whatever its size:
+//
+//  1. the page's candidate ids (home: the list script, whose entries carry
+//     each post's author; user timeline: the own-posts zset);
+//  2. one pipeline: the visibility check of the candidates, and joined to
+//     it the posts' authors, counters, the viewer's likes and the first
+//     comments of each post (commentRowsScript);
+//  3. one pipeline: what only stage 2 names — the authors of those
+//     comments, the reposted originals (visibility, counters, likes) and
+//     their authors (recorded in the repost as rauthor).
+//
+// Stage 2 reads for all candidates, a few more than the page shows (see
+// candidates); stage 3 only for the posts on the page. Pages whose
+// candidates are mostly hidden take further rounds of stages 1–2, and a
+// hybrid or pull reader may pay the list fills described at readHome.
+
+// pageFetch collects what a page brings along with its posts.
+type pageFetch struct {
+	s      *DB
+	viewer string
+	w      social.PageWants
+
+	// Stage-2 replies by post id (or user id for users).
+	counts   map[string]countCmds
+	marks    map[string]markCmds
+	comments map[string]*redis.Cmd
+	users    map[string]*redis.SliceCmd
+}
+
+// newPageFetch starts the fetch of about posts posts' extras (a size hint:
+// the maps are made that large once rather than grown as they fill).
+func (s *DB) newPageFetch(viewerID string, w social.PageWants, posts int) *pageFetch {
+	if w.Comments > social.MaxFirst {
+		w.Comments = social.MaxFirst
+	}
+	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
+	return &pageFetch{
+		s: s, viewer: viewerID, w: w,
+		counts:   make(map[string]countCmds, n),
+		marks:    make(map[string]markCmds, n),
+		comments: make(map[string]*redis.Cmd, n),
+		users:    make(map[string]*redis.SliceCmd, n),
+	}
+}
+
+// queue joins stage 2 to the visibility pipeline of candidate posts ids;
+// authors[i], when known, is the author of ids[i].
+func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, ids, authors []string) {
+	s, w := f.s, f.w
+	for i, id := range ids {
+		if !social.IsID(id) {
+			continue
+		}
+		if w.Counts {
+			f.counts[id] = s.queueCounts(ctx, p, id)
+		}
+		if w.Marks {
+			f.marks[id] = s.queueMarks(ctx, p, f.viewer, id)
+		}
+		if w.Comments > 0 {
+			// One more than asked tells whether there is a next page.
+			f.comments[id] = s.queueCommentRows(ctx, p, id, w.Comments+1, "")
+		}
+		if w.Authors && i < len(authors) {
+			f.queueUser(ctx, p, authors[i])
+		}
+	}
+}
+
+func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string) {
+	if _, ok := f.users[id]; !ok && social.IsID(id) {
+		f.users[id] = f.s.queueUser(ctx, p, id)
+	}
+}
+
+// finish reads stage 2's replies for the posts of the page and runs stage 3.
+func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post]) (*social.Page, error) {
+	n := len(c.Items)
+	page := &social.Page{
+		Posts:     c,
+		Users:     make(map[string]*social.User, len(f.users)+n),
+		Counts:    make(map[string]social.PostCounts, n),
+		Marks:     make(map[string]social.Marks, n),
+		Comments:  make(map[string]social.Connection[*social.Comment], n),
+		Originals: map[string]*social.Post{},
+	}
+	// The replies stage 2 already has (stage 3 needs the comments' authors).
+	if err := f.read(page, c.Items); err != nil {
+		return nil, err
+	}
+
+	// Stage 3: everything named by stage 2, in one pipeline.
+	orig := f.newOriginals(c.Items)
+	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
+		before := len(f.users)
+		late := f.queueLate(ctx, p, c.Items)
+		f.queueAuthors(ctx, p, page, c.Items)
+		orig.queue(ctx, p, f, c.Items)
+		if len(f.users) == before && len(orig.ids) == 0 && late == 0 {
+			return errNothingQueued
+		}
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
+		return nil, fmt.Errorf("load page details: %w", err)
+	}
+	if err := f.read(page, c.Items); err != nil { // the late posts' replies
+		return nil, err
+	}
+	for id, cmd := range f.users {
+		page.Users[id] = userFromValues(id, cmd.Val())
+	}
+	orig.read(page)
+	return page, nil
+}
+
+// queueLate queues the counters, likes and comments of the posts from a
+// later round of a page (most candidates hidden), which had no stage-2
+// reads (their comments' authors are then left to the loaders). It
+// returns how many reads it queued.
+func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, posts []*social.Post) int {
+	w, late := f.w, 0
+	for _, post := range posts {
+		if _, ok := f.counts[post.ID]; w.Counts && !ok {
+			f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
+			late++
+		}
+		if _, ok := f.marks[post.ID]; w.Marks && !ok {
+			f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
+			late++
+		}
+		if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
+			f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "")
+			late++
+		}
+	}
+	return late
+}
+
+// queueAuthors queues the users the page shows: the posts' authors and
+// their first comments' authors, as w asks.
+func (f *pageFetch) queueAuthors(ctx context.Context, p redis.Pipeliner, page *social.Page, posts []*social.Post) {
+	if f.w.Authors {
+		for _, post := range posts {
+			f.queueUser(ctx, p, post.AuthorID)
+		}
+	}
+	if f.w.CommentAuthors {
+		for _, cc := range page.Comments {
+			for _, cm := range cc.Items {
+				f.queueUser(ctx, p, cm.AuthorID)
+			}
+		}
+	}
+}
+
+// originals is stage 3's read of the reposts' originals: the posts as the
+// viewer may see them, and their authors, counters and the viewer's marks
+// as w asks.
+type originals struct {
+	ids    []string
+	v      *visibility
+	counts map[string]countCmds
+	marks  map[string]markCmds
+}
+
+func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
+	o := &originals{counts: map[string]countCmds{}, marks: map[string]markCmds{}}
+	if f.w.Reposts {
+		for _, post := range posts {
+			if post.RepostOfID != "" {
+				o.ids = append(o.ids, post.RepostOfID)
+			}
+		}
+	}
+	o.v = f.s.newVisibility(f.viewer, o.ids)
+	return o
+}
+
+func (o *originals) queue(ctx context.Context, p redis.Pipeliner, f *pageFetch, posts []*social.Post) {
+	if len(o.ids) == 0 {
+		return
+	}
+	o.v.queue(ctx, p)
+	w := f.w
+	for _, post := range posts {
+		if post.RepostOfID == "" {
+			continue
+		}
+		if w.OriginalAuthors && post.RepostOfAuthorID != "" {
+			f.queueUser(ctx, p, post.RepostOfAuthorID)
+		}
+		if w.OriginalCounts {
+			o.counts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
+		}
+		if w.OriginalMarks {
+			o.marks[post.RepostOfID] = f.s.queueMarks(ctx, p, f.viewer, post.RepostOfID)
+		}
+	}
+}
+
+func (o *originals) read(page *social.Page) {
+	for i, p := range o.v.posts() {
+		page.Originals[o.ids[i]] = p
+	}
+	for id, cmd := range o.counts {
+		page.Counts[id] = cmd.counts()
+	}
+	for id, cmd := range o.marks {
+		page.Marks[id] = cmd.marks()
+	}
+}
+
+// read moves the replies of posts' counters, likes and first comments that
+// have been read (queued in a pipeline that ran) into the page, once per
+// post: before stage 3 for stage 2's posts, after it for the late ones.
+func (f *pageFetch) read(page *social.Page, posts []*social.Post) error {
+	w := f.w
+	for _, post := range posts {
+		if c, ok := f.counts[post.ID]; ok && w.Counts && !done(page.Counts, post.ID) {
+			page.Counts[post.ID] = c.counts()
+		}
+		if c, ok := f.marks[post.ID]; ok && w.Marks && !done(page.Marks, post.ID) {
+			page.Marks[post.ID] = c.marks()
+		}
+		if c, ok := f.comments[post.ID]; ok && w.Comments > 0 && !done(page.Comments, post.ID) {
+			cc, err := commentsFromReply(post.ID, w.Comments, c)
+			if err != nil {
+				return fmt.Errorf("first comments of post %s: %w", post.ID, err)
+			}
+			page.Comments[post.ID] = cc
+		}
+	}
+	return nil
+}
+
+func done[V any](m map[string]V, id string) bool { _, ok := m[id]; return ok }

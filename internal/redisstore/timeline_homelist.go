@@ -1,0 +1,228 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
+// mode, none (0) in the others.
+func (s *DB) homeTTL() int64 {
+	if s.feed.Mode == Hybrid {
+		return s.feed.InactiveAfter.Milliseconds()
+	}
+	return 0
+}
+
+// homeKeys are the keys of u's home scripts, in the order they name them.
+func (s *DB) homeKeys(u string) []string {
+	k := s.keys
+	return []string{k.Home(u), k.HomeMark(u), k.Following(u), k.Mutes(u), k.CelebFollowing(u)}
+}
+
+// listRound is the reply of homePageScript.
+type listRound struct {
+	need      string // "", "rebuild" or "pull"
+	followees []string
+	marks     [3]int64 // pull, pullprev, pullat
+	floor     int64
+	exhausted bool
+	entries   []homeItem
+	pulled    []string
+}
+
+// firstListRound runs a page's first list read, queued by queue, filling
+// the list first when the read says it must (a hybrid reader back from
+// inactivity, or pull mode); after one fill it does not ask again, the
+// limit is a guard. Downward and upward pages share it.
+func (s *DB) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
+	for fills := 0; ; fills++ {
+		var cmd *redis.Cmd
+		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd = queue(p, fills == 0)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		r, err := parseListRound(cmd)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case r.need == "":
+			return r, nil
+		case fills == 2:
+			return nil, fmt.Errorf("home list still needs a %s after filling it", r.need)
+		}
+		if err := s.fillHome(ctx, viewer, r); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// errNothingQueued ends a pipeline function that had nothing to send.
+var errNothingQueued = errors.New("nothing queued")
+
+// queueList queues homePageScript for one round.
+func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayPull bool) *redis.Cmd {
+	s := h.s
+	cursor := ""
+	if h.before != noCursor {
+		cursor = strconv.FormatInt(h.before, 10)
+	}
+	pull, first := "0", "0"
+	if s.feed.Mode == Pull {
+		pull = "1"
+	}
+	if mayPull && h.firstPage {
+		first = "1"
+	}
+	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
+		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL())
+}
+
+// useList takes in what a list read says about the sources.
+func (h *homePage) useList(r *listRound) {
+	h.floor = r.floor
+	h.listDone = r.exhausted
+	if h.sources == nil {
+		h.sources = make([]*pullSource, 0, len(r.pulled))
+		for _, a := range r.pulled {
+			h.sources = append(h.sources, &pullSource{author: a})
+		}
+	}
+	if r.followees != nil {
+		h.followees = r.followees
+	}
+}
+
+// parseListRound reads a homePageScript reply.
+func parseListRound(c *redis.Cmd) (*listRound, error) {
+	res, err := c.Slice()
+	if err != nil {
+		return nil, fmt.Errorf("read home list: %w", err)
+	}
+	bad := fmt.Errorf("read home list: unexpected reply %v", res)
+	if len(res) < 5 {
+		return nil, bad
+	}
+	tag, _ := res[0].(string)
+	r := &listRound{}
+	switch tag {
+	case "rebuild", "pull":
+		r.need = tag
+		r.followees = strs(res[1])
+		for i := range r.marks {
+			s, _ := res[2+i].(string)
+			r.marks[i], _ = strconv.ParseInt(s, 10, 64)
+		}
+		return r, nil
+	case "ok":
+		if len(res) < 6 {
+			return nil, bad
+		}
+		r.floor, _ = res[1].(int64)
+		ex, _ := res[2].(int64)
+		r.exhausted = ex == 1
+		for _, e := range strs(res[3]) {
+			it, ok := parseEntry(e)
+			if ok {
+				r.entries = append(r.entries, it)
+			}
+		}
+		r.pulled = strs(res[4])
+		if f := strs(res[5]); len(f) > 0 {
+			r.followees = f
+		}
+		return r, nil
+	}
+	return nil, bad
+}
+
+// parseEntry reads a home-list entry "<post>:<author>".
+func parseEntry(e string) (homeItem, bool) {
+	post, author, ok := strings.Cut(e, ":")
+	id, err := strconv.ParseInt(post, 10, 64)
+	if !ok || err != nil {
+		return homeItem{}, false
+	}
+	return homeItem{id: id, author: author}, true
+}
+
+// pullGrace is how long a post may take from its id (INCR) to its place in
+// its author's timeline (ZADD) and still be caught by pull mode: a pull
+// starts from the mark of a pull at least this old, so a post whose id is
+// below the newest mark but which arrived just after that pull is read by
+// the next one.
+const pullGrace = 5 * time.Second
+
+// fillHome rebuilds or pulls viewer's home list from the own timelines of
+// the users they follow (and their own): the newest HomeCap posts of each
+// for a rebuild, those newer than the pull mark for a pull. It costs one
+// pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
+func (s *DB) fillHome(ctx context.Context, viewer string, r *listRound) error {
+	from := int64(0)
+	if r.need == "pull" {
+		from = r.marks[1]
+	}
+	authors := append(slices.Clip(r.followees), viewer)
+	cmds := make([]*redis.StringSliceCmd, len(authors))
+	cap := s.feed.HomeCap
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, a := range authors {
+			cmds[i] = p.ZRevRangeByScore(ctx, s.keys.UserPosts(a), &redis.ZRangeBy{
+				Max: "+inf", Min: "(" + strconv.FormatInt(from, 10), Count: int64(cap),
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pull followees' posts: %w", err)
+	}
+	var entries []any
+	seen, cut := int64(0), int64(0)
+	for i, c := range cmds {
+		ids := c.Val()
+		for _, id := range ids {
+			entries = append(entries, homeEntry(id, authors[i]))
+		}
+		if len(ids) > 0 {
+			n, _ := strconv.ParseInt(ids[0], 10, 64)
+			seen = max(seen, n)
+		}
+		if len(ids) == cap {
+			// This author may have more: the list is complete only down to
+			// the oldest post read from them.
+			n, _ := strconv.ParseInt(ids[len(ids)-1], 10, 64)
+			cut = max(cut, n)
+		}
+	}
+	mode, floor := "max", int64(0) // a pull that was not cut keeps the floor
+	if cut > 0 {
+		mode, floor = "set", cut
+	} else if from == 0 {
+		mode = "set" // a complete rebuild: the list holds everything
+	}
+	marks := []any{"-", "", ""}
+	if s.feed.Mode == Pull {
+		now := s.now().UnixMilli()
+		pull, prev, at := r.marks[0], r.marks[1], r.marks[2]
+		if now-at >= pullGrace.Milliseconds() {
+			prev, at = pull, now
+		}
+		marks = []any{max(pull, seen), prev, at}
+	}
+	args := append([]any{viewer, cap, mode, floor, "1"}, append(marks, s.homeTTL())...)
+	err = homeMergeScript.Run(ctx, s.rdb, s.homeKeys(viewer)[:4], append(args, entries...)...).Err()
+	if err != nil {
+		return fmt.Errorf("fill home list: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// userPosts is the state of reading one page of a user's own posts.
+type userPosts struct {
+	user      string
+	first     int
+	before    int64
+	err       error
+	done      bool // blocked, or enough read, or nothing more to read
+	blocked   bool // a block stands either way: the page is empty
+	exhausted bool // the user has nothing more below before
+	scanned   bool // candidates were read
+	count     int  // candidates this round reads
+	ids       *redis.StringSliceCmd
+	blocks    [2]*redis.BoolCmd
+	out       []*social.Post
+}
+
+// readUserPosts reads one page of each request's user's own posts, as
+// viewerID may see them, newest first; f, when set, is what the pages bring
+// along (timeline_fetch.go), queued with the visibility check of the candidates.
+//
+// The pages are read together, round by round: each round costs two round
+// trips for all of them, the page of UserPosts of each user still open
+// (ZREVRANGE BYSCORE below its cursor; on the first round with the
+// viewer's block flags for the user, which end that page at once), then
+// the visibility of all those posts.
+func (s *DB) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
+	pages := make([]*userPosts, len(reqs))
+	for i, r := range reqs {
+		before, err := timelineCursor(r.Page)
+		pages[i] = &userPosts{user: r.User, first: r.Page.First, before: before, err: err, done: err != nil || !social.IsID(r.User)}
+	}
+	for round := 0; round < pageRounds; round++ {
+		open := openUserPages(ctx, pages, round)
+		if len(open) == 0 {
+			break
+		}
+		if err := s.queueUserPosts(ctx, viewerID, open, round); err != nil {
+			return nil, []error{err}
+		}
+		ids, authors, from := takeUserPosts(open)
+		if len(ids) == 0 {
+			break
+		}
+		// Extras only for the first round's candidates: a page whose
+		// candidates are mostly hidden must not pay them for every post it
+		// reads; stage 3 fills in what later rounds' posts lack.
+		extra := f
+		if round > 0 {
+			extra = nil
+		}
+		posts, err := s.visiblePosts(ctx, viewerID, ids, authors, extra)
+		if err != nil {
+			return nil, []error{err}
+		}
+		for i, post := range posts {
+			if post != nil {
+				from[i].out = append(from[i].out, post)
+			}
+		}
+		for _, pg := range open {
+			pg.done = pg.done || pg.exhausted || len(pg.out) > pg.first
+		}
+	}
+	return userPostPages(pages)
+}
+
+// openUserPages returns the pages that read in this round, with the
+// candidates each reads: the first read of a page is what its size asks
+// for; later ones spend the operation's read budget.
+func openUserPages(ctx context.Context, pages []*userPosts, round int) []*userPosts {
+	open := pages[:0:0]
+	for _, pg := range pages {
+		if pg.done {
+			continue
+		}
+		if pg.count = candidates(pg.first, round); round > 0 {
+			if pg.count = social.TakeReadBudget(ctx, pg.count); pg.count == 0 {
+				pg.done = true
+				continue
+			}
+		}
+		open = append(open, pg)
+	}
+	return open
+}
+
+// queueUserPosts reads the round's candidates of the open pages in one
+// pipeline, with the viewer's block flags on the first round.
+func (s *DB) queueUserPosts(ctx context.Context, viewerID string, open []*userPosts, round int) error {
+	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for _, pg := range open {
+			pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
+				Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count),
+			})
+			if round == 0 && viewerID != "" && viewerID != pg.user {
+				pg.blocks = [2]*redis.BoolCmd{
+					pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
+					pl.SIsMember(ctx, s.keys.BlockedBy(viewerID), pg.user),
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load posts of %d users: %w", len(open), err)
+	}
+	return nil
+}
+
+// takeUserPosts collects the candidates the round read, with their
+// authors and pages, and moves each page's cursor past them.
+func takeUserPosts(open []*userPosts) (ids, authors []string, from []*userPosts) {
+	for _, pg := range open {
+		if b := pg.blocks; b[0] != nil && (b[0].Val() || b[1].Val()) {
+			pg.done, pg.blocked = true, true
+			continue
+		}
+		pg.blocks = [2]*redis.BoolCmd{}
+		read := pg.ids.Val()
+		pg.exhausted = len(read) < pg.count
+		if len(read) == 0 {
+			pg.done = true
+			continue
+		}
+		for _, id := range read {
+			ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
+		}
+		pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
+		pg.scanned = true
+	}
+	return ids, authors, from
+}
+
+// userPostPages makes the pages of what the rounds kept.
+func userPostPages(pages []*userPosts) ([]social.Connection[*social.Post], []error) {
+	out := make([]social.Connection[*social.Post], len(pages))
+	errs := make([]error, len(pages))
+	for i, pg := range pages {
+		if pg.err != nil {
+			errs[i] = pg.err
+			continue
+		}
+		if !pg.blocked {
+			out[i] = postPage(pg.out, pg.first, !pg.exhausted)
+			if pg.scanned && !pg.exhausted && len(pg.out) <= pg.first {
+				// Short: the rounds or the operation's read budget ran out
+				// while the candidates read were hidden. Go on from the
+				// last one read.
+				out[i].HasNext, out[i].End = true, postCursor(strconv.FormatInt(pg.before, 10))
+			}
+		}
+	}
+	return out, errs
+}
