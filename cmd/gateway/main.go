@@ -119,6 +119,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 		gateway.RegisterWorker(reg, w)
 		stopWorker = app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
+		sweeper, err := cfg.Media.Sweep.Start(ctx, files, gw.Store, log)
+		if err != nil {
+			return err
+		}
+		gateway.RegisterMediaSweep(reg, sweeper)
 	}
 	// Stops the worker also when serving fails; after a graceful shutdown
 	// it is already stopped and this returns at once.

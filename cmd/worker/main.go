@@ -18,6 +18,7 @@ import (
 
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
@@ -62,6 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	var sweeper *mediastore.Sweeper
 	if cfg.Media.Configured() {
 		files, closeFiles, err := cfg.Media.Open(ctx, log)
 		if err != nil {
@@ -69,6 +71,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		defer closeFiles()
 		store.SetFiles(files)
+		if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store, log); err != nil {
+			return err
+		}
 	} else {
 		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files are left in place")
 	}
@@ -94,7 +99,7 @@ loop:
 			log.Error("stopping", "err", stopped)
 			break loop
 		case <-stats:
-			logStats(ctx, log, w, store)
+			logStats(ctx, log, w, store, sweeper)
 		}
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
@@ -104,12 +109,14 @@ loop:
 	return stopped
 }
 
-// logStats logs the worker's counters and the queue's backlog.
-func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, store *redisstore.Store) {
+// logStats logs the worker's counters, the queue's backlog and the media
+// sweep's counters.
+func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, store *redisstore.Store, sweeper *mediastore.Sweeper) {
 	queued, dead, err := fanout.BacklogAll(ctx, store.Client(), store.FanoutQueue())
 	st := w.Stats()
 	attrs := []any{"processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,
 		"dead_lettered", st.DeadLettered, "queued", queued, "dead_letter_stream", dead}
+	attrs = append(attrs, app.SweepAttrs(sweeper)...)
 	if err != nil {
 		log.Warn("fan-out worker: backlog unknown", append(attrs, "err", err)...)
 		return
