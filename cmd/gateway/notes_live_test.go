@@ -24,6 +24,7 @@ import (
 // it is not a notification.
 type noteEvent struct {
 	id, view string
+	at       time.Time // when the client read it
 }
 
 // noteSub is an open notificationAdded subscription.
@@ -33,7 +34,7 @@ type noteSub struct {
 
 // subscribeNotes subscribes to the notifications of the holder of token
 // at base, from since ("" for from now on); it ends with the test.
-func subscribeNotes(t *testing.T, base, token, since string) *noteSub {
+func subscribeNotes(t testing.TB, base, token, since string) *noteSub {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -98,7 +99,7 @@ func (s *noteSub) read(ctx context.Context, c *websocket.Conn) {
 		for i, a := range n.Actors {
 			names[i] = a.Name
 		}
-		s.events <- noteEvent{id: n.ID, view: fmt.Sprintf("%s %d %s", n.Kind, n.ActorsCount, strings.Join(names, ","))}
+		s.events <- noteEvent{id: n.ID, view: fmt.Sprintf("%s %d %s", n.Kind, n.ActorsCount, strings.Join(names, ",")), at: time.Now()}
 	}
 }
 
