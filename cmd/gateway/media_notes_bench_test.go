@@ -236,4 +236,3 @@ func BenchmarkLikeToNotification(b *testing.B) {
 	b.ReportMetric(float64(quantile(lat, 0.99).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 }
-
