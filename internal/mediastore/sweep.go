@@ -40,9 +40,9 @@ type Sweeper struct {
 	// Now is the clock files' ages are judged by (time.Now when nil).
 	Now func() time.Time
 
-	token []byte // where the next pass lists from; nil: the beginning
-	total SweepStats
-	mu    atomic.Bool // a Pass running
+	token   []byte // where the next pass lists from; nil: the beginning
+	total   SweepStats
+	running atomic.Bool // a Pass under way: passes of one Sweeper never overlap
 }
 
 // SweepStats counts what passes did with the files they listed.
@@ -74,10 +74,10 @@ func (sw *Sweeper) Stats() SweepStats {
 // Pass sweeps one page of the bucket and returns what it did. Passes of
 // one Sweeper do not overlap: a Pass called while one runs does nothing.
 func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
-	if !sw.mu.CompareAndSwap(false, true) {
+	if !sw.running.CompareAndSwap(false, true) {
 		return st, nil
 	}
-	defer sw.mu.Store(false)
+	defer sw.running.Store(false)
 	defer func() {
 		if err != nil {
 			st.Failed++
@@ -100,6 +100,9 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 		objs, next, err = sw.Files.bucket.ListPage(ctx, token, max(sw.Batch, 1), opts)
 	}
 	if err != nil {
+		// The next pass starts the walk again: a page token that the
+		// store no longer takes would otherwise fail every pass.
+		sw.token = nil
 		return st, fmt.Errorf("sweep media: list: %w", err)
 	}
 	cutoff := now().Add(-sw.Grace)
