@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	} else {
-		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files are left in place")
+		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files, and files no post names, are left in place")
 	}
 	w, err := app.NewWorker(rdb, store, cfg.Feed.Worker, log)
 	if err != nil {
