@@ -219,7 +219,12 @@ func (f *liveFixture) user(t testing.TB, prefix string) liveUser {
 // then on, every post that lands in u's timeline reaches the subscriber.
 func (f *liveFixture) waitSubscribed(t testing.TB, u liveUser) {
 	t.Helper()
-	ch := f.keys.LiveUser(u.id)
+	f.waitChannel(t, f.keys.LiveUser(u.id))
+}
+
+// waitChannel waits until a gateway listens to the sharded channel ch.
+func (f *liveFixture) waitChannel(t testing.TB, ch string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		n, err := redistest.Master(t, f.rdb, ch).PubSubShardNumSub(context.Background(), ch).Result()

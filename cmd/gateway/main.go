@@ -93,7 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	stopWorker, err := startWorker(ctx, cfg, rdb, gw, reg, log)
+	stopWorker, err := startWorker(ctx, cfg, rdb, gw, files, reg, log)
 	if err != nil {
 		return err
 	}
@@ -105,8 +105,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 // startWorker starts the in-gateway fan-out worker when FANOUT_WORKER is
 // on; stop waits for its running jobs, at most the time it is given.
-func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw *gateway.Gateway, reg *prometheus.Registry,
-	log *slog.Logger) (stop func(time.Duration), err error) {
+func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw *gateway.Gateway, files *mediastore.Store,
+	reg *prometheus.Registry, log *slog.Logger) (stop func(time.Duration), err error) {
 	if !cfg.FanoutWorker {
 		return func(time.Duration) {}, nil
 	}
@@ -116,6 +116,11 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	gateway.RegisterWorker(reg, w)
+	sweeper, err := cfg.Media.Sweep.Start(ctx, files, gw.Store.PostService, log)
+	if err != nil {
+		return nil, err
+	}
+	gateway.RegisterMediaSweep(reg, sweeper)
 	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store.DB, log), nil
 }
 

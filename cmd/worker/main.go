@@ -17,6 +17,7 @@ import (
 
 	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
@@ -54,6 +55,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	var sweeper *mediastore.Sweeper
 	if cfg.Media.Configured() {
 		files, closeFiles, err := cfg.Media.Open(ctx, log)
 		if err != nil {
@@ -61,8 +63,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		defer closeFiles()
 		db.SetFiles(files)
+		if sweeper, err = cfg.Media.Sweep.Start(ctx, files, &redisstore.PostService{DB: db}, log); err != nil {
+			return err
+		}
 	} else {
-		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files are left in place")
+		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files, and files no post names, are left in place")
 	}
 	w, err := app.NewWorker(rdb, jobs, cfg.Feed.Worker, log)
 	if err != nil {
@@ -86,7 +91,7 @@ loop:
 			log.Error("stopping", "err", stopped)
 			break loop
 		case <-stats:
-			logStats(ctx, log, w, jobs)
+			logStats(ctx, log, w, jobs, sweeper)
 		}
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
@@ -96,12 +101,14 @@ loop:
 	return stopped
 }
 
-// logStats logs the worker's counters and the queue's backlog.
-func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redisstore.FanoutService) {
+// logStats logs the worker's counters, the queue's backlog and the media
+// sweep's counters.
+func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redisstore.FanoutService, sweeper *mediastore.Sweeper) {
 	queued, dead, err := fanout.BacklogAll(ctx, jobs.Client(), jobs.FanoutQueue())
 	st := w.Stats()
 	attrs := []any{"processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,
 		"dead_lettered", st.DeadLettered, "queued", queued, "dead_letter_stream", dead}
+	attrs = append(attrs, app.SweepAttrs(sweeper)...)
 	if err != nil {
 		log.Warn("fan-out worker: backlog unknown", append(attrs, "err", err)...)
 		return

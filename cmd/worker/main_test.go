@@ -7,12 +7,18 @@ import (
 	"flag"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"gocloud.dev/blob/fileblob"
+
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/media/mediatest"
+	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -21,6 +27,16 @@ import (
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// start runs the worker with the test Redis's variables and vars until
+// ctx ends; done has run's result, out its log. slog's handlers serialize
+// their writes; a test reads the log only once run returned.
+func start(ctx context.Context, t *testing.T, vars map[string]string) (out *bytes.Buffer, done <-chan error) {
+	out = &bytes.Buffer{}
+	ch := make(chan error, 1)
+	go func() { ch <- run(ctx, nil, env(redistest.WithEnv(t, vars)), out) }()
+	return out, ch
+}
 
 func TestWorkerDeliversAndStops(t *testing.T) {
 	ctx := context.Background()
@@ -49,15 +65,7 @@ func TestWorkerDeliversAndStops(t *testing.T) {
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
-	// slog's handlers serialize their writes; the test reads the log only
-	// after run returned.
-	out := &bytes.Buffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(runCtx, nil, env(redistest.WithEnv(t, map[string]string{
-			"REDIS_PREFIX": prefix, "FANOUT_MODE": "push", "STATS_EVERY": "20ms",
-		})), out)
-	}()
+	out, done := start(runCtx, t, map[string]string{"REDIS_PREFIX": prefix, "FANOUT_MODE": "push", "STATS_EVERY": "20ms"})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		list, err := rdb.LRange(ctx, s.Keys().Home(ids[1]), 0, -1).Result()
@@ -139,5 +147,74 @@ func TestWorkerRedisWait(t *testing.T) {
 	err = run(context.Background(), nil, env(map[string]string{"REDIS_URL": "redis://:hunter2@" + addr, "REDIS_WAIT": "500ms"}), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "REDIS_WAIT") || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("run = %v, want an error naming %s and REDIS_WAIT, without the password", err, addr)
+	}
+}
+
+// TestWorkerSweepsMedia runs the worker on a media directory holding a
+// live post's file, a file whose post was never made and a fresh file of
+// the same kind, the first two older than the grace: the worker deletes
+// the old orphan only.
+func TestWorkerSweepsMedia(t *testing.T) {
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	s := redisstore.New(redistest.Client(t), prefix)
+	u, err := s.CreateUser(ctx, auth.NewAccount{Name: "sweep_author", Email: "sweep@example.com", PasswordHash: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bucket, err := fileblob.OpenBucket(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := mediastore.New(bucket)
+	defer files.Close()
+	files.Stamp = mediastore.ViewerStamp(s.PostSeqNow)
+	save := func(age time.Duration) social.Media {
+		jpg := mediatest.JPEGWithGPS(t, 8, 8)
+		m, err := files.Save(social.WithViewer(ctx, social.Viewer{UserID: u.ID}), bytes.NewReader(jpg), int64(len(jpg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		then := time.Now().Add(-age)
+		if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(m.Key)), then, then); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	live, orphan, fresh := save(2*time.Hour), save(2*time.Hour), save(0)
+	if _, err := s.CreatePost(ctx, u.ID, social.NewPost{Content: "a picture", Media: []social.Media{live}}); err != nil {
+		t.Fatal(err)
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	out, done := start(runCtx, t, map[string]string{"REDIS_PREFIX": prefix, "MEDIA_DIR": dir, "MEDIA_SWEEP_EVERY": "20ms", "STATS_EVERY": "20ms"})
+	exists := func(m social.Media) bool {
+		ok, err := files.Exists(ctx, m.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for deadline := time.Now().Add(10 * time.Second); exists(orphan) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // more sweeps: they must leave the others
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if exists(orphan) || !exists(live) || !exists(fresh) {
+		t.Fatalf("orphan %v (want gone), live %v, fresh %v (want kept)\n%s", exists(orphan), exists(live), exists(fresh), out)
+	}
+	if !strings.Contains(out.String(), "media_deleted=1") {
+		t.Errorf("the worker's counters do not show the deletion:\n%s", out)
+	}
+
+	// A grace an upload could outlast is refused.
+	err = run(ctx, nil, env(redistest.WithEnv(t, map[string]string{
+		"REDIS_PREFIX": prefix, "MEDIA_DIR": dir, "MEDIA_SWEEP_GRACE": "1m"})), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "MEDIA_SWEEP_GRACE") {
+		t.Errorf("run with a 1m grace = %v, want an error naming MEDIA_SWEEP_GRACE", err)
 	}
 }

@@ -200,6 +200,8 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL, Budget: g.Limiter}
 	if cfg.Media.Files != nil {
 		g.Resolver.Attachments.Files = cfg.Media.Files
+		// Keys name the post a file is stored for, for the media sweep.
+		cfg.Media.Files.Stamp = mediastore.ViewerStamp(store.PostSeqNow)
 		// A deleted post's files go with its fan-out delete job.
 		store.SetFiles(cfg.Media.Files)
 	}

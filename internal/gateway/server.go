@@ -130,10 +130,7 @@ func NewRegistry() *prometheus.Registry {
 // RegisterWorker exports the counters of a fan-out worker running in the
 // gateway's process.
 func RegisterWorker(reg prometheus.Registerer, w *fanout.Pool) {
-	counter := func(name, help string, v func(fanout.Stats) int64) {
-		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return float64(v(w.Stats())) }))
-	}
+	counter := counters(reg, w.Stats)
 	counter("gateway_fanout_jobs_processed_total", "Fan-out jobs handled and acknowledged.", func(s fanout.Stats) int64 { return s.Processed })
 	counter("gateway_fanout_job_failures_total", "Fan-out job runs that failed (the job stays pending and is retried).", func(s fanout.Stats) int64 { return s.Failed })
 	counter("gateway_fanout_jobs_claimed_total", "Stale pending fan-out jobs taken over from a consumer.", func(s fanout.Stats) int64 { return s.Claimed })

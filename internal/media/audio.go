@@ -89,19 +89,10 @@ func parseMP3Frame(h []byte) (f mp3Frame, ok bool) {
 	return f, f.length > 4
 }
 
-// mp3Duration skips an ID3v2 tag, then reads the frame count of a
-// Xing/Info or VBRI header when the first frame holds one, or counts the
-// frames.
+// mp3Duration reads the frame count of a Xing/Info or VBRI header when
+// the first frame (after any ID3v2 tags) holds one, or counts the frames.
 func mp3Duration(r io.ReaderAt, size int64) (float64, bool) {
-	var off int64
-	var id3 [10]byte
-	if _, err := r.ReadAt(id3[:], 0); err == nil && string(id3[:3]) == "ID3" {
-		n := int64(id3[6]&0x7f)<<21 | int64(id3[7]&0x7f)<<14 | int64(id3[8]&0x7f)<<7 | int64(id3[9]&0x7f)
-		off = 10 + n
-		if id3[5]&0x10 != 0 {
-			off += 10 // footer
-		}
-	}
+	off := mp3Start(r, size)
 	first := make([]byte, 200)
 	n, _ := r.ReadAt(first, off)
 	f, ok := parseMP3Frame(first[:n])
@@ -124,26 +115,53 @@ func mp3Duration(r io.ReaderAt, size int64) (float64, bool) {
 		frames := binary.BigEndian.Uint32(first[36+14:])
 		return float64(frames) * float64(f.samples) / float64(f.rate), frames > 0
 	}
-	var samples int64
-	br := bufio.NewReader(io.NewSectionReader(r, off, size-off))
-	for {
-		h, err := br.Peek(4)
-		if err != nil {
-			break
-		}
-		f, ok := parseMP3Frame(h)
-		if !ok {
-			break // an ID3v1 tag or trailing bytes
-		}
-		if _, err := br.Discard(f.length); err != nil {
-			break // a last frame cut short is not counted
-		}
-		samples += int64(f.samples)
-	}
+	samples, _ := mp3Walk(r, off, size)
 	if samples == 0 {
 		return 0, false
 	}
 	return float64(samples) / float64(f.rate), true
+}
+
+// mp3Start is where an MP3's first frame should be: after the ID3v2 tags
+// in front of it (an encoder may write more than one).
+func mp3Start(r io.ReaderAt, size int64) int64 {
+	var off int64
+	var id3 [10]byte
+	for off+10 <= size {
+		if _, err := r.ReadAt(id3[:], off); err != nil || string(id3[:3]) != "ID3" {
+			break
+		}
+		n := int64(id3[6]&0x7f)<<21 | int64(id3[7]&0x7f)<<14 | int64(id3[8]&0x7f)<<7 | int64(id3[9]&0x7f)
+		off += 10 + n
+		if id3[5]&0x10 != 0 {
+			off += 10 // footer
+		}
+	}
+	return off
+}
+
+// mp3Walk follows the frames from off and returns the samples they hold
+// and where the last whole one ends: at the first bytes that are not a
+// frame (an ID3v1 or APE tag, an appended ID3v2 tag, trailing bytes) or
+// at a last frame cut short, which is not counted.
+func mp3Walk(r io.ReaderAt, off, size int64) (samples, end int64) {
+	end = off
+	br := bufio.NewReader(io.NewSectionReader(r, off, size-off))
+	for {
+		h, err := br.Peek(4)
+		if err != nil {
+			return samples, end
+		}
+		f, ok := parseMP3Frame(h)
+		if !ok {
+			return samples, end
+		}
+		if _, err := br.Discard(f.length); err != nil {
+			return samples, end
+		}
+		samples += int64(f.samples)
+		end += int64(f.length)
+	}
 }
 
 // ADTS sampling frequencies by index.
@@ -312,4 +330,17 @@ func findBox(r io.ReaderAt, off, end int64, typ string) (box, bool) {
 		}
 	}
 	return box{}, false
+}
+
+// cleanMP3 copies an MP3's frames as they are (no re-encoding), leaving
+// out the tags before and after them: ID3v2 in front, ID3v1, APE or an
+// appended ID3v2 behind. What is stored is exactly the frames the
+// duration was read from (or that a Xing header counts).
+func cleanMP3(w io.Writer, r io.ReaderAt, size int64) error {
+	start := mp3Start(r, size)
+	_, end := mp3Walk(r, start, size)
+	if end == start {
+		return refuse("looks like MP3 audio but holds no whole frame")
+	}
+	return copyRange(w, r, start, end-start)
 }

@@ -33,8 +33,10 @@ func inspectImage(r io.ReaderAt, size int64, mime string, maxPixels int64) (File
 
 // Clean writes the copy of a checked file that is stored: images without
 // the metadata that can locate or identify a person, the pixels untouched
-// (no re-encoding); GIF and audio as sent (a GIF holds no EXIF or XMP;
-// its comment extensions are left). It returns the bytes written.
+// (no re-encoding); MP3 as its audio frames only, without the ID3 tags
+// that carry names, comments and pictures; GIF and other audio as sent (a
+// GIF holds no EXIF or XMP; its comment extensions are left). It returns
+// the bytes written.
 func Clean(w io.Writer, r io.ReaderAt, size int64, mime string) (int64, error) {
 	cw := &countWriter{w: w}
 	var err error
@@ -45,6 +47,8 @@ func Clean(w io.Writer, r io.ReaderAt, size int64, mime string) (int64, error) {
 		err = cleanPNG(cw, r, size)
 	case mimeWebP:
 		err = cleanWebP(cw, r, size)
+	case mimeMP3:
+		err = cleanMP3(cw, r, size)
 	default:
 		_, err = io.Copy(cw, io.NewSectionReader(r, 0, size))
 	}

@@ -30,7 +30,8 @@ func TestInspect(t *testing.T) {
 		{name: "zip", file: []byte("PK\x03\x04\x14\x00\x00\x00\x08\x00 some zipped bytes"), refused: true},
 		{name: "text", file: []byte("hello, world"), refused: true},
 		{name: "jpeg cut short", file: mediatest.JPEGWithGPS(t, 16, 8)[:40], refused: true},
-		{name: "mp3 cbr", file: mediatest.MP3(10, true), want: media.File{Kind: social.Audio, MIME: "audio/mpeg", Duration: 10 * 1152 / 44100.0}},
+		{name: "mp3 cbr", file: mediatest.MP3(10, true), want: media.File{Kind: social.Audio, MIME: "audio/mpeg", Duration: 10 * 1152 / 44100.0},
+			notAfter: []string{"ID3", "TAG"}},
 		{name: "mp3 xing", file: mediatest.MP3Xing(250), want: media.File{Kind: social.Audio, MIME: "audio/mpeg", Duration: 250 * 1152 / 44100.0}},
 		{name: "adts aac", file: mediatest.ADTS(43), want: media.File{Kind: social.Audio, MIME: "audio/aac", Duration: 43 * 1024 / 44100.0}},
 		{name: "ogg opus", file: mediatest.OggOpus(312, 2*48000+312), want: media.File{Kind: social.Audio, MIME: "audio/ogg", Duration: 2}},
@@ -86,6 +87,60 @@ func TestInspect(t *testing.T) {
 				if b[20]&0x0c != 0 {
 					t.Errorf("VP8X still announces EXIF or XMP: flags %#x", b[20])
 				}
+			}
+		})
+	}
+}
+
+// TestMP3TagsStripped stores tagged MP3 files built here (ID3v2.3 and
+// v2.4 with a title, an artist, a comment and a picture; ID3v1; APEv2;
+// an appended ID3v2.4 with its footer) and checks that what is stored is
+// exactly their frames, with the duration of the file sent.
+func TestMP3TagsStripped(t *testing.T) {
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	frames := mediatest.MP3Frames(20)
+	xing := mediatest.MP3Xing(250)
+	xing = xing[:len(xing)-len("TAG")] // MP3Xing ends in a bare "TAG"
+	const cbr = 20 * 1152 / 44100.0
+	tests := []struct {
+		name     string
+		file     []byte
+		stored   []byte
+		duration float64
+	}{
+		{"untagged", frames, frames, cbr},
+		{"id3v2.3 in front", cat(mediatest.ID3v2(t, 3, false), frames), frames, cbr},
+		{"id3v2.4 in front", cat(mediatest.ID3v2(t, 4, false), frames), frames, cbr},
+		{"two id3v2 tags in front", cat(mediatest.ID3v2(t, 3, false), mediatest.ID3v2(t, 4, true), frames), frames, cbr},
+		{"id3v1 behind", cat(frames, mediatest.ID3v1()), frames, cbr},
+		{"id3v2 in front, ape and id3v1 behind", cat(mediatest.ID3v2(t, 4, false), frames, mediatest.APEv2(), mediatest.ID3v1()), frames, cbr},
+		{"id3v2.4 appended with footer", cat(frames, mediatest.ID3v2(t, 4, true)), frames, cbr},
+		{"vbr with xing, tagged both ends", cat(mediatest.ID3v2(t, 3, false), xing, mediatest.ID3v1()), xing, 250 * 1152 / 44100.0},
+		{"last frame cut short", cat(mediatest.ID3v2(t, 3, false), frames, frames[:100], mediatest.ID3v1()), frames, cbr},
+	}
+	personal := []string{"ID3", "3DI", "TAG", "APETAGEX", mediatest.TagArtist, "Morning walk", "recorded at", "IHDR"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := media.Inspect(bytes.NewReader(tt.file), int64(len(tt.file)), media.DefaultMaxPixels)
+			if err != nil || got.MIME != "audio/mpeg" || math.Abs(got.Duration-tt.duration) > 1e-9 {
+				t.Fatalf("Inspect = %+v, %v; want audio/mpeg of %v s", got, err, tt.duration)
+			}
+			var out bytes.Buffer
+			n, err := media.Clean(&out, bytes.NewReader(tt.file), int64(len(tt.file)), got.MIME)
+			if err != nil || n != int64(out.Len()) {
+				t.Fatalf("Clean = %d, %v (wrote %d)", n, err, out.Len())
+			}
+			if !bytes.Equal(out.Bytes(), tt.stored) {
+				t.Errorf("stored %d bytes, want the %d bytes of the frames", out.Len(), len(tt.stored))
+			}
+			for _, s := range personal {
+				if bytes.Contains(out.Bytes(), []byte(s)) {
+					t.Errorf("the stored copy still holds %q", s)
+				}
+			}
+			again, err := media.Inspect(bytes.NewReader(out.Bytes()), int64(out.Len()), media.DefaultMaxPixels)
+			if err != nil || math.Abs(again.Duration-tt.duration) > 1e-9 {
+				t.Errorf("the stored copy inspects as %+v, %v", again, err)
 			}
 		})
 	}

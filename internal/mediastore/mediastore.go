@@ -27,6 +27,11 @@ type Store struct {
 	bucket *blob.Bucket
 	// MaxPixels bounds an image's canvas (media.DefaultMaxPixels when 0).
 	MaxPixels int64
+	// Stamp names the post a file is being stored for, by its author and
+	// the post sequence now (social.StoredFile), for the key: the Sweeper
+	// finds from it whether a post names the file. Nil: keys name no
+	// post, and the sweeper keeps such files.
+	Stamp func(ctx context.Context) (author string, seq int64, err error)
 }
 
 // Open opens the bucket of a gocloud URL: file:///dir?create_dir=true or
@@ -60,7 +65,10 @@ func (s *Store) Save(ctx context.Context, f io.ReaderAt, size int64) (m social.M
 		return m, err
 	}
 	id := newID()
-	key := "media/" + id
+	key, err := s.key(ctx, id)
+	if err != nil {
+		return m, err
+	}
 	// Cancelling the writer's context is how gocloud aborts a write: the
 	// object is then never created.
 	wctx, cancel := context.WithCancel(ctx)
@@ -126,7 +134,7 @@ func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 // Keys lists every stored key (tests).
 func (s *Store) Keys(ctx context.Context) ([]string, error) {
 	var keys []string
-	it := s.bucket.List(&blob.ListOptions{Prefix: "media/"})
+	it := s.bucket.List(&blob.ListOptions{Prefix: keyPrefix})
 	for {
 		o, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {

@@ -233,7 +233,19 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log 
 
 // sweep runs store.SweepPending every sweepEvery until ctx ends.
 func sweep(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
-	tick := time.NewTicker(sweepEvery)
+	every(ctx, sweepEvery, func() {
+		n, err := store.SweepPending(ctx)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("sweep of abandoned writes failed; the next sweep tries again", "err", err, "finished", n)
+		} else if n > 0 {
+			log.Info("finished abandoned writes", "finished", n)
+		}
+	})
+}
+
+// every calls f every d, the first time after d, until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {
 		select {
@@ -241,12 +253,7 @@ func sweep(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
 			return
 		case <-tick.C:
 		}
-		n, err := store.SweepPending(ctx)
-		if err != nil && ctx.Err() == nil {
-			log.Warn("sweep of abandoned writes failed; the next sweep tries again", "err", err, "finished", n)
-		} else if n > 0 {
-			log.Info("finished abandoned writes", "finished", n)
-		}
+		f()
 	}
 }
 

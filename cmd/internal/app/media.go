@@ -18,6 +18,8 @@ type Media struct {
 	// directory. URL wins; neither: a temporary directory removed on
 	// exit, like the embedded Redis's data.
 	URL, Dir string
+	// Sweep finds and deletes files no post names (MediaSweep).
+	Sweep MediaSweep
 }
 
 // Settings binds the media storage settings.
@@ -25,6 +27,9 @@ func (m *Media) Settings() []Setting {
 	return []Setting{
 		String(&m.URL, "media-url", "MEDIA_URL", "", "bucket of posts' media files as a gocloud URL: s3://bucket?region=R&endpoint=https://host&use_path_style=true (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), or file:///dir; wins over MEDIA_DIR"),
 		String(&m.Dir, "media-dir", "MEDIA_DIR", "", "local directory of posts' media files (created if missing); empty with no MEDIA_URL: a temporary directory removed on exit"),
+		Duration(&m.Sweep.Grace, "media-sweep-grace", "MEDIA_SWEEP_GRACE", "1h", "age under which the fan-out worker's sweep leaves a media file no post names (at least 5m: longer than any upload request)"),
+		Duration(&m.Sweep.Every, "media-sweep-every", "MEDIA_SWEEP_EVERY", "1m", "how often the fan-out worker sweeps a page of the media bucket for files no post names (0: never)"),
+		Int(&m.Sweep.Batch, "media-sweep-batch", "MEDIA_SWEEP_BATCH", "500", "media files one sweep lists and checks"),
 	}
 }
 

@@ -114,10 +114,92 @@ func MP3(n int, id3 bool) []byte {
 	if id3 {
 		out = append([]byte("ID3\x04\x00\x00\x00\x00\x00\x0a"), make([]byte, 10)...)
 	}
+	out = append(out, MP3Frames(n)...)
+	return append(out, "TAG"...)
+}
+
+// MP3Frames is n MPEG audio frames and nothing else: what an MP3 file is
+// without its tags.
+func MP3Frames(n int) []byte {
+	var out []byte
 	for range n {
 		out = append(out, mp3Frame()...)
 	}
-	return append(out, "TAG"...)
+	return out
+}
+
+// Personal strings the ID3 and APE tags below carry, for tests to look
+// for in what is stored.
+const (
+	TagArtist  = "Jane Q. Listener"
+	TagComment = "recorded at 12 Rue de la Paix"
+)
+
+// syncsafe writes n as ID3v2's 28-bit integer: 7 bits a byte.
+func syncsafe(n int) []byte {
+	return []byte{byte(n >> 21 & 0x7f), byte(n >> 14 & 0x7f), byte(n >> 7 & 0x7f), byte(n & 0x7f)}
+}
+
+// ID3v2 is an ID3v2.3 or v2.4 tag (version 3 or 4) with a title, an
+// artist, a comment and an attached picture (a real PNG); footer adds
+// v2.4's footer, as a tag appended after the audio has.
+func ID3v2(tb testing.TB, version byte, footer bool) []byte {
+	tb.Helper()
+	var pic bytes.Buffer
+	if err := png.Encode(&pic, picture(4, 4)); err != nil {
+		tb.Fatal(err)
+	}
+	frame := func(id string, body []byte) []byte {
+		size := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+		if version == 4 {
+			size = syncsafe(len(body))
+		}
+		f := append([]byte(id), size...)
+		return append(append(f, 0, 0), body...)
+	}
+	var frames []byte
+	frames = append(frames, frame("TIT2", []byte("\x03Morning walk"))...)
+	frames = append(frames, frame("TPE1", []byte("\x03"+TagArtist))...)
+	frames = append(frames, frame("COMM", []byte("\x03eng\x00"+TagComment))...)
+	frames = append(frames, frame("APIC", append([]byte("\x03image/png\x00\x03\x00"), pic.Bytes()...))...)
+	flags := byte(0)
+	if footer {
+		flags = 0x10
+	}
+	head := append([]byte{'I', 'D', '3', version, 0, flags}, syncsafe(len(frames))...)
+	out := append(head, frames...)
+	if footer {
+		out = append(out, append([]byte{'3', 'D', 'I', version, 0, flags}, syncsafe(len(frames))...)...)
+	}
+	return out
+}
+
+// ID3v1 is a 128-byte ID3v1.1 tag, as found at the end of a file.
+func ID3v1() []byte {
+	field := func(s string, n int) []byte { return append([]byte(s), make([]byte, n-len(s))...) }
+	out := []byte("TAG")
+	out = append(out, field("Morning walk", 30)...)
+	out = append(out, field(TagArtist, 30)...)
+	out = append(out, field("", 30)...)
+	out = append(out, "2026"...)
+	out = append(out, field(TagComment[:28], 28)...)
+	return append(out, 0, 1, 12) // v1.1: a zero, the track, the genre
+}
+
+// APEv2 is an APEv2 tag with a header, one Artist item and a footer, as
+// some encoders append after the audio.
+func APEv2() []byte {
+	item := binary.LittleEndian.AppendUint32(nil, uint32(len(TagArtist)))
+	item = append(append(item, 0, 0, 0, 0), "Artist\x00"+TagArtist...)
+	hdr := func(flags uint32) []byte {
+		h := append([]byte("APETAGEX"), binary.LittleEndian.AppendUint32(nil, 2000)...)
+		h = binary.LittleEndian.AppendUint32(h, uint32(len(item)+32))
+		h = binary.LittleEndian.AppendUint32(h, 1)
+		h = binary.LittleEndian.AppendUint32(h, flags)
+		return append(h, make([]byte, 8)...)
+	}
+	out := append(hdr(0xa0000000), item...)
+	return append(out, hdr(0x80000000)...)
 }
 
 // MP3Xing is a VBR file whose first frame's Xing header counts frames

@@ -1,0 +1,164 @@
+package mediastore
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// Owners tells whether posts name stored files (redisstore.Store).
+type Owners interface {
+	MediaOwners(ctx context.Context, files []social.StoredFile) ([]social.FileOwner, error)
+}
+
+// Sweeper deletes the files no post names: those of a post that was never
+// made because its request died between storing its files and writing the
+// post (the request itself deletes them on any error it sees), and those
+// of a deleted post whose delete job gave up. Only files older than Grace
+// are looked at: a younger one may belong to a request still under way.
+//
+// Each Pass lists one page of the bucket, from where the last pass
+// stopped, so the work of a pass is bounded whatever the bucket holds;
+// the walk starts again at the beginning when it reaches the end. Several
+// sweepers (one per worker process) may run at once: a file older than
+// the grace is never attached to a post any more, and deleting a deleted
+// file is not an error.
+type Sweeper struct {
+	Files  *Store
+	Owners Owners
+	// Grace is the age under which a file is left alone; it must exceed
+	// the longest an upload request can take.
+	Grace time.Duration
+	// Batch is the files listed per pass.
+	Batch int
+	// Now is the clock files' ages are judged by (time.Now when nil).
+	Now func() time.Time
+
+	token   []byte // where the next pass lists from; nil: the beginning
+	total   SweepStats
+	running atomic.Bool // a Pass under way: passes of one Sweeper never overlap
+}
+
+// SweepStats counts what passes did with the files they listed.
+type SweepStats struct {
+	// Listed files; of them Young (within the grace), Unstamped (keys that
+	// name no post: kept), Named (a post names them), Undecided (their
+	// author made too many posts since to tell: kept), Deleted.
+	Listed, Young, Unstamped, Named, Undecided, Deleted int64
+	// Passes that ended with an error (the next pass tries again).
+	Failed int64
+}
+
+func (st *SweepStats) add(o SweepStats) {
+	for _, p := range []struct{ to, from *int64 }{{&st.Listed, &o.Listed}, {&st.Young, &o.Young},
+		{&st.Unstamped, &o.Unstamped}, {&st.Named, &o.Named}, {&st.Undecided, &o.Undecided},
+		{&st.Deleted, &o.Deleted}, {&st.Failed, &o.Failed}} {
+		atomic.AddInt64(p.to, *p.from)
+	}
+}
+
+// Stats is the sum of every pass so far.
+func (sw *Sweeper) Stats() SweepStats {
+	t := &sw.total
+	return SweepStats{Listed: atomic.LoadInt64(&t.Listed), Young: atomic.LoadInt64(&t.Young),
+		Unstamped: atomic.LoadInt64(&t.Unstamped), Named: atomic.LoadInt64(&t.Named),
+		Undecided: atomic.LoadInt64(&t.Undecided), Deleted: atomic.LoadInt64(&t.Deleted), Failed: atomic.LoadInt64(&t.Failed)}
+}
+
+// Pass sweeps one page of the bucket and returns what it did. Passes of
+// one Sweeper do not overlap: a Pass called while one runs does nothing.
+func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
+	if !sw.running.CompareAndSwap(false, true) {
+		return st, nil
+	}
+	defer sw.running.Store(false)
+	defer func() {
+		if err != nil {
+			st.Failed++
+		}
+		sw.total.add(st)
+	}()
+	now := time.Now
+	if sw.Now != nil {
+		now = sw.Now
+	}
+	token := sw.token
+	if token == nil {
+		token = blob.FirstPageToken
+	}
+	opts := &blob.ListOptions{Prefix: keyPrefix}
+	objs, next, err := sw.Files.bucket.ListPage(ctx, token, max(sw.Batch, 1), opts)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		// A local directory's listing reads each file it found; one
+		// deleted meanwhile (by another sweeper) fails it once.
+		objs, next, err = sw.Files.bucket.ListPage(ctx, token, max(sw.Batch, 1), opts)
+	}
+	if err != nil {
+		// The next pass starts the walk again: a page token that the
+		// store no longer takes would otherwise fail every pass.
+		sw.token = nil
+		return st, fmt.Errorf("sweep media: list: %w", err)
+	}
+	cutoff := now().Add(-sw.Grace)
+	var files []social.StoredFile
+	for _, o := range objs {
+		if o.IsDir {
+			continue
+		}
+		st.Listed++
+		f, ok := parseKey(o.Key)
+		switch {
+		case o.ModTime.After(cutoff):
+			st.Young++
+		case !ok:
+			st.Unstamped++
+		default:
+			files = append(files, f)
+		}
+	}
+	if err := sw.settle(ctx, files, &st); err != nil {
+		return st, err
+	}
+	// Only once the page is settled: a failed page is listed again. An
+	// empty token is the end, after which the walk starts again.
+	sw.token = nil
+	if len(next) > 0 {
+		sw.token = next
+	}
+	return st, nil
+}
+
+// settle asks the owners of old stamped files and deletes the orphans.
+func (sw *Sweeper) settle(ctx context.Context, files []social.StoredFile, st *SweepStats) error {
+	if len(files) == 0 {
+		return nil
+	}
+	owners, err := sw.Owners.MediaOwners(ctx, files)
+	if err != nil {
+		return fmt.Errorf("sweep media: %w", err)
+	}
+	var orphans []string
+	for i, o := range owners {
+		switch o {
+		case social.FileNamed:
+			st.Named++
+		case social.FileUndecided:
+			st.Undecided++
+		case social.FileOrphan:
+			orphans = append(orphans, files[i].Key)
+		}
+	}
+	for _, k := range orphans {
+		if err := sw.Files.Delete(ctx, []string{k}); err != nil {
+			return fmt.Errorf("sweep media: %w", err)
+		}
+		st.Deleted++
+	}
+	return nil
+}
