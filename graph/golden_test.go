@@ -46,7 +46,7 @@ func TestGolden(t *testing.T) {
 	// Queries are also run through gqlgen's generated execution alone and
 	// with loader batches split key by key: the same answer every way.
 	others := map[string]string{
-		"generic execution": gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)})),
+		"generic execution": gatewaytest.Serve(t, variantHandler(s.Server, graph.GenericOnly, graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)})),
 		"split batches": gatewaytest.Serve(t, s.NewQueryHandler(graph.Options{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
 			Loaders: loader.Config{Wait: time.Nanosecond, BatchCapacity: 1}})),
 	}

@@ -56,20 +56,13 @@ type Options struct {
 	// MaxBodyBytes when it has none, until it is decoded); a request that
 	// would pass it gets 503 with Retry-After. Zero means 64 MiB.
 	MaxBodyMemory int64
-	// Naive turns off batching, caching, page prefetching and the fast
-	// path: one Redis call per field, as a straightforward implementation
-	// would do. Only the benchmark uses it, as the baseline.
-	Naive bool
-	// Loaders tunes the per-request dataloaders (ignored when Naive).
+	// Loaders tunes the per-request dataloaders.
 	Loaders loader.Config
 	// RequestTimeout bounds a query or mutation (not a subscription) on
 	// every transport, so that neither a stalled Redis nor CPU-bound work
 	// piles requests up: past it the client gets a GraphQL error; 0 means
 	// no bound.
 	RequestTimeout time.Duration
-	// GenericOnly turns the timeline fast path off (fastpath.go): every
-	// field goes through gqlgen's generated execution. Tests compare both.
-	GenericOnly bool
 	// OriginAllowed decides whether a cross-origin browser may open a
 	// websocket: the CORS allow-list (same-origin is always allowed; nil
 	// allows no other origin).
@@ -94,21 +87,10 @@ type Options struct {
 }
 
 // NewHandler returns the /query handler: POST, GET (queries only),
-// websocket and SSE transports, auth, per-request loaders and limits. The
-// read mode (batched, or the benchmark's naive baseline) is chosen here,
-// once: the handler serves a copy of r with it.
+// websocket and SSE transports, auth, per-request loaders and limits.
 func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator, o Options) http.Handler {
-	r := *services
+	r := services.reading(o.FastStats)
 	loaders := loader.NewFactory(store, o.Loaders)
-	r.ahead = batched{}
-	r.fast = o.FastStats
-	if r.fast == nil {
-		r.fast = NewFastStats()
-	}
-	if o.Naive {
-		loaders = loader.NewNaiveFactory(store)
-		r.ahead = naive{}
-	}
 	es := NewExecutableSchema(Config{Resolvers: &r})
 	guard := gqlguard.New(o.Limits, guardModel(es.Schema()))
 	// Entry counts alone would let large documents fill the caches with
@@ -213,9 +195,7 @@ func NewHandler(services *Resolver, store loader.Store, authn auth.Authenticator
 	// not act on query fields, or the fast path must decline when it is
 	// on. (mutationBudget below acts on Mutation's root fields only, which
 	// the fast path never renders.)
-	if !o.GenericOnly && !o.Naive {
-		srv.AroundRootFields(r.fastPath)
-	}
+	r.aroundRootFields(srv)
 	// The field middleware runs for every field: only when it has a
 	// budget to spend.
 	if o.Limiter != nil && o.Limiter.Has(ratelimit.RuleMutationUser) {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
@@ -110,13 +109,10 @@ func (batched) primePage(ctx context.Context, page *social.Page) {
 	for id, v := range page.Marks {
 		l.Marks.Prime(id, v)
 	}
-	// Comment pages are kept for queries only: in a mutation document a
-	// later field may add or delete a comment, and nothing would tell this
-	// cache.
-	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
-		for id, cc := range page.Comments {
-			l.PrimeCommentPage(id, cc)
-		}
+	// A mutation field's loaders are its own (freshLoaders): comment pages
+	// primed here cannot outlive a later field's new comment.
+	for id, cc := range page.Comments {
+		l.PrimeCommentPage(id, cc)
 	}
 }
 

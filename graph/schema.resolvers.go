@@ -77,9 +77,6 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.Update
 		if err := r.Profiles.UpdateBio(ctx, v.UserID, bio); err != nil {
 			return nil, err
 		}
-		l := loader.For(ctx)
-		l.Users.Clear(v.UserID)
-		l.ClearLists()
 	}
 	return loadUser(ctx, v.UserID)
 }
@@ -132,13 +129,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, r.Attachments.discard(ctx, in.Media, err)
 	}
-	l := loader.For(ctx)
-	l.Posts.Prime(p.ID, p)
-	l.UserCounts.Clear(v.UserID)
-	if p.RepostOfID != "" {
-		l.PostCounts.Clear(p.RepostOfID)
-		l.Marks.Clear(p.RepostOfID)
-	}
+	loader.For(ctx).Posts.Prime(p.ID, p)
 	return p, nil
 }
 
@@ -151,9 +142,6 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, e
 	if err := r.Posts.DeletePost(ctx, v.UserID, id); err != nil {
 		return "", err
 	}
-	l := loader.For(ctx)
-	l.ClearPost(id)
-	l.ClearLists()
 	return id, nil
 }
 
@@ -177,10 +165,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 	if err != nil {
 		return nil, err
 	}
-	l := loader.For(ctx)
-	l.Comments.Prime(c.ID, c)
-	l.PostCounts.Clear(postID)
-	l.ClearLists()
+	loader.For(ctx).Comments.Prime(c.ID, c)
 	return c, nil
 }
 
@@ -193,10 +178,6 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string
 	if err := r.Engagement.DeleteComment(ctx, v.UserID, id); err != nil {
 		return "", err
 	}
-	l := loader.For(ctx)
-	l.Comments.Clear(id)
-	l.ClearLists()
-	l.PostCounts.ClearAll() // the comment's post is not known here
 	return id, nil
 }
 
