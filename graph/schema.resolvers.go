@@ -237,7 +237,7 @@ func (r *postResolver) Author(ctx context.Context, obj *social.Post) (*social.Us
 
 // Visibility is the resolver for the visibility field.
 func (r *postResolver) Visibility(ctx context.Context, obj *social.Post) (model.Visibility, error) {
-	return model.Visibility(obj.Visibility), nil
+	return visibilityOf(obj), nil
 }
 
 // OnlyTo is the resolver for the onlyTo field.
@@ -323,7 +323,7 @@ func (r *postResolver) Location(ctx context.Context, obj *social.Post) (*model.L
 
 // Source is the resolver for the source field.
 func (r *postResolver) Source(ctx context.Context, obj *social.Post) (*string, error) {
-	return optional(obj.Source), nil
+	return orNull(sourceOf(obj)), nil
 }
 
 // Mentions is the resolver for the mentions field.
@@ -460,15 +460,12 @@ func (r *subscriptionResolver) NotificationAdded(ctx context.Context, since *str
 
 // Email is the resolver for the email field.
 func (r *userResolver) Email(ctx context.Context, obj *social.User) (*string, error) {
-	if !loader.For(ctx).IsSelf(obj.ID) {
-		return nil, nil
-	}
-	return &obj.Email, nil
+	return orNull(emailOf(loader.For(ctx), obj)), nil
 }
 
 // Bio is the resolver for the bio field.
 func (r *userResolver) Bio(ctx context.Context, obj *social.User) (*string, error) {
-	return optional(obj.Bio), nil
+	return orNull(bioOf(obj)), nil
 }
 
 // FollowersCount is the resolver for the followersCount field.
