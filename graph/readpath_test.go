@@ -25,7 +25,7 @@ type readPathNet struct {
 	s      *feedServer
 	viewer gatewaytest.User
 	hook   *redisstats.Hook
-	naive  *gatewaytest.Server // the same store served without batching or prefetch
+	naive  *gatewaytest.Server // the same store served by graph.Naive, one key per batch
 	split  *gatewaytest.Server // loaders whose every batch holds one key
 }
 
