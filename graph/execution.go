@@ -13,43 +13,25 @@ import (
 
 // ExecOptions choose how operations are executed.
 type ExecOptions struct {
-	// Naive turns off batching, caching, page prefetching and the fast
-	// path: one Redis call per field, as a straightforward implementation
-	// would do. Only the benchmark uses it, as the baseline.
-	Naive bool
-	// Loaders tunes the per-request dataloaders (ignored when Naive).
+	// Loaders tunes the per-request dataloaders.
 	Loaders loader.Config
-	// GenericOnly turns the timeline fast path off (fastpath.go): every
-	// field goes through gqlgen's generated execution. Tests compare both.
-	GenericOnly bool
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
 	FastStats *FastStats
 }
 
 // Execution is the executable schema bound to a copy of the services,
-// with the read mode (batched, or the benchmark's naive baseline) chosen
-// once, and the middleware that runs its operations.
+// and the middleware that runs its operations.
 type Execution struct {
 	Schema  graphql.ExecutableSchema
 	r       *Resolver
 	loaders *loader.Factory
-	fast    bool
 }
 
 // NewExecution returns the execution of services over store.
 func NewExecution(services *Resolver, store loader.Store, o ExecOptions) *Execution {
-	r := *services
-	e := &Execution{r: &r, loaders: loader.NewFactory(store, o.Loaders), fast: !o.GenericOnly && !o.Naive}
-	r.ahead = batched{}
-	r.fast = o.FastStats
-	if r.fast == nil {
-		r.fast = NewFastStats()
-	}
-	if o.Naive {
-		e.loaders = loader.NewNaiveFactory(store)
-		r.ahead = naive{}
-	}
+	r := services.reading(o.FastStats)
+	e := &Execution{r: &r, loaders: loader.NewFactory(store, o.Loaders)}
 	e.Schema = NewExecutableSchema(Config{Resolvers: &r})
 	return e
 }
@@ -77,14 +59,13 @@ func (e *Execution) Install(srv *handler.Server) {
 		}
 		return resp
 	})
-	// The fast path renders a query's timeline fields without calling
-	// field middleware (srv.AroundFields): middleware that must act on
-	// query fields has the fast path decline, or does not rely on it.
+	// Fresh loaders for each mutation field, and the timeline fast path
+	// for queries. The fast path renders a query's timeline fields without
+	// calling field middleware (srv.AroundFields): middleware that must act
+	// on query fields has the fast path decline, or does not rely on it.
 	// (The operation guards' mutation budget acts on Mutation's root
 	// fields only, which the fast path never renders.)
-	if e.fast {
-		srv.AroundRootFields(e.r.fastPath)
-	}
+	e.r.aroundRootFields(srv)
 }
 
 // afterResponse, when set (by this package's tests), sees every response

@@ -34,7 +34,7 @@ fragment P on Post {
 // serve, errors).
 func TestFastPathMatchesGeneric(t *testing.T) {
 	n := newReadPathNet(t, redisstore.Push)
-	generic := gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	generic := gatewaytest.Serve(t, variantHandler(n.s.Server, graph.GenericOnly, gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
 	stats := graph.NewFastStats()
 	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
 
@@ -195,7 +195,7 @@ func TestFastPathHandsOverItsPage(t *testing.T) {
 	fast := &gatewaytest.Server{Gateway: n.s.Gateway, Redis: n.s.Redis}
 	fast.URL = gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
 	generic := &gatewaytest.Server{Gateway: n.s.Gateway, Redis: n.s.Redis}
-	generic.URL = gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	generic.URL = gatewaytest.Serve(t, variantHandler(n.s.Server, graph.GenericOnly, gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
 	cases := []struct {
 		name, query string
 		vars        map[string]any

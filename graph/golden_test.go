@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
+	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
@@ -46,7 +47,7 @@ func TestGolden(t *testing.T) {
 	// Queries are also run through gqlgen's generated execution alone and
 	// with loader batches split key by key: the same answer every way.
 	others := map[string]string{
-		"generic execution": gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{GenericOnly: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)})),
+		"generic execution": gatewaytest.Serve(t, variantHandler(s.Server, graph.GenericOnly, gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)})),
 		"split batches": gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
 			Loaders: loader.Config{Wait: time.Nanosecond, BatchCapacity: 1}})),
 	}

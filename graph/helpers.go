@@ -9,7 +9,7 @@ import (
 )
 
 // graphEdit runs a follow/block/mute style mutation and returns the target
-// user with its counters and flags read afresh.
+// user, read after the edit (freshLoaders).
 func (r *Resolver) graphEdit(ctx context.Context, userID string, edit func(ctx context.Context, viewerID, userID string) error) (*social.User, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {
@@ -18,15 +18,11 @@ func (r *Resolver) graphEdit(ctx context.Context, userID string, edit func(ctx c
 	if err := edit(ctx, v.UserID, userID); err != nil {
 		return nil, err
 	}
-	l := loader.For(ctx)
-	l.ClearLists()
-	l.Relations.Clear(userID)
-	l.UserCounts.Clear(userID)
-	l.UserCounts.Clear(v.UserID)
 	return loadUser(ctx, userID)
 }
 
-// likeEdit runs likePost or unlikePost and returns the post afresh.
+// likeEdit runs likePost or unlikePost and returns the post, read after
+// the edit (freshLoaders).
 func (r *Resolver) likeEdit(ctx context.Context, postID string, edit func(ctx context.Context, viewerID, postID string) error) (*social.Post, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {
@@ -35,10 +31,6 @@ func (r *Resolver) likeEdit(ctx context.Context, postID string, edit func(ctx co
 	if err := edit(ctx, v.UserID, postID); err != nil {
 		return nil, err
 	}
-	l := loader.For(ctx)
-	l.ClearLists()
-	l.PostCounts.Clear(postID)
-	l.Marks.Clear(postID)
 	return loadPost(ctx, postID)
 }
 

@@ -24,18 +24,14 @@ import (
 // their lists and users in the loaders' caches. A page's round trips thus
 // grow with the depth of its lists, not with their lengths or number.
 
-// userWants reads what a selection of User fields needs beyond the profile.
+// userWants reads what a selection of User fields needs beyond the profile
+// (fieldRule.user).
 func userWants(oc *graphql.OperationContext, sel selection) social.UserWants {
 	w := social.UserWants{Profiles: true}
 	for _, f := range sel.fields(oc, "User") {
-		switch f.Name {
-		case "followersCount", "followingCount":
-			w.Counts = true
-		case "postsCount":
-			w.Counts, w.Relations = true, true
-		case "viewerFollows", "followsViewer", "viewerBlocked", "viewerMuted", "follows":
-			w.Relations = true
-		}
+		u := ruleOf("User", f).user
+		w.Counts = w.Counts || u.Counts
+		w.Relations = w.Relations || u.Relations
 	}
 	return w
 }
@@ -175,12 +171,6 @@ func (o objects) ids() []string {
 	return nil // comments have no lists
 }
 
-// listFields are the connection fields the read-ahead loads, by type.
-var listFields = map[string]map[string]social.List{
-	"User": {"followers": social.ListFollowers, "following": social.ListFollowing, "commonFollowing": social.ListCommonFollowing},
-	"Post": {"likers": social.ListLikers, "comments": social.ListComments},
-}
-
 // lists loads, level by level, the lists below the objects of level and
 // the users in them: at each level one store call for every list of every
 // object (and one for the users' own pages of posts, beside it), then one
@@ -255,7 +245,8 @@ func (b batched) planLevel(oc *graphql.OperationContext, l *loader.Loaders, leve
 	var p levelPlan
 	for _, g := range level {
 		for _, f := range g.sel.fields(oc, g.typ) {
-			if g.typ == "User" && f.Name == "posts" {
+			rule := ruleOf(g.typ, f)
+			if rule.posts {
 				k, ok := listArgs(oc, f, "")
 				if !ok {
 					continue // the resolver reports the bad argument
@@ -269,8 +260,8 @@ func (b batched) planLevel(oc *graphql.OperationContext, l *loader.Loaders, leve
 				p.pageSpans = append(p.pageSpans, sp)
 				continue
 			}
-			list, ok := listFields[g.typ][f.Name]
-			if !ok {
+			list := rule.list
+			if list == "" {
 				continue
 			}
 			k, ok := listArgs(oc, f, list)
@@ -354,73 +345,75 @@ func appendUserKeys(keys []loader.UserKey, ids []string, w social.UserWants) []l
 }
 
 // follow adds to a level the objects its objects' object fields lead to
-// (a post's author and original, a comment's author and post): they cost
-// no list read, and their own lists belong to the same level.
+// (fieldRule.reach: a post's author and original, a comment's author and
+// post): they cost no list read, and their own lists belong to the same
+// level.
 func (b batched) follow(ctx context.Context, oc *graphql.OperationContext, level []objects) []objects {
-	l := loader.For(ctx)
 	out := level[:0:0]
 	for len(level) > 0 {
 		g := level[0]
 		level = level[1:]
 		out = append(out, g)
 		for _, f := range g.sel.fields(oc, g.typ) {
-			if len(f.Selections) == 0 {
+			reach := ruleOf(g.typ, f).reach
+			if reach == nil || len(f.Selections) == 0 {
 				continue
 			}
-			switch {
-			case f.Name == "author" && g.typ == "Post":
-				ids := make([]string, len(g.posts))
-				for i, p := range g.posts {
-					ids[i] = p.AuthorID
-				}
-				level = append(level, objects{typ: "User", users: unique(ids), sel: fieldSel(f)})
-			case f.Name == "author" && g.typ == "Comment":
-				level = append(level, objects{typ: "User", users: commentAuthors(g.comments), sel: fieldSel(f)})
-			case (f.Name == "repostOf" && g.typ == "Post") || (f.Name == "post" && g.typ == "Comment"):
-				if !hasLists(oc, fieldSel(f), "Post") {
-					continue // nothing to read ahead below: leave the posts to their resolvers
-				}
-				var ids []string
-				for _, p := range g.posts {
-					if p.RepostOfID != "" {
-						ids = append(ids, p.RepostOfID)
-					}
-				}
-				for _, c := range g.comments {
-					ids = append(ids, c.PostID)
-				}
-				var found []*social.Post
-				for _, p := range l.FetchPosts(ctx, unique(ids)) {
-					if p != nil {
-						found = append(found, p)
-					}
-				}
-				level = append(level, objects{typ: "Post", posts: found, sel: fieldSel(f)})
+			if next, ok := reach(ctx, oc, g, f); ok {
+				level = append(level, next)
 			}
 		}
 	}
 	return out
 }
 
+// reachAuthors leads from posts or comments to their authors.
+func reachAuthors(_ context.Context, _ *graphql.OperationContext, g objects, f graphql.CollectedField) (objects, bool) {
+	if g.typ == "Comment" {
+		return objects{typ: "User", users: commentAuthors(g.comments), sel: fieldSel(f)}, true
+	}
+	ids := make([]string, len(g.posts))
+	for i, p := range g.posts {
+		ids[i] = p.AuthorID
+	}
+	return objects{typ: "User", users: unique(ids), sel: fieldSel(f)}, true
+}
+
+// reachPosts leads from posts to their originals, or from comments to
+// their posts, when the selection has lists below them (else the posts
+// are left to their resolvers).
+func reachPosts(ctx context.Context, oc *graphql.OperationContext, g objects, f graphql.CollectedField) (objects, bool) {
+	if !hasLists(oc, fieldSel(f), "Post") {
+		return objects{}, false
+	}
+	var ids []string
+	for _, p := range g.posts {
+		if p.RepostOfID != "" {
+			ids = append(ids, p.RepostOfID)
+		}
+	}
+	for _, c := range g.comments {
+		ids = append(ids, c.PostID)
+	}
+	var found []*social.Post
+	for _, p := range loader.For(ctx).FetchPosts(ctx, unique(ids)) {
+		if p != nil {
+			found = append(found, p)
+		}
+	}
+	return objects{typ: "Post", posts: found, sel: fieldSel(f)}, true
+}
+
 // hasLists reports whether a selection of typ has a list field somewhere
 // below it, through object fields too.
 func hasLists(oc *graphql.OperationContext, sel selection, typ string) bool {
 	for _, f := range sel.fields(oc, typ) {
-		if _, ok := listFields[typ][f.Name]; ok || (typ == "User" && f.Name == "posts") {
-			return true
-		}
-		if t, ok := objectFields[typ][f.Name]; ok && hasLists(oc, fieldSel(f), t) {
+		r := ruleOf(typ, f)
+		if r.list != "" || r.posts || (r.reach != nil && hasLists(oc, fieldSel(f), valueType(f))) {
 			return true
 		}
 	}
 	return false
-}
-
-// objectFields are the object-valued fields the read-ahead follows, by
-// type, with their types.
-var objectFields = map[string]map[string]string{
-	"Post":    {"author": "User", "repostOf": "Post"},
-	"Comment": {"author": "User", "post": "Post"},
 }
 
 // listArgs reads a list field's arguments as its resolver will, with

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
@@ -31,53 +30,62 @@ func timelineWants(oc *graphql.OperationContext, sel selection) social.PageWants
 	return w
 }
 
-// postWants adds what a selection of Post fields needs; original is set
-// for the selection under repostOf.
+// postWants adds what a selection of Post fields needs (fieldRule.page);
+// original is set for the selection under repostOf.
 func postWants(oc *graphql.OperationContext, sel selection, w *social.PageWants, original bool) {
 	for _, f := range sel.fields(oc, "Post") {
-		switch f.Name {
-		case "author":
-			if original {
-				w.OriginalAuthors = true
-			} else {
-				w.Authors = true
-			}
-		case "likesCount", "commentsCount", "repostsCount":
-			if original {
-				w.OriginalCounts = true
-			} else {
-				w.Counts = true
-			}
-		case "viewerHasLiked", "viewerHasReposted":
-			if original {
-				w.OriginalMarks = true
-			} else {
-				w.Marks = true
-			}
-		case "comments":
-			if original {
-				continue
-			}
-			args := f.ArgumentMap(oc.Variables)
-			if args["after"] != nil {
-				continue
-			}
-			first := social.DefaultFirst
-			if n, ok := intArg(args["first"]); ok {
-				first = n
-			}
-			if first >= 1 && first <= social.MaxFirst {
-				w.Comments = max(w.Comments, first)
-			}
-			if fieldSel(f).nodes(oc, "CommentConnection", "CommentEdge").child(oc, "Comment", "author") != nil {
-				w.CommentAuthors = true
-			}
-		case "repostOf":
-			if !original {
-				w.Reposts = true
-				postWants(oc, fieldSel(f), w, true)
-			}
+		if want := ruleOf("Post", f).page; want != nil {
+			want(oc, f, w, original)
 		}
+	}
+}
+
+// The page wants of Post's fields (fields.go).
+
+var (
+	wantAuthors = wantAlike(func(w *social.PageWants) *bool { return &w.Authors }, func(w *social.PageWants) *bool { return &w.OriginalAuthors })
+	wantCounts  = wantAlike(func(w *social.PageWants) *bool { return &w.Counts }, func(w *social.PageWants) *bool { return &w.OriginalCounts })
+	wantMarks   = wantAlike(func(w *social.PageWants) *bool { return &w.Marks }, func(w *social.PageWants) *bool { return &w.OriginalMarks })
+)
+
+// wantAlike is the page want of a field read alike for the page's posts
+// (the flag own picks) and for reposted originals (orig).
+func wantAlike(own, orig func(*social.PageWants) *bool) func(*graphql.OperationContext, graphql.CollectedField, *social.PageWants, bool) {
+	return func(_ *graphql.OperationContext, _ graphql.CollectedField, w *social.PageWants, original bool) {
+		if original {
+			*orig(w) = true
+		} else {
+			*own(w) = true
+		}
+	}
+}
+
+// wantComments asks for the first comments of the page's own posts (and
+// their authors when selected), as many as the largest first argument
+// that reads from the top.
+func wantComments(oc *graphql.OperationContext, f graphql.CollectedField, w *social.PageWants, original bool) {
+	args := f.ArgumentMap(oc.Variables)
+	if original || args["after"] != nil {
+		return
+	}
+	first := social.DefaultFirst
+	if n, ok := intArg(args["first"]); ok {
+		first = n
+	}
+	if first >= 1 && first <= social.MaxFirst {
+		w.Comments = max(w.Comments, first)
+	}
+	if fieldSel(f).nodes(oc, "CommentConnection", "CommentEdge").child(oc, "Comment", "author") != nil {
+		w.CommentAuthors = true
+	}
+}
+
+// wantOriginal asks for the reposted originals of the page's own posts,
+// with what the selection under repostOf needs of them.
+func wantOriginal(oc *graphql.OperationContext, f graphql.CollectedField, w *social.PageWants, original bool) {
+	if !original {
+		w.Reposts = true
+		postWants(oc, fieldSel(f), w, true)
 	}
 }
 
@@ -110,13 +118,10 @@ func (batched) primePage(ctx context.Context, page *social.Page) {
 	for id, v := range page.Marks {
 		l.Marks.Prime(id, v)
 	}
-	// Comment pages are kept for queries only: in a mutation document a
-	// later field may add or delete a comment, and nothing would tell this
-	// cache.
-	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Query {
-		for id, cc := range page.Comments {
-			l.PrimeCommentPage(id, cc)
-		}
+	// A mutation field's loaders are its own (freshLoaders): comment pages
+	// primed here cannot outlive a later field's new comment.
+	for id, cc := range page.Comments {
+		l.PrimeCommentPage(id, cc)
 	}
 }
 

@@ -3,6 +3,10 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/vektah/gqlparser/v2/ast"
+
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -10,10 +14,9 @@ import (
 // readAhead is how resolvers read ahead of the fields below them. The
 // gateway serves with batched: a list or page resolver reads its own
 // selection, fetches what the fields below will need in one pipeline and
-// primes the request's loaders. The benchmark's naive baseline
-// (Options.Naive) wires naive, which reads nothing ahead, so each field
-// loads for itself. The choice is made once, when the handler is built;
-// no resolver checks a mode.
+// primes the request's loaders. This package's tests also build a variant
+// that reads nothing ahead, to compare against (export_test.go); the choice
+// is made once, when the handler is built, and no resolver checks a mode.
 type readAhead interface {
 	// pageWants is what the current Timeline field's page brings along.
 	pageWants(ctx context.Context) social.PageWants
@@ -32,13 +35,37 @@ type readAhead interface {
 // batched reads ahead (prefetch.go, lists.go).
 type batched struct{}
 
-// naive reads nothing ahead and primes nothing.
-type naive struct{}
-
-func (naive) pageWants(context.Context) social.PageWants { return social.PageWants{} }
-func (naive) primePage(context.Context, *social.Page)    {}
-func (naive) users(ctx context.Context, ids []string, _ selection) ([]*social.User, error) {
-	return loader.For(ctx).Users.LoadAll(ctx, ids)
+// reading returns the resolver a handler serves with: services with the
+// read path's strategies and the fast path's counters (a zeroed set when
+// stats is nil).
+func (r *Resolver) reading(stats *FastStats) Resolver {
+	out := *r
+	if out.ahead == nil {
+		out.ahead = batched{}
+	}
+	out.fast = stats
+	if out.fast == nil {
+		out.fast = NewFastStats()
+	}
+	return out
 }
-func (naive) comments(context.Context, []*social.Comment, selection, bool) error { return nil }
-func (naive) lists(context.Context, []objects)                                   {}
+
+// aroundRootFields installs the read path's root-field middleware: fresh
+// loaders for each mutation field, and the timeline fast path for queries.
+func (r *Resolver) aroundRootFields(srv *handler.Server) {
+	srv.AroundRootFields(freshLoaders)
+	if !r.genericOnly {
+		srv.AroundRootFields(r.fastPath)
+	}
+}
+
+// freshLoaders gives each root field of a mutation loaders of its own.
+// Mutation fields run one after the other, and each resolver writes before
+// it reads, so a field and everything below it read what the fields before
+// it wrote: no resolver has to know which caches its write made stale.
+func freshLoaders(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Mutation {
+		ctx = loader.With(ctx, loader.For(ctx).Fresh())
+	}
+	return next(ctx)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ type readPathNet struct {
 	s      *feedServer
 	viewer gatewaytest.User
 	hook   *redisstats.Hook
-	naive  *gatewaytest.Server // the same store served without batching or prefetch
+	naive  *gatewaytest.Server // the same store served by graph.Naive, one key per batch
 	split  *gatewaytest.Server // loaders whose every batch holds one key
 }
 
@@ -99,13 +100,22 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 	n := &readPathNet{s: s, viewer: viewer, hook: redisstats.NewHook(nil)}
 	n.hook.Install(s.Redis)
 	n.naive = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
-	n.naive.URL = gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{Naive: true, MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	n.naive.URL = gatewaytest.Serve(t, variantHandler(s.Server, graph.Naive, gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
+		Loaders: loader.Config{Wait: time.Nanosecond, BatchCapacity: 1}}))
 	// Batch windows that split every batch, as a loaded machine may: the
 	// read path's answers and round trips must not depend on them.
 	n.split = &gatewaytest.Server{Gateway: s.Gateway, Redis: s.Redis}
 	n.split.URL = gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000),
 		Loaders: loader.Config{Wait: time.Nanosecond, BatchCapacity: 1}}))
 	return n
+}
+
+// variantHandler serves s's services through a variant of the read path
+// (graph.GenericOnly, graph.Naive) with o, as the gateway serves its own.
+func variantHandler(s *gatewaytest.Server, variant func(*graph.Resolver) *graph.Resolver, o gateway.QueryOptions) http.Handler {
+	gw := *s.Gateway
+	gw.Resolver = variant(gw.Resolver)
+	return gw.NewQueryHandler(o)
 }
 
 // do runs a query and returns the response and the Redis round trips and

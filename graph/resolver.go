@@ -95,6 +95,10 @@ type Resolver struct {
 	// Attachments stores posts' files and addresses them (media.go).
 	Attachments *Attachments
 
-	ahead readAhead  // set by NewHandler
-	fast  *FastStats // set by NewHandler
+	// The read path: set by NewHandler (reading) for production; this
+	// package's tests set them to build the variants they compare with
+	// (export_test.go).
+	ahead       readAhead  // nil: batched
+	genericOnly bool       // no timeline fast path
+	fast        *FastStats // set by NewHandler
 }

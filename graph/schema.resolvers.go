@@ -73,9 +73,6 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.Update
 		if err := r.Profiles.UpdateBio(ctx, v.UserID, *input.Bio); err != nil {
 			return nil, err
 		}
-		l := loader.For(ctx)
-		l.Users.Clear(v.UserID)
-		l.ClearLists()
 	}
 	return loadUser(ctx, v.UserID)
 }
@@ -128,13 +125,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, r.Attachments.discard(ctx, in.Media, err)
 	}
-	l := loader.For(ctx)
-	l.Posts.Prime(p.ID, p)
-	l.UserCounts.Clear(v.UserID)
-	if p.RepostOfID != "" {
-		l.PostCounts.Clear(p.RepostOfID)
-		l.Marks.Clear(p.RepostOfID)
-	}
+	loader.For(ctx).Posts.Prime(p.ID, p)
 	return p, nil
 }
 
@@ -147,9 +138,6 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, e
 	if err := r.Posts.DeletePost(ctx, v.UserID, id); err != nil {
 		return "", err
 	}
-	l := loader.For(ctx)
-	l.ClearPost(id)
-	l.ClearLists()
 	return id, nil
 }
 
@@ -173,10 +161,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 	if err != nil {
 		return nil, err
 	}
-	l := loader.For(ctx)
-	l.Comments.Prime(c.ID, c)
-	l.PostCounts.Clear(postID)
-	l.ClearLists()
+	loader.For(ctx).Comments.Prime(c.ID, c)
 	return c, nil
 }
 
@@ -189,10 +174,6 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string
 	if err := r.Engagement.DeleteComment(ctx, v.UserID, id); err != nil {
 		return "", err
 	}
-	l := loader.For(ctx)
-	l.Comments.Clear(id)
-	l.ClearLists()
-	l.PostCounts.ClearAll() // the comment's post is not known here
 	return id, nil
 }
 
@@ -252,7 +233,7 @@ func (r *postResolver) Author(ctx context.Context, obj *social.Post) (*social.Us
 
 // Visibility is the resolver for the visibility field.
 func (r *postResolver) Visibility(ctx context.Context, obj *social.Post) (model.Visibility, error) {
-	return model.Visibility(obj.Visibility), nil
+	return visibilityOf(obj), nil
 }
 
 // OnlyTo is the resolver for the onlyTo field.
@@ -338,7 +319,7 @@ func (r *postResolver) Location(ctx context.Context, obj *social.Post) (*model.L
 
 // Source is the resolver for the source field.
 func (r *postResolver) Source(ctx context.Context, obj *social.Post) (*string, error) {
-	return optional(obj.Source), nil
+	return orNull(sourceOf(obj)), nil
 }
 
 // Mentions is the resolver for the mentions field.
@@ -475,15 +456,12 @@ func (r *subscriptionResolver) NotificationAdded(ctx context.Context, since *str
 
 // Email is the resolver for the email field.
 func (r *userResolver) Email(ctx context.Context, obj *social.User) (*string, error) {
-	if !loader.For(ctx).IsSelf(obj.ID) {
-		return nil, nil
-	}
-	return &obj.Email, nil
+	return orNull(emailOf(loader.For(ctx), obj)), nil
 }
 
 // Bio is the resolver for the bio field.
 func (r *userResolver) Bio(ctx context.Context, obj *social.User) (*string, error) {
-	return optional(obj.Bio), nil
+	return orNull(bioOf(obj)), nil
 }
 
 // FollowersCount is the resolver for the followersCount field.

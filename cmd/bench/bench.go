@@ -179,12 +179,11 @@ func (b *Bench) readers(ctx context.Context, n int) ([]reader, error) {
 	return out, nil
 }
 
-// serve starts the gateway (/query) and its naive variant (/naive) on a
-// loopback listener and returns their base URL.
+// serve starts the gateway (/query) on a loopback listener and returns its
+// base URL.
 func (b *Bench) serve() (string, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/query", b.gw.Query)
-	mux.Handle("/naive", b.gw.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Naive: true}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err

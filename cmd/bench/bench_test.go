@@ -53,7 +53,7 @@ func TestRunTiny(t *testing.T) {
 	}
 	report := string(file)
 	for _, want := range []string{
-		"## Machine", "## Targets: throughput, latency, fan-out and memory", "| (a) gateway | 1 |", "| (b) store | 4 |", "| (c) naive | 4 |",
+		"## Machine", "## Targets: throughput, latency, fan-out and memory", "| (a) gateway | 1 |", "| (b) store | 4 |",
 		"bytes per home-timeline entry", "| fan-out (worker) |", "| raw LPUSH |", "300 of 300 followers",
 		"| push |", "| pull |", "| hybrid |", "--users 80",
 		"## Read-path costs", "following 10 pulled authors", "| 100 |",
@@ -68,7 +68,7 @@ func TestRunTiny(t *testing.T) {
 	// a cluster page's flights would need the slot map.
 	for _, want := range []string{
 		"Redis alone serving the same pages' flights (raw replay)", "otherwise idle cores would allow",
-		"| (d) replay | 4 |", "| (e) replay (go-redis) | 4 |", "0 flights overlapped",
+		"| (c) replay | 4 |", "| (d) replay (go-redis) | 4 |", "0 flights overlapped",
 	} {
 		if redistest.ClusterMode() {
 			if strings.Contains(report, want) {
@@ -151,8 +151,8 @@ type benchEnv struct {
 
 // BenchmarkReferencePage fetches the reference page of many readers of the
 // small data set, one page at a time: (a) the gateway over HTTP, (b) the
-// store directly, (c) the naive gateway, (d) the gateway's recorded Redis
-// flights replayed raw and (e) through go-redis.
+// store directly, (c) the gateway's recorded Redis flights replayed raw
+// and (d) through go-redis.
 //
 //	go test -run '^$' -bench ReferencePage ./cmd/bench
 func BenchmarkReferencePage(b *testing.B) { benchmarkPages(b, 1) }

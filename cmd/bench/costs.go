@@ -38,10 +38,10 @@ var NestedQuery = func() string {
 // Costs are the round trips and commands of the read-path measurements.
 type Costs struct {
 	Reader string
-	// Nested[i] and Naive[i] are the cost of NestedQuery at nestedFirsts[i]
-	// through the gateway and its naive mode; Posts[i] the page's posts.
-	Nested, Naive []counts
-	Posts         []int
+	// Nested[i] is the cost of NestedQuery at nestedFirsts[i] through the
+	// gateway; Posts[i] the page's posts.
+	Nested []counts
+	Posts  []int
 	// Pulled are the commands of a 20-post home page (reference wants) of
 	// a reader following 1 and 200 pulled authors, per mode.
 	Pulled []PulledCost
@@ -69,21 +69,13 @@ func (b *Bench) measureCosts(ctx context.Context) (*Costs, error) {
 	c := &Costs{Reader: rs[0].id}
 	client := &http.Client{}
 	for _, first := range nestedFirsts {
-		var posts int
-		for _, path := range []string{"/query", "/naive"} {
-			c0 := b.counts()
-			n, err := postNested(ctx, client, url+path, rs[0].token, first)
-			if err != nil {
-				return nil, err
-			}
-			d := b.counts().since(c0)
-			if path == "/query" {
-				c.Nested, posts = append(c.Nested, d), n
-			} else {
-				c.Naive = append(c.Naive, d)
-			}
+		c0 := b.counts()
+		n, err := postNested(ctx, client, url+"/query", rs[0].token, first)
+		if err != nil {
+			return nil, err
 		}
-		c.Posts = append(c.Posts, posts)
+		c.Nested = append(c.Nested, b.counts().since(c0))
+		c.Posts = append(c.Posts, n)
 	}
 	for _, mode := range []redisstore.FeedMode{redisstore.Hybrid, redisstore.Pull} {
 		pc := PulledCost{Mode: mode, ManyAuthors: b.cfg.PulledAuthors, PostsOne: 30}

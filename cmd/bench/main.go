@@ -8,13 +8,12 @@
 //
 //   - the reference query (graph/reference.graphql:
 //     a 20-post home page with authors, counters, viewerHasLiked, three
-//     comments with their authors and reposted originals) five ways:
+//     comments with their authors and reposted originals) four ways:
 //     (a) the gateway over HTTP on a loopback listener, (b) the same page
-//     fetched by the store directly, without GraphQL, (c) the gateway in
-//     naive mode (no batching or caching: one Redis call per field), and
-//     two baselines without the gateway: (d) its own Redis flights for
+//     fetched by the store directly, without GraphQL, and two baselines
+//     without the gateway: (c) its own Redis flights for
 //     each page, recorded once, replayed by a raw RESP client (Redis
-//     alone), and (e) the same replayed through go-redis; each
+//     alone), and (d) the same replayed through go-redis; each
 //     at concurrency 1 and at saturation (--concurrency), rotating among
 //     many readers with non-empty home timelines: pages/s, p50 and p99
 //     latency, Redis round trips and commands per page (a go-redis hook),

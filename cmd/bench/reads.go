@@ -147,9 +147,8 @@ func (b *Bench) readTargets(ctx context.Context) ([]reader, []target, error) {
 	}
 	addr := strings.TrimPrefix(base, "http://")
 	gw, closeGW := rawHTTPTarget("gateway", addr, "/query", b.cfg.Concurrency)
-	naive, closeNaive := rawHTTPTarget("naive", addr, "/naive", b.cfg.Concurrency)
-	b.closers = append(b.closers, closeGW, closeNaive)
-	ts := []target{gw, storeTarget(b.store), naive}
+	b.closers = append(b.closers, closeGW)
+	ts := []target{gw, storeTarget(b.store)}
 	single, ok := b.rdb.(*redis.Client)
 	if !ok {
 		// A cluster page's flights go to several nodes; the replay would

@@ -147,12 +147,12 @@ func (r *Report) readsMarkdown(p printer, rd *Reads) {
 			ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg, us(x.ProcessCPU), redisCPU)
 	}
 	p("")
-	p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) and (c) a minimal HTTP/1.1 client, each reader's request built once, responses read by their Content-Length) and of Redis (`INFO cpu`) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s. The bench process runs at GOGC %s.", gcSetting())
+	p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) a minimal HTTP/1.1 client, each reader's request built once, responses read by their Content-Length) and of Redis (`INFO cpu`) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s. The bench process runs at GOGC %s.", gcSetting())
 	p("")
-	p("(a) gateway: the reference query over HTTP (loopback, in-process server, wired by internal/gateway as cmd/gateway wires it); (b) store: `%s` called directly; (c) naive: the same gateway with `gateway.QueryOptions{Naive: true}`. Round trips include the gateway's token revocation check.", rd.StoreNote)
+	p("(a) gateway: the reference query over HTTP (loopback, in-process server, wired by internal/gateway as cmd/gateway wires it); (b) store: `%s` called directly; Round trips include the gateway's token revocation check.", rd.StoreNote)
 	p("")
 	if rc := rd.Recorded; rc != nil {
-		p("(d) replay: Redis alone. The gateway's own Redis traffic for each reader's page, recorded once before the measurements (%d pages, %.1f flights and %.1f commands per page; %d flights overlapped another of their page), sent again flight after flight (a flight is one round trip: one command or one pipeline) by a minimal client: the recorded commands written as RESP in one write per flight, the replies skipped by their framing, no decoding, no GraphQL, no HTTP; %s, as many as go-redis's pool, in the same protocol. (e) replay (go-redis): the same flights through go-redis (`Do` and pipelines), which decodes every reply. The replay's round trips and commands are the recorded ones. Replaying is safe: the flights are reads but for the home script's activity mark, which it writes only when the mark is older than the recorded time by the activity period, so the replay finds it written and writes nothing.",
+		p("(c) replay: Redis alone. The gateway's own Redis traffic for each reader's page, recorded once before the measurements (%d pages, %.1f flights and %.1f commands per page; %d flights overlapped another of their page), sent again flight after flight (a flight is one round trip: one command or one pipeline) by a minimal client: the recorded commands written as RESP in one write per flight, the replies skipped by their framing, no decoding, no GraphQL, no HTTP; %s, as many as go-redis's pool, in the same protocol. (d) replay (go-redis): the same flights through go-redis (`Do` and pipelines), which decodes every reply. The replay's round trips and commands are the recorded ones. Replaying is safe: the flights are reads but for the home script's activity mark, which it writes only when the mark is older than the recorded time by the activity period, so the replay finds it written and writes nothing.",
 			rc.Pages, rc.Flights, rc.Commands, rc.Overlaps, rd.ReplayNote)
 		p("")
 	}
@@ -256,12 +256,12 @@ func costsMarkdown(p printer, cs *Costs) {
 	p("")
 	p("Redis round trips and commands per request, counted by a go-redis hook (the machine's load does not change them); judged in \"Targets: against Redis alone, and Redis calls per request\" above.")
 	p("")
-	p("The reference query with each post's author's `followers(first: 3)` and its `likers(first: 5)` with their `followers(first: 3)`, read by one reader (%s) at several page sizes, through the gateway and its naive mode (token check included):", cs.Reader)
+	p("The reference query with each post's author's `followers(first: 3)` and its `likers(first: 5)` with their `followers(first: 3)`, read by one reader (%s) at several page sizes, through the gateway (token check included):", cs.Reader)
 	p("")
-	p("| first | posts | round trips | commands | naive round trips | naive commands |")
-	p("|---:|---:|---:|---:|---:|---:|")
+	p("| first | posts | round trips | commands |")
+	p("|---:|---:|---:|---:|")
 	for i, f := range nestedFirsts {
-		p("| %d | %d | %d | %d | %d | %d |", f, cs.Posts[i], cs.Nested[i].roundTrips, cs.Nested[i].commands, cs.Naive[i].roundTrips, cs.Naive[i].commands)
+		p("| %d | %d | %d | %d |", f, cs.Posts[i], cs.Nested[i].roundTrips, cs.Nested[i].commands)
 	}
 	p("")
 	p("A 20-post home page with what the reference query brings along, for a reader following 1 pulled author (30 posts) and one following many (3 posts each), on data sets of their own (hybrid with the celebrity threshold at 0, so every followed author is pulled; pull mode's first page):")
@@ -280,12 +280,10 @@ func label(t string) string {
 		return "(a) gateway"
 	case "store":
 		return "(b) store"
-	case "naive":
-		return "(c) naive"
 	case "replay":
-		return "(d) replay"
+		return "(c) replay"
 	case "replay-go-redis":
-		return "(e) replay (go-redis)"
+		return "(d) replay (go-redis)"
 	}
 	return t
 }

@@ -12,17 +12,10 @@ type Target struct {
 }
 
 // Targets judges the run against the targets on throughput, latency,
-// fan-out and memory: the gateway against its naive mode and against the
-// store's own page fetch, fan-out against raw pipelined writes, createPost
+// fan-out and memory: the gateway against the store's own page fetch, fan-out against raw pipelined writes, createPost
 // with and without followers, and bytes per home-timeline entry.
 func (r *Report) Targets() []Target {
 	var out []Target
-	if gw, ok := r.Reads.Get("gateway", r.Config.Concurrency); ok {
-		nv, _ := r.Reads.Get("naive", r.Config.Concurrency)
-		x := gw.PagesPerSec() / nv.PagesPerSec()
-		out = append(out, Target{"gateway throughput at saturation ≥ 4× naive",
-			fmt.Sprintf("%.1f× (%.0f vs %.0f pages/s)", x, gw.PagesPerSec(), nv.PagesPerSec()), yes(x >= 4)})
-	}
 	if gw, ok := r.Reads.Get("gateway", 1); ok {
 		st, _ := r.Reads.Get("store", 1)
 		x := float64(gw.P50) / float64(st.P50)

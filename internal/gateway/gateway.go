@@ -252,8 +252,7 @@ func (g *Gateway) Close() {
 }
 
 // NewQueryHandler returns a /query handler over the gateway's services
-// with other options: the benchmark's naive baseline, and the tests that
-// compare the fast path with gqlgen's own execution.
+// with other options (the tests' loader settings and read-path variants).
 // The abuse controls (limits, trusted proxies, persisted-query cache,
 // websocket origins) are the gateway's own, whatever o says.
 func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {

@@ -36,21 +36,13 @@ type QueryOptions struct {
 	// MaxBodyMemory bounds the bytes of JSON request bodies being read at
 	// once, all requests together (httpapi.Options). Zero means 64 MiB.
 	MaxBodyMemory int64
-	// Naive turns off batching, caching, page prefetching and the fast
-	// path: one Redis call per field, as a straightforward implementation
-	// would do. Only the benchmark uses it, as the baseline.
-	Naive bool
-	// Loaders tunes the per-request dataloaders (ignored when Naive).
+	// Loaders tunes the per-request dataloaders.
 	Loaders loader.Config
 	// RequestTimeout bounds a query or mutation (not a subscription) on
 	// every transport, so that neither a stalled Redis nor CPU-bound work
 	// piles requests up: past it the client gets a GraphQL error; 0 means
 	// no bound.
 	RequestTimeout time.Duration
-	// GenericOnly turns the timeline fast path off (graph/fastpath.go):
-	// every field goes through gqlgen's generated execution. Tests
-	// compare both.
-	GenericOnly bool
 	// OriginAllowed decides whether a cross-origin browser may open a
 	// websocket: the CORS allow-list (same-origin is always allowed; nil
 	// allows no other origin).
@@ -83,7 +75,7 @@ type QueryOptions struct {
 // the HTTP edge in front. This is where the three are put together.
 func NewQuery(services *graph.Resolver, store loader.Store, authn auth.Authenticator, o QueryOptions) http.Handler {
 	exec := graph.NewExecution(services, store, graph.ExecOptions{
-		Naive: o.Naive, Loaders: o.Loaders, GenericOnly: o.GenericOnly, FastStats: o.FastStats,
+		Loaders: o.Loaders, FastStats: o.FastStats,
 	})
 	rules := operation.New(exec.Schema, operation.Options{
 		Introspection:    o.Introspection,

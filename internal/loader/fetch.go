@@ -115,18 +115,6 @@ func batchErr(errs []error, i, n int) error {
 	return nil
 }
 
-func (e *eager[K, V]) reset() {
-	e.mu.Lock()
-	clear(e.got)
-	e.mu.Unlock()
-}
-
-func (e *eager[K, V]) forget(k K) {
-	e.mu.Lock()
-	delete(e.got, k)
-	e.mu.Unlock()
-}
-
 // PrimeList records a list page read with something else (a post's first
 // comments, read with its timeline page).
 func (l *Loaders) PrimeList(k social.ListKey, page social.ListPage) { l.lists.prime(k, page) }

@@ -83,17 +83,10 @@ func NewFactory(s Store, c Config) *Factory {
 	return &Factory{store: s, opts: []dataloadgen.Option{dataloadgen.WithWait(c.Wait), dataloadgen.WithBatchCapacity(c.BatchCapacity)}}
 }
 
-// NewNaiveFactory returns a factory of loaders that do not batch or cache:
-// every Load is its own fetch at once, what resolvers without dataloaders
-// do, one Redis call per field. The benchmark compares against it; nothing
-// serves traffic with it.
-func NewNaiveFactory(s Store) *Factory {
-	return &Factory{store: s, opts: []dataloadgen.Option{dataloadgen.WithWait(0), dataloadgen.WithBatchCapacity(1), dataloadgen.WithoutCache()}}
-}
-
 // Loaders are the loaders of one request.
 type Loaders struct {
 	ViewerID   string
+	factory    *Factory // made them, and makes their fresh successors
 	Users      *dataloadgen.Loader[string, *social.User]
 	UserCounts *dataloadgen.Loader[string, social.UserCounts]
 	Relations  *dataloadgen.Loader[string, social.Relation]
@@ -116,8 +109,9 @@ type Loaders struct {
 
 	// self is the account a register, login or refresh of this request
 	// just authenticated as: its payload may show that user's private
-	// fields although the request itself carried no token.
-	self atomic.Pointer[string]
+	// fields although the request itself carried no token. Loaders made
+	// Fresh for the same request share it.
+	self *atomic.Pointer[string]
 
 	// commentPages holds the first comments of posts fetched with a page
 	// (post id → Connection[string] of the first n comments), so
@@ -169,11 +163,18 @@ func (l *Loaders) CommentPage(postID string, p social.PageRequest) (social.Conne
 	if !ok || p.After != "" {
 		return social.Connection[*social.Comment]{}, false
 	}
-	c := v.(social.Connection[*social.Comment])
-	if len(c.Items) >= p.First {
+	return FirstComments(v.(social.Connection[*social.Comment]), p.First)
+}
+
+// FirstComments cuts the first comments of a post, read from the top, to
+// the first n: false when fewer were read than asked for and more exist.
+// Post.comments' resolver (through CommentPage) and the timeline fast path
+// both serve a page's comments through it.
+func FirstComments(c social.Connection[*social.Comment], n int) (social.Connection[*social.Comment], bool) {
+	if len(c.Items) >= n {
 		return social.Connection[*social.Comment]{
-			Items: c.Items[:p.First], Cursors: c.Cursors[:p.First],
-			HasNext: len(c.Items) > p.First || c.HasNext, Total: c.Total,
+			Items: c.Items[:n], Cursors: c.Cursors[:n],
+			HasNext: len(c.Items) > n || c.HasNext, Total: c.Total,
 		}, true
 	}
 	if c.HasNext {
@@ -182,22 +183,14 @@ func (l *Loaders) CommentPage(postID string, p social.PageRequest) (social.Conne
 	return c, true
 }
 
-// ClearLists forgets the list pages and user details read so far, after
-// a mutation changed the graph, likes, comments or a profile: later fields
-// of the same document read them afresh.
-func (l *Loaders) ClearLists() {
-	l.Lists.ClearAll()
-	l.UserPages.ClearAll()
-	l.Details.ClearAll()
-	l.lists.reset()
-	l.userPages.reset()
-	l.details.reset()
-}
-
-// ClearPost forgets a post read so far (deleted by this request).
-func (l *Loaders) ClearPost(id string) {
-	l.Posts.Clear(id)
-	l.posts.forget(id)
+// Fresh returns empty loaders for the same request: the same viewer, who
+// also counts as whoever a register, login or refresh of the request
+// authenticated, before or after. A mutation field given fresh loaders
+// reads what the fields before it wrote.
+func (l *Loaders) Fresh() *Loaders {
+	n := l.factory.New(l.ViewerID)
+	n.self = l.self
+	return n
 }
 
 // ActAs records that this request authenticated as userID.
@@ -244,6 +237,8 @@ func (f *Factory) New(viewerID string) *Loaders {
 	}
 	l := &Loaders{
 		ViewerID:   viewerID,
+		factory:    f,
+		self:       new(atomic.Pointer[string]),
 		Users:      dataloadgen.NewLoader(users, o...),
 		UserCounts: dataloadgen.NewLoader(batch(s.UserCounts), o...),
 		Relations:  dataloadgen.NewLoader(relations, o...),
