@@ -21,9 +21,11 @@ import (
 // the key builder, the clock and the settings that several services read
 // (timelines and fan-out, the live announcements, the media files). Each
 // service type (AccountService, PostService, ...) embeds it, as
-// wtf's SQLite services share one DB; what one service's writes must
-// trigger in another area (a follow's backfill of a home list, a post's
-// notifications) goes through the unexported methods on DB.
+// wtf's SQLite services share one DB. A helper one service alone uses is
+// that service's method, in its files; the methods on DB are those
+// several share (a post's visibility, the row readers of rows.go, a
+// follow's effects on home lists that the sweep finishes too, the
+// pipelines that reload scripts).
 type DB struct {
 	rdb  redis.UniversalClient
 	keys Keys

@@ -58,7 +58,7 @@ func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, co
 
 // writeComment writes a comment under a fresh id, or finds the earlier
 // call's comment with the same text whose job may not be queued.
-func (s *DB) writeComment(ctx context.Context, viewerID, postID, content string, mentions []string) (*social.Comment, error) {
+func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, content string, mentions []string) (*social.Comment, error) {
 	// A retried INCR only leaves a gap in the ids.
 	n, err := s.rdb.Incr(ctx, s.keys.CommentSeq()).Result()
 	if err != nil {
@@ -110,7 +110,7 @@ func (s *DB) writeComment(ctx context.Context, viewerID, postID, content string,
 
 // commentRetryKey is the retry mark of viewerID's comment content on
 // postID: the text enters the key as a digest.
-func (s *DB) commentRetryKey(postID, viewerID, content string) string {
+func (s *EngagementService) commentRetryKey(postID, viewerID, content string) string {
 	sum := sha256.Sum256([]byte(content))
 	return s.keys.CommentRetry(postID, viewerID, hex.EncodeToString(sum[:12]))
 }
@@ -168,7 +168,7 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 
 // notifyComment queues the jobs of a comment's notifications: its post's
 // author, and the users it mentions.
-func (s *DB) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string) error {
+func (s *EngagementService) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string) error {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if postAuthor != "" {
 			s.queueNote(ctx, p, social.NoteComment, id, postID, author, postAuthor)
@@ -191,7 +191,7 @@ func splitIDs(s string) []string {
 }
 
 // commentPost returns the id of a comment's post from the index, or "".
-func (s *DB) commentPost(ctx context.Context, id string) (string, error) {
+func (s *EngagementService) commentPost(ctx context.Context, id string) (string, error) {
 	if !social.IsID(id) {
 		return "", nil
 	}
@@ -236,7 +236,7 @@ type commentRef struct{ ID, PostID string }
 
 // commentsOf loads comments whose post is known with one pipeline; refs
 // with no post, and comments that are missing or deleted, are nil.
-func (s *DB) commentsOf(ctx context.Context, refs []commentRef) ([]*social.Comment, error) {
+func (s *EngagementService) commentsOf(ctx context.Context, refs []commentRef) ([]*social.Comment, error) {
 	cmds := make([]*redis.SliceCmd, len(refs))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {

@@ -32,7 +32,7 @@ const postAuthorField = "author"
 // blocked the viewer or was blocked by the viewer is NOT_FOUND: the read
 // path hides all of them alike, and FORBIDDEN would reveal that the post
 // exists.
-func (s *DB) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
+func (s *EngagementService) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
 	v := s.newVisibility(viewerID, []string{postID})
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
 		return nil, fmt.Errorf("check post %s: %w", postID, err)
@@ -112,38 +112,4 @@ func (s *EngagementService) Marks(ctx context.Context, viewerID string, postIDs 
 func (s *EngagementService) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
 	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListLikers, Parent: postID, Page: p})
 	return pg.Users, err
-}
-
-// deletePostEngagement removes a post's likes and comments. DeletePost
-// calls it after the post hash is gone, when no new like or comment can
-// arrive (their scripts check the post exists in the same step). The list
-// goes last, so a run cut short is finished by running it again.
-func (s *DB) deletePostEngagement(ctx context.Context, postID string) error {
-	list := s.keys.PostComments(postID)
-	ids, err := s.rdb.LRange(ctx, list, 0, -1).Result()
-	if err != nil {
-		return fmt.Errorf("list comments of post %s: %w", postID, err)
-	}
-	const batch = 1000
-	for start := 0; start < len(ids); start += batch {
-		part := ids[start:min(start+batch, len(ids))]
-		keys := make([]string, len(part))
-		for i, id := range part {
-			keys[i] = s.keys.PostComment(postID, id)
-		}
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, keys...)
-			for _, id := range part {
-				p.HDel(ctx, s.keys.CommentPost(id), id)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("delete comments of post %s: %w", postID, err)
-		}
-	}
-	if err := s.rdb.Del(ctx, s.keys.Likers(postID), list).Err(); err != nil {
-		return fmt.Errorf("delete likes and comments of post %s: %w", postID, err)
-	}
-	return nil
 }

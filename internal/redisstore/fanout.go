@@ -66,7 +66,7 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
-func (s *DB) fanOutPost(ctx context.Context, post, author, repost string) error {
+func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost string) error {
 	var hash *redis.SliceCmd
 	var followers *redis.IntCmd
 	var listed *redis.FloatCmd
@@ -117,7 +117,7 @@ func (s *DB) fanOutPost(ctx context.Context, post, author, repost string) error 
 			return nil
 		}
 	}
-	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
+	d := delivery{s: s.DB, post: post, author: author, mustFollow: "0"}
 	vis, _ := vals[1].(string)
 	if social.Visibility(vis) == social.OnlyTo {
 		// At most social.MaxAudienceSize users; the script keeps those who
@@ -207,7 +207,7 @@ type delivery struct {
 
 // notMuting returns the users who do not mute author (by author's
 // MutedBy), in order.
-func (s *DB) notMuting(ctx context.Context, author string, users []string) ([]string, error) {
+func (s *FanoutService) notMuting(ctx context.Context, author string, users []string) ([]string, error) {
 	muted, err := s.rdb.SMIsMember(ctx, s.keys.MutedBy(author), toAny(users)...).Result()
 	if err != nil {
 		return nil, err
@@ -409,7 +409,7 @@ func (s *DB) eachFollowers(ctx context.Context, author string, unmuted bool, fn 
 // adds the author itself (the follow hook reads Celebrities after the
 // follow edge exists, and this scan reads the edges after the status
 // exists). Done once per author: later posts cost no write at all.
-func (s *DB) registerCelebrity(ctx context.Context, author, status string) error {
+func (s *FanoutService) registerCelebrity(ctx context.Context, author, status string) error {
 	if status == "done" {
 		return nil
 	}

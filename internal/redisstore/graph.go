@@ -233,7 +233,7 @@ func (s *DB) checkTarget(ctx context.Context, op, viewerID, userID string, index
 
 // runEdit runs e's steps, then its timeline hook, then finishes the
 // actor's abandoned edits that step 1 reported.
-func (s *DB) runEdit(ctx context.Context, e graphEdit) error {
+func (s *GraphService) runEdit(ctx context.Context, e graphEdit) error {
 	abandoned, err := s.runSteps(ctx, e)
 	if err != nil {
 		return err

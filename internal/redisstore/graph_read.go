@@ -139,7 +139,7 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 // Followers, Following, UserPosts and PublicPosts.
 type userCountCmds [4]*redis.IntCmd
 
-func (s *DB) queueUserCounts(ctx context.Context, p redis.Pipeliner, id string) userCountCmds {
+func (s *GraphService) queueUserCounts(ctx context.Context, p redis.Pipeliner, id string) userCountCmds {
 	return userCountCmds{
 		p.ZCard(ctx, s.keys.Followers(id)),
 		p.ZCard(ctx, s.keys.Following(id)),
@@ -161,7 +161,7 @@ type relationCmds struct {
 	blocks, blockedBy, mutes *redis.BoolSliceCmd
 }
 
-func (s *DB) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
+func (s *GraphService) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
 	members := toAny(ids)
 	zmscore := func(key string) *redis.Cmd {
 		return p.Do(ctx, append([]any{"ZMSCORE", key}, members...)...)

@@ -59,7 +59,7 @@ func (s *DB) publishCommand() string {
 // every announcement: a job retried for it would find the author
 // registered and not announce again, and a live subscriber that resumes
 // finds the post in its timeline.
-func (s *DB) announcePulled(ctx context.Context, post, author string) {
+func (s *FanoutService) announcePulled(ctx context.Context, post, author string) {
 	s.announce(ctx, s.rdb, s.keys.LivePulled(), homeEntry(post, author))
 }
 

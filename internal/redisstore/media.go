@@ -68,11 +68,3 @@ func mediaKeys(files []social.Media) string {
 	}
 	return strings.Join(keys, " ")
 }
-
-// deleteFiles removes the files a delete job names; idempotent.
-func (s *DB) deleteFiles(ctx context.Context, keys string) error {
-	if keys == "" || s.files == nil {
-		return nil
-	}
-	return s.files.Delete(ctx, strings.Fields(keys))
-}

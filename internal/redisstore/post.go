@@ -110,7 +110,7 @@ type newPostChecks struct {
 // trip for a plain post; a post with something to check (an audience, an
 // original) takes its id only once the checks passed, so a refused post
 // leaves nothing behind, not even a gap in the ids.
-func (s *DB) checkNewPost(ctx context.Context, authorID string, np social.CheckedPost) (newPostChecks, error) {
+func (s *PostService) checkNewPost(ctx context.Context, authorID string, np social.CheckedPost) (newPostChecks, error) {
 	c := newPostChecks{vis: np.Visibility, audience: np.Audience}
 	exists := make([]*redis.IntCmd, len(np.Audience))
 	if np.RepostOf != "" {
@@ -165,7 +165,7 @@ func (s *DB) checkNewPost(ctx context.Context, authorID string, np social.Checke
 // and for a plain repost its claim: the repost it names when it exists,
 // CONFLICT while its write may be in progress, or the stale claim to take
 // over.
-func (s *DB) checkOrigin(ctx context.Context, authorID string, np social.CheckedPost, orig *origin) (stale string, existing *social.Post, err error) {
+func (s *PostService) checkOrigin(ctx context.Context, authorID string, np social.CheckedPost, orig *origin) (stale string, existing *social.Post, err error) {
 	// Hidden by a block, by its audience or gone: alike, so the answer
 	// does not reveal that a hidden post exists.
 	if orig.v.access(0) != social.Visible {
@@ -187,7 +187,7 @@ func (s *DB) checkOrigin(ctx context.Context, authorID string, np social.Checked
 // claimPlain claims the author's plain repost of original for the new id,
 // taking over stale ("" for none): nil when the claim is the new id's, the
 // repost another request claimed first when it exists, else CONFLICT.
-func (s *DB) claimPlain(ctx context.Context, authorID, original, id, stale string) (*social.Post, error) {
+func (s *PostService) claimPlain(ctx context.Context, authorID, original, id, stale string) (*social.Post, error) {
 	holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(original), s.keys.PostPlainReposts(original)},
 		authorID, id, stale).Text()
 	switch {
@@ -206,7 +206,7 @@ func (s *DB) claimPlain(ctx context.Context, authorID, original, id, stale strin
 }
 
 // writePost writes the checked post's audience set and hash (postScript).
-func (s *DB) writePost(ctx context.Context, authorID string, np social.CheckedPost, c newPostChecks) (*social.Post, error) {
+func (s *PostService) writePost(ctx context.Context, authorID string, np social.CheckedPost, c newPostChecks) (*social.Post, error) {
 	mentions, err := s.resolveMentions(ctx, authorID, np.Content)
 	if err != nil {
 		return nil, err
@@ -284,7 +284,7 @@ const claimGrace = 10 * time.Second
 // claimedRepost is the plain repost a claim ("<id>|<ms>", age old) names,
 // when it exists; CONFLICT while its write may still be in progress; nil,
 // nil when the claim is stale.
-func (s *DB) claimedRepost(ctx context.Context, reposter, original, claim string, age time.Duration) (*social.Post, error) {
+func (s *PostService) claimedRepost(ctx context.Context, reposter, original, claim string, age time.Duration) (*social.Post, error) {
 	id, _, _ := strings.Cut(claim, "|")
 	p, err := s.ownPost(ctx, reposter, id)
 	if err != nil {
@@ -309,7 +309,7 @@ func (s *DB) claimedRepost(ctx context.Context, reposter, original, claim string
 }
 
 // ownPost loads viewerID's post id: nil when it does not exist.
-func (s *DB) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
+func (s *PostService) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
 	posts, err := s.visiblePosts(ctx, viewerID, []string{id}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
@@ -349,7 +349,7 @@ func postHash(p *social.Post) []any {
 // publish queues the fan-out job of a new post and writes what its author
 // sees at once. The worker repeats these writes when it finds them missing.
 // pulled announces the post on the pulled live channel too.
-func (s *DB) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, pulled bool) error {
+func (s *PostService) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, pulled bool) error {
 	job := []any{jobOp, opPost, jobPost, id, jobAuthor, authorID}
 	if repostOf != "" {
 		job = append(job, jobRepost, repostOf)

@@ -42,13 +42,13 @@ type pageFetch struct {
 
 // newPageFetch starts the fetch of about posts posts' extras (a size hint:
 // the maps are made that large once rather than grown as they fill).
-func (s *DB) newPageFetch(viewerID string, w social.PageWants, posts int) *pageFetch {
+func (s *TimelineService) newPageFetch(viewerID string, w social.PageWants, posts int) *pageFetch {
 	if w.Comments > social.MaxFirst {
 		w.Comments = social.MaxFirst
 	}
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
-		s: s, viewer: viewerID, w: w,
+		s: s.DB, viewer: viewerID, w: w,
 		counts:   make(map[string]countCmds, n),
 		marks:    make(map[string]markCmds, n),
 		comments: make(map[string]*redis.Cmd, n),

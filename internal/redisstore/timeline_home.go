@@ -83,7 +83,7 @@ func homeEntry(postID, authorID string) string { return postID + ":" + authorID 
 // authors add one pipeline; a hybrid reader coming back after inactivity,
 // and every first page in pull mode, first fill the list (three more:
 // following list, pull pipeline, merge script).
-func (s *DB) readHome(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+func (s *TimelineService) readHome(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	before, err := timelineCursor(p)
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
@@ -94,7 +94,7 @@ func (s *DB) readHome(ctx context.Context, viewerID string, p social.PageRequest
 	if p.Before != "" {
 		return s.readNewer(ctx, viewerID, p, f)
 	}
-	h := &homePage{s: s, viewer: viewerID, first: p.First, before: before, firstPage: p.After == "", fetch: f}
+	h := &homePage{s: s.DB, viewer: viewerID, first: p.First, before: before, firstPage: p.After == "", fetch: f}
 	c, err := h.read(ctx)
 	if err != nil {
 		return c, fmt.Errorf("home timeline of %s: %w", viewerID, err)

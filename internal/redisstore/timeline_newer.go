@@ -50,12 +50,12 @@ type newerPage struct {
 	out     []*social.Post
 }
 
-func (s *DB) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
+func (s *TimelineService) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
 	after, err := parseCursor(p.Before)
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
 	}
-	n := &newerPage{s: s, viewer: viewerID, first: p.First, after: after, fetch: f}
+	n := &newerPage{s: s.DB, viewer: viewerID, first: p.First, after: after, fetch: f}
 	c, err := n.read(ctx)
 	if err != nil {
 		return c, fmt.Errorf("newer home timeline of %s: %w", viewerID, err)

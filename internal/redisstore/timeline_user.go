@@ -35,7 +35,7 @@ type userPosts struct {
 // (ZREVRANGE BYSCORE below its cursor; on the first round with the
 // viewer's block flags for the user, which end that page at once), then
 // the visibility of all those posts.
-func (s *DB) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
+func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
 	pages := make([]*userPosts, len(reqs))
 	for i, r := range reqs {
 		before, err := timelineCursor(r.Page)
@@ -98,7 +98,7 @@ func openUserPages(ctx context.Context, pages []*userPosts, round int) []*userPo
 
 // queueUserPosts reads the round's candidates of the open pages in one
 // pipeline, with the viewer's block flags on the first round.
-func (s *DB) queueUserPosts(ctx context.Context, viewerID string, open []*userPosts, round int) error {
+func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, open []*userPosts, round int) error {
 	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		for _, pg := range open {
 			pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
