@@ -14,6 +14,7 @@ import (
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -92,9 +93,9 @@ func (m *memStore) Comments(_ context.Context, ids []string) ([]*social.Comment,
 
 // HomePage builds the page a store would, with everything w asks for, so
 // the benchmark runs the primed path the gateway runs.
-func (m *memStore) HomePage(_ context.Context, _ string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+func (m *memStore) HomePage(_ context.Context, _ string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
 	ids := m.home[:min(p.First, len(m.home))]
-	page := &social.Page{
+	page := &readplan.Page{
 		Users: map[string]*social.User{}, Counts: map[string]social.PostCounts{}, Marks: map[string]social.Marks{},
 		Comments: map[string]social.Connection[*social.Comment]{}, Originals: map[string]*social.Post{},
 	}
@@ -124,12 +125,12 @@ func (m *memStore) HomePage(_ context.Context, _ string, p social.PageRequest, w
 	return page, nil
 }
 
-func (m *memStore) UserPage(ctx context.Context, v, _ string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+func (m *memStore) UserPage(ctx context.Context, v, _ string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
 	return m.HomePage(ctx, v, p, w)
 }
 
-func (m *memStore) UserPages(ctx context.Context, v string, keys []social.UserPageKey) ([]*social.Page, []error) {
-	out := make([]*social.Page, len(keys))
+func (m *memStore) UserPages(ctx context.Context, v string, keys []readplan.UserPageKey) ([]*readplan.Page, []error) {
+	out := make([]*readplan.Page, len(keys))
 	for i, k := range keys {
 		out[i], _ = m.HomePage(ctx, v, k.Page, k.Wants)
 	}
@@ -140,15 +141,15 @@ func (m *memStore) Follows(_ context.Context, pairs []social.FollowPair) ([]bool
 	return make([]bool, len(pairs)), nil
 }
 
-func (m *memStore) UserDetails(_ context.Context, _ string, ids []string, w social.UserWants) (social.UserDetails, error) {
-	return social.UserDetails{Users: pick(m.users, ids), Counts: make([]social.UserCounts, len(ids)), Relations: make([]social.Relation, len(ids))}, nil
+func (m *memStore) UserDetails(_ context.Context, _ string, ids []string, w readplan.UserWants) (readplan.UserDetails, error) {
+	return readplan.UserDetails{Users: pick(m.users, ids), Counts: make([]social.UserCounts, len(ids)), Relations: make([]social.Relation, len(ids))}, nil
 }
 
 // ListPages serves comments; the reference query reads no other list.
-func (m *memStore) ListPages(_ context.Context, _ string, keys []social.ListKey) ([]social.ListPage, []error) {
-	out := make([]social.ListPage, len(keys))
+func (m *memStore) ListPages(_ context.Context, _ string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
+	out := make([]readplan.ListPage, len(keys))
 	for i, k := range keys {
-		if k.List != social.ListComments {
+		if k.List != readplan.ListComments {
 			continue
 		}
 		ids := m.byPost[k.Parent]

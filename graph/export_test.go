@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -33,8 +34,8 @@ func Naive(r *Resolver) *Resolver {
 // naive reads nothing ahead and primes nothing.
 type naive struct{}
 
-func (naive) pageWants(context.Context) social.PageWants { return social.PageWants{} }
-func (naive) primePage(context.Context, *social.Page)    {}
+func (naive) pageWants(context.Context) readplan.PageWants { return readplan.PageWants{} }
+func (naive) primePage(context.Context, *readplan.Page)    {}
 func (naive) users(ctx context.Context, ids []string, _ selection) ([]*social.User, error) {
 	return loader.For(ctx).Users.LoadAll(ctx, ids)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -92,7 +93,7 @@ func fastDocument(oc *graphql.OperationContext, field graphql.CollectedField) (F
 // fastFetch fetches the page a timeline root field asks for, with what
 // its selection needs, and returns with it how to hand it to the ordinary
 // path; false, with the reason, when the arguments or the fetch fail.
-func (r *Resolver) fastFetch(ctx context.Context, oc *graphql.OperationContext, field graphql.CollectedField) (*social.Page, func(), FallbackReason, bool) {
+func (r *Resolver) fastFetch(ctx context.Context, oc *graphql.OperationContext, field graphql.CollectedField) (*readplan.Page, func(), FallbackReason, bool) {
 	args := field.ArgumentMap(oc.Variables)
 	first, ok := optionalInt(args["first"])
 	after, ok1 := stringArg(args["after"])
@@ -127,7 +128,7 @@ func (r *Resolver) fastFetch(ctx context.Context, oc *graphql.OperationContext, 
 	if err != nil {
 		return nil, nil, FallbackFetchError, false
 	}
-	return page, func() { l.PrimeUserPage(social.UserPageKey{User: userID, Page: p, Wants: w}, page) }, 0, true
+	return page, func() { l.PrimeUserPage(readplan.UserPageKey{User: userID, Page: p, Wants: w}, page) }, 0, true
 }
 
 // FallbackReason is why the fast path handed a root field to the ordinary

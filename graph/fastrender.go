@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -18,7 +19,7 @@ import (
 // back to the ordinary path.
 type fastRenderer struct {
 	oc   *graphql.OperationContext
-	page *social.Page
+	page *readplan.Page
 	l    *loader.Loaders
 	buf  *bytes.Buffer
 	// sets are the selection sets collected so far: a page renders the
@@ -328,17 +329,17 @@ func nullable[T any](get func(T) (string, bool)) render[T] {
 
 // postCount renders one of a post's counters from the page.
 func postCount(get func(social.PostCounts) int) render[*social.Post] {
-	return onPage(func(pg *social.Page) map[string]social.PostCounts { return pg.Counts }, get, (*fastRenderer).int)
+	return onPage(func(pg *readplan.Page) map[string]social.PostCounts { return pg.Counts }, get, (*fastRenderer).int)
 }
 
 // postMark renders one of the viewer's marks on a post from the page.
 func postMark(get func(social.Marks) bool) render[*social.Post] {
-	return onPage(func(pg *social.Page) map[string]social.Marks { return pg.Marks }, get, (*fastRenderer).bool)
+	return onPage(func(pg *readplan.Page) map[string]social.Marks { return pg.Marks }, get, (*fastRenderer).bool)
 }
 
 // onPage renders a post's value that the page holds (in the map at
 // returns); false when it does not.
-func onPage[K, V any](at func(*social.Page) map[string]K, get func(K) V, write func(*fastRenderer, V)) render[*social.Post] {
+func onPage[K, V any](at func(*readplan.Page) map[string]K, get func(K) V, write func(*fastRenderer, V)) render[*social.Post] {
 	return func(fr *fastRenderer, _ graphql.CollectedField, p *social.Post) bool {
 		k, ok := at(fr.page)[p.ID]
 		if ok {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -28,12 +29,12 @@ import (
 type fieldRule struct {
 	// page adds to a timeline page fetch's wants what the field needs of
 	// each post (Post fields); original is set below repostOf.
-	page func(oc *graphql.OperationContext, f graphql.CollectedField, w *social.PageWants, original bool)
+	page func(oc *graphql.OperationContext, f graphql.CollectedField, w *readplan.PageWants, original bool)
 	// user is what a read of users must bring for the field (User fields).
-	user social.UserWants
+	user readplan.UserWants
 	// list is the list the read-ahead loads for the field on every object
 	// of a level; posts marks User.posts, whose pages it loads the same way.
-	list  social.List
+	list  readplan.List
 	posts bool
 	// reach, for an object field, is the objects the field leads to from
 	// objects g, whose lists the read-ahead loads with g's level (false:
@@ -104,13 +105,13 @@ func postRules() map[string]fieldRule {
 		"repostsCount":      {page: wantCounts, render: postCount(func(c social.PostCounts) int { return c.Reposts })},
 		"viewerHasLiked":    {page: wantMarks, render: postMark(func(m social.Marks) bool { return m.Liked })},
 		"viewerHasReposted": {page: wantMarks, render: postMark(func(m social.Marks) bool { return m.Reposted })},
-		"comments": {page: wantComments, list: social.ListComments, topOnly: true, args: []string{"first", "after"},
+		"comments": {page: wantComments, list: readplan.ListComments, topOnly: true, args: []string{"first", "after"},
 			render: render[*social.Post](func(fr *fastRenderer, f graphql.CollectedField, p *social.Post) bool {
 				return fr.comments(f, p.ID)
 			})},
 		"repostOf": {page: wantOriginal, reach: reachPosts, topOnly: true, original: true,
 			render: render[*social.Post]((*fastRenderer).original)},
-		"likers":   {list: social.ListLikers},
+		"likers":   {list: readplan.ListLikers},
 		"onlyTo":   {},
 		"notTo":    {},
 		"location": {},
@@ -120,8 +121,8 @@ func postRules() map[string]fieldRule {
 }
 
 func userRules() map[string]fieldRule {
-	counts := social.UserWants{Counts: true}
-	relations := social.UserWants{Relations: true}
+	counts := readplan.UserWants{Counts: true}
+	relations := readplan.UserWants{Relations: true}
 	return map[string]fieldRule{
 		"id":        {render: str(func(u *social.User) string { return u.ID })},
 		"name":      {render: str(func(u *social.User) string { return u.Name })},
@@ -133,15 +134,15 @@ func userRules() map[string]fieldRule {
 		})},
 		"followersCount":  {user: counts},
 		"followingCount":  {user: counts},
-		"postsCount":      {user: social.UserWants{Counts: true, Relations: true}},
+		"postsCount":      {user: readplan.UserWants{Counts: true, Relations: true}},
 		"viewerFollows":   {user: relations},
 		"followsViewer":   {user: relations},
 		"viewerBlocked":   {user: relations},
 		"viewerMuted":     {user: relations},
 		"follows":         {user: relations},
-		"followers":       {list: social.ListFollowers},
-		"following":       {list: social.ListFollowing},
-		"commonFollowing": {list: social.ListCommonFollowing},
+		"followers":       {list: readplan.ListFollowers},
+		"following":       {list: readplan.ListFollowing},
+		"commonFollowing": {list: readplan.ListCommonFollowing},
 		"posts":           {posts: true},
 	}
 }

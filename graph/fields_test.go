@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -135,7 +136,7 @@ func ruleProblem(schema *ast.Schema, typ string, f *ast.FieldDefinition, r field
 	if (r.page != nil || r.topOnly || r.original) && typ != "Post" {
 		add("%s: page wants are for Post fields", name)
 	}
-	if r.user != (social.UserWants{}) && typ != "User" {
+	if r.user != (readplan.UserWants{}) && typ != "User" {
 		add("%s: user wants are for User fields", name)
 	}
 	if (r.list != "" || r.posts) && (value == nil || value.Fields.ForName("edges") == nil) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -39,7 +40,7 @@ func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	page, err := loader.For(ctx).UserPages.Load(ctx, social.UserPageKey{User: userID, Page: p, Wants: r.ahead.pageWants(ctx)})
+	page, err := loader.For(ctx).UserPages.Load(ctx, readplan.UserPageKey{User: userID, Page: p, Wants: r.ahead.pageWants(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -26,8 +27,8 @@ import (
 
 // userWants reads what a selection of User fields needs beyond the profile
 // (fieldRule.user).
-func userWants(oc *graphql.OperationContext, sel selection) social.UserWants {
-	w := social.UserWants{Profiles: true}
+func userWants(oc *graphql.OperationContext, sel selection) readplan.UserWants {
+	w := readplan.UserWants{Profiles: true}
 	for _, f := range sel.fields(oc, "User") {
 		u := ruleOf("User", f).user
 		w.Counts = w.Counts || u.Counts
@@ -54,7 +55,7 @@ func (batched) users(ctx context.Context, ids []string, sel selection) ([]*socia
 }
 
 // userList resolves a list of users below an object.
-func (r *Resolver) userList(ctx context.Context, k social.ListKey, first *int, after *string) (*model.UserConnection, error) {
+func (r *Resolver) userList(ctx context.Context, k readplan.ListKey, first *int, after *string) (*model.UserConnection, error) {
 	p, err := social.NewPageRequest(first, after)
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func (r *Resolver) commentList(ctx context.Context, postID string, first *int, a
 	if c, ok := l.CommentPage(postID, p); ok {
 		return r.commentConnection(ctx, c, true)
 	}
-	pg, err := l.Lists.Load(ctx, social.ListKey{List: social.ListComments, Parent: postID, Page: p})
+	pg, err := l.Lists.Load(ctx, readplan.ListKey{List: readplan.ListComments, Parent: postID, Page: p})
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +189,8 @@ func (b batched) lists(ctx context.Context, level []objects) {
 		if len(plan.keys) == 0 && len(plan.pageKeys) == 0 && len(details) == 0 {
 			return
 		}
-		var pages []social.ListPage
-		var userPages []*social.Page
+		var pages []readplan.ListPage
+		var userPages []*readplan.Page
 		var wg sync.WaitGroup
 		if len(plan.pageKeys) > 0 {
 			wg.Go(func() { userPages = l.FetchUserPages(ctx, plan.pageKeys) })
@@ -226,16 +227,16 @@ func objectDetails(oc *graphql.OperationContext, level []objects) []loader.UserK
 // levelPlan is what one level of the read-ahead reads: list pages (keys)
 // and users' pages of posts (pageKeys), each field's keys a span.
 type levelPlan struct {
-	keys      []social.ListKey
+	keys      []readplan.ListKey
 	spans     []span
-	pageKeys  []social.UserPageKey
+	pageKeys  []readplan.UserPageKey
 	pageSpans []span
 }
 
 // span is keys[from:to]: the pages of one field, one for each object.
 type span struct {
 	from, to   int
-	list       social.List
+	list       readplan.List
 	sel        selection // of the field's nodes
 	prefetched bool      // comments whose authors a page fetch brought
 }
@@ -254,7 +255,7 @@ func (b batched) planLevel(oc *graphql.OperationContext, l *loader.Loaders, leve
 				w := timelineWants(oc, fieldSel(f))
 				sp := span{from: len(p.pageKeys), sel: fieldSel(f).nodes(oc, "Timeline", "TimelineEdge")}
 				for _, id := range g.users {
-					p.pageKeys = append(p.pageKeys, social.UserPageKey{User: id, Page: k.Page, Wants: w})
+					p.pageKeys = append(p.pageKeys, readplan.UserPageKey{User: id, Page: k.Page, Wants: w})
 				}
 				sp.to = len(p.pageKeys)
 				p.pageSpans = append(p.pageSpans, sp)
@@ -268,18 +269,18 @@ func (b batched) planLevel(oc *graphql.OperationContext, l *loader.Loaders, leve
 			if !ok {
 				continue
 			}
-			sp := span{from: len(p.keys), list: list, prefetched: list == social.ListComments}
-			if list == social.ListComments {
+			sp := span{from: len(p.keys), list: list, prefetched: list == readplan.ListComments}
+			if list == readplan.ListComments {
 				sp.sel = fieldSel(f).nodes(oc, "CommentConnection", "CommentEdge")
 			} else {
 				sp.sel = fieldSel(f).nodes(oc, "UserConnection", "UserEdge")
 			}
 			for _, id := range g.ids() {
 				k.Parent = id
-				if list == social.ListComments {
+				if list == readplan.ListComments {
 					// A timeline page fetch may have brought them.
 					if c, ok := l.CommentPage(id, k.Page); ok {
-						l.PrimeList(k, social.ListPage{Comments: c})
+						l.PrimeList(k, readplan.ListPage{Comments: c})
 					} else {
 						sp.prefetched = false
 					}
@@ -295,7 +296,7 @@ func (b batched) planLevel(oc *graphql.OperationContext, l *loader.Loaders, leve
 
 // nextLevel primes the loaders with what a level read, fetches the users
 // its lists name, and returns the objects of the level below.
-func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l *loader.Loaders, p levelPlan, pages []social.ListPage, userPages []*social.Page) []objects {
+func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l *loader.Loaders, p levelPlan, pages []readplan.ListPage, userPages []*readplan.Page) []objects {
 	var next []objects
 	for _, sp := range p.pageSpans {
 		var posts []*social.Post
@@ -309,7 +310,7 @@ func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l 
 	}
 	var users []loader.UserKey
 	for _, sp := range p.spans {
-		if sp.list == social.ListComments {
+		if sp.list == readplan.ListComments {
 			var cs []*social.Comment
 			for _, pg := range pages[sp.from:sp.to] {
 				cs = append(cs, pg.Comments.Items...)
@@ -337,7 +338,7 @@ func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l 
 	return next
 }
 
-func appendUserKeys(keys []loader.UserKey, ids []string, w social.UserWants) []loader.UserKey {
+func appendUserKeys(keys []loader.UserKey, ids []string, w readplan.UserWants) []loader.UserKey {
 	for _, id := range ids {
 		keys = append(keys, loader.UserKey{ID: id, Wants: w})
 	}
@@ -418,9 +419,9 @@ func hasLists(oc *graphql.OperationContext, sel selection, typ string) bool {
 
 // listArgs reads a list field's arguments as its resolver will, with
 // gqlgen's coercion; ok is false when they are invalid.
-func listArgs(oc *graphql.OperationContext, f graphql.CollectedField, list social.List) (social.ListKey, bool) {
+func listArgs(oc *graphql.OperationContext, f graphql.CollectedField, list readplan.List) (readplan.ListKey, bool) {
 	args := f.ArgumentMap(oc.Variables)
-	k := social.ListKey{List: list}
+	k := readplan.ListKey{List: list}
 	first, ok := optionalInt(args["first"])
 	if !ok {
 		return k, false
@@ -438,7 +439,7 @@ func listArgs(oc *graphql.OperationContext, f graphql.CollectedField, list socia
 		return k, false
 	}
 	k.Page = p
-	if list == social.ListCommonFollowing {
+	if list == readplan.ListCommonFollowing {
 		with, err := graphql.UnmarshalID(args["with"])
 		if err != nil {
 			return k, false

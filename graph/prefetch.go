@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -19,20 +20,20 @@ import (
 
 // pageWants reads what the selection of the current Timeline field asks of
 // its posts.
-func (batched) pageWants(ctx context.Context) social.PageWants {
+func (batched) pageWants(ctx context.Context) readplan.PageWants {
 	return timelineWants(graphql.GetOperationContext(ctx), fieldSel(graphql.GetFieldContext(ctx).Field))
 }
 
 // timelineWants reads what a selection of Timeline fields asks of its posts.
-func timelineWants(oc *graphql.OperationContext, sel selection) social.PageWants {
-	var w social.PageWants
+func timelineWants(oc *graphql.OperationContext, sel selection) readplan.PageWants {
+	var w readplan.PageWants
 	postWants(oc, sel.nodes(oc, "Timeline", "TimelineEdge"), &w, false)
 	return w
 }
 
 // postWants adds what a selection of Post fields needs (fieldRule.page);
 // original is set for the selection under repostOf.
-func postWants(oc *graphql.OperationContext, sel selection, w *social.PageWants, original bool) {
+func postWants(oc *graphql.OperationContext, sel selection, w *readplan.PageWants, original bool) {
 	for _, f := range sel.fields(oc, "Post") {
 		if want := ruleOf("Post", f).page; want != nil {
 			want(oc, f, w, original)
@@ -43,15 +44,15 @@ func postWants(oc *graphql.OperationContext, sel selection, w *social.PageWants,
 // The page wants of Post's fields (fields.go).
 
 var (
-	wantAuthors = wantAlike(func(w *social.PageWants) *bool { return &w.Authors }, func(w *social.PageWants) *bool { return &w.OriginalAuthors })
-	wantCounts  = wantAlike(func(w *social.PageWants) *bool { return &w.Counts }, func(w *social.PageWants) *bool { return &w.OriginalCounts })
-	wantMarks   = wantAlike(func(w *social.PageWants) *bool { return &w.Marks }, func(w *social.PageWants) *bool { return &w.OriginalMarks })
+	wantAuthors = wantAlike(func(w *readplan.PageWants) *bool { return &w.Authors }, func(w *readplan.PageWants) *bool { return &w.OriginalAuthors })
+	wantCounts  = wantAlike(func(w *readplan.PageWants) *bool { return &w.Counts }, func(w *readplan.PageWants) *bool { return &w.OriginalCounts })
+	wantMarks   = wantAlike(func(w *readplan.PageWants) *bool { return &w.Marks }, func(w *readplan.PageWants) *bool { return &w.OriginalMarks })
 )
 
 // wantAlike is the page want of a field read alike for the page's posts
 // (the flag own picks) and for reposted originals (orig).
-func wantAlike(own, orig func(*social.PageWants) *bool) func(*graphql.OperationContext, graphql.CollectedField, *social.PageWants, bool) {
-	return func(_ *graphql.OperationContext, _ graphql.CollectedField, w *social.PageWants, original bool) {
+func wantAlike(own, orig func(*readplan.PageWants) *bool) func(*graphql.OperationContext, graphql.CollectedField, *readplan.PageWants, bool) {
+	return func(_ *graphql.OperationContext, _ graphql.CollectedField, w *readplan.PageWants, original bool) {
 		if original {
 			*orig(w) = true
 		} else {
@@ -63,7 +64,7 @@ func wantAlike(own, orig func(*social.PageWants) *bool) func(*graphql.OperationC
 // wantComments asks for the first comments of the page's own posts (and
 // their authors when selected), as many as the largest first argument
 // that reads from the top.
-func wantComments(oc *graphql.OperationContext, f graphql.CollectedField, w *social.PageWants, original bool) {
+func wantComments(oc *graphql.OperationContext, f graphql.CollectedField, w *readplan.PageWants, original bool) {
 	args := f.ArgumentMap(oc.Variables)
 	if original || args["after"] != nil {
 		return
@@ -82,7 +83,7 @@ func wantComments(oc *graphql.OperationContext, f graphql.CollectedField, w *soc
 
 // wantOriginal asks for the reposted originals of the page's own posts,
 // with what the selection under repostOf needs of them.
-func wantOriginal(oc *graphql.OperationContext, f graphql.CollectedField, w *social.PageWants, original bool) {
+func wantOriginal(oc *graphql.OperationContext, f graphql.CollectedField, w *readplan.PageWants, original bool) {
 	if !original {
 		w.Reposts = true
 		postWants(oc, fieldSel(f), w, true)
@@ -99,7 +100,7 @@ func intArg(v any) (int, bool) {
 }
 
 // primePage puts what a page fetch read into the request's loaders.
-func (batched) primePage(ctx context.Context, page *social.Page) {
+func (batched) primePage(ctx context.Context, page *readplan.Page) {
 	l := loader.For(ctx)
 	for _, p := range page.Posts.Items {
 		l.PrimePost(p.ID, p)
@@ -127,7 +128,7 @@ func (batched) primePage(ctx context.Context, page *social.Page) {
 
 // timeline fetches nothing: it turns a fetched page into a Timeline after
 // the read-ahead strategy has primed the loaders with it.
-func (r *Resolver) timeline(ctx context.Context, page *social.Page) *model.Timeline {
+func (r *Resolver) timeline(ctx context.Context, page *readplan.Page) *model.Timeline {
 	r.ahead.primePage(ctx, page)
 	oc := graphql.GetOperationContext(ctx)
 	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "Timeline", "TimelineEdge")

@@ -8,6 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -19,9 +20,9 @@ import (
 // is made once, when the handler is built, and no resolver checks a mode.
 type readAhead interface {
 	// pageWants is what the current Timeline field's page brings along.
-	pageWants(ctx context.Context) social.PageWants
+	pageWants(ctx context.Context) readplan.PageWants
 	// primePage puts what a page fetch read into the request's loaders.
-	primePage(ctx context.Context, page *social.Page)
+	primePage(ctx context.Context, page *readplan.Page)
 	// users loads users (nil for missing ones) with what sel asks of them.
 	users(ctx context.Context, ids []string, sel selection) ([]*social.User, error)
 	// comments readies a page of comments and their authors for the

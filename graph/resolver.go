@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -47,8 +48,8 @@ type Posts interface {
 	Audience(ctx context.Context, postID string) (social.Audience, error)
 	// HomePage and UserPage fetch a page of posts together with what the
 	// query asks for (w), in a fixed number of round trips.
-	HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error)
-	UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error)
+	HomePage(ctx context.Context, viewerID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error)
+	UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error)
 }
 
 // Engagement is likes and comments; their lists are read through the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -288,7 +289,7 @@ func (r *postResolver) ViewerHasLiked(ctx context.Context, obj *social.Post) (bo
 
 // Likers is the resolver for the likers field.
 func (r *postResolver) Likers(ctx context.Context, obj *social.Post, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, social.ListKey{List: social.ListLikers, Parent: obj.ID}, first, after)
+	return r.userList(ctx, readplan.ListKey{List: readplan.ListLikers, Parent: obj.ID}, first, after)
 }
 
 // CommentsCount is the resolver for the commentsCount field.
@@ -529,17 +530,17 @@ func (r *userResolver) Follows(ctx context.Context, obj *social.User, userID str
 
 // Followers is the resolver for the followers field.
 func (r *userResolver) Followers(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, social.ListKey{List: social.ListFollowers, Parent: obj.ID}, first, after)
+	return r.userList(ctx, readplan.ListKey{List: readplan.ListFollowers, Parent: obj.ID}, first, after)
 }
 
 // Following is the resolver for the following field.
 func (r *userResolver) Following(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, social.ListKey{List: social.ListFollowing, Parent: obj.ID}, first, after)
+	return r.userList(ctx, readplan.ListKey{List: readplan.ListFollowing, Parent: obj.ID}, first, after)
 }
 
 // CommonFollowing is the resolver for the commonFollowing field.
 func (r *userResolver) CommonFollowing(ctx context.Context, obj *social.User, with string, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, social.ListKey{List: social.ListCommonFollowing, Parent: obj.ID, With: with}, first, after)
+	return r.userList(ctx, readplan.ListKey{List: readplan.ListCommonFollowing, Parent: obj.ID, With: with}, first, after)
 }
 
 // Posts is the resolver for the posts field.

@@ -15,6 +15,7 @@ import (
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/loader"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisproc"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -160,7 +161,7 @@ func (b *Bench) readers(ctx context.Context, n int) ([]reader, error) {
 			break
 		}
 		id := b.data.UserIDs[u]
-		page, err := b.store.HomePage(ctx, id, social.PageRequest{First: 20}, social.PageWants{})
+		page, err := b.store.HomePage(ctx, id, social.PageRequest{First: 20}, readplan.PageWants{})
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/seed"
 	"github.com/socialgw/gateway/internal/social"
@@ -137,7 +138,7 @@ func (b *Bench) seedMode(ctx context.Context, mode redisstore.FeedMode, sc seed.
 		r.readers = append(r.readers, d.UserIDs[u])
 	}
 	for _, id := range r.readers {
-		if _, err := r.store.HomePage(ctx, id, social.PageRequest{First: social.DefaultFirst}, social.PageWants{}); err != nil {
+		if _, err := r.store.HomePage(ctx, id, social.PageRequest{First: social.DefaultFirst}, readplan.PageWants{}); err != nil {
 			return nil, err
 		}
 	}
@@ -168,7 +169,7 @@ func (r *modeRun) write(ctx context.Context, b *Bench, pp seed.PlannedPost) erro
 func (r *modeRun) read(ctx context.Context, b *Bench, i int) error {
 	c0 := b.counts()
 	t0 := time.Now()
-	if _, err := r.store.HomePage(ctx, r.readers[i], social.PageRequest{First: social.DefaultFirst}, social.PageWants{}); err != nil {
+	if _, err := r.store.HomePage(ctx, r.readers[i], social.PageRequest{First: social.DefaultFirst}, readplan.PageWants{}); err != nil {
 		return err
 	}
 	r.reads = append(r.reads, time.Since(t0))

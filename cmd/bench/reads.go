@@ -15,13 +15,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
 )
 
 // referenceWants is what the reference query asks of a page, as the
 // store's page fetch takes it.
-var referenceWants = social.PageWants{
+var referenceWants = readplan.PageWants{
 	Authors: true, Counts: true, Marks: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true,
 }
 

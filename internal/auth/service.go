@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/secure/precis"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/socialgw/gateway/internal/clientaddr"
 	"github.com/socialgw/gateway/internal/reqlog"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -143,7 +144,7 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 	if err := validatePassword(password); err != nil {
 		return nil, err
 	}
-	if err := s.allow(ctx, RuleRegisterIP, social.ClientIP(ctx)); err != nil {
+	if err := s.allow(ctx, RuleRegisterIP, clientaddr.From(ctx)); err != nil {
 		return nil, err
 	}
 	if err := s.allow(ctx, RuleRegisterName, strings.ToLower(name)); err != nil {
@@ -172,7 +173,7 @@ var errBadLogin = social.Errorf(social.Unauthenticated, "invalid login or passwo
 
 // Login checks a name or e-mail and a password and opens a session.
 func (s *Service) Login(ctx context.Context, login, password string) (*Result, error) {
-	if err := s.allow(ctx, RuleLoginIP, social.ClientIP(ctx)); err != nil {
+	if err := s.allow(ctx, RuleLoginIP, clientaddr.From(ctx)); err != nil {
 		return nil, err
 	}
 	if len(password) > MaxPasswordLen || len(login) > social.MaxEmailLen {
@@ -302,7 +303,7 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 	if errors.Is(err, ErrRefreshReused) {
 		// A stolen token, or a client that lost its newest one: either
 		// way operators want to see it.
-		reqlog.Logger(ctx).Warn("refresh token reused: session revoked", "session", sid, "client", social.ClientIP(ctx))
+		reqlog.Logger(ctx).Warn("refresh token reused: session revoked", "session", sid, "client", clientaddr.From(ctx))
 	}
 	if err != nil {
 		return nil, err

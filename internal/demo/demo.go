@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/seed"
 	"github.com/socialgw/gateway/internal/social"
@@ -175,7 +176,7 @@ func people(ctx context.Context, store *redisstore.Store, accounts *auth.Service
 	}
 	// A first read: in hybrid mode, fan-out skips users who never read.
 	for _, id := range []string{alice, bob} {
-		if _, err := store.HomePage(ctx, id, social.PageRequest{First: 1}, social.PageWants{}); err != nil {
+		if _, err := store.HomePage(ctx, id, social.PageRequest{First: 1}, readplan.PageWants{}); err != nil {
 			return fmt.Errorf("first read: %w", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/demo"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -140,7 +141,7 @@ type post struct {
 // authors' names.
 func homeTimeline(t *testing.T, store *redisstore.Store, viewer string, n int) []post {
 	t.Helper()
-	page, err := store.HomePage(context.Background(), viewer, social.PageRequest{First: n}, social.PageWants{})
+	page, err := store.HomePage(context.Background(), viewer, social.PageRequest{First: n}, readplan.PageWants{})
 	if err != nil {
 		t.Fatal(err)
 	}

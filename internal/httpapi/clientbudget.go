@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"net/netip"
 
+	"github.com/socialgw/gateway/internal/clientaddr"
 	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/ratelimit"
-	"github.com/socialgw/gateway/internal/social"
 )
 
 // ClientBudget puts the client's address into the context (per-address
@@ -17,9 +17,9 @@ import (
 func ClientBudget(l operation.Limiter, trusted []netip.Prefix) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := social.WithClientIP(r.Context(), ratelimit.ClientIP(r, trusted))
+			ctx := clientaddr.With(r.Context(), ratelimit.ClientIP(r, trusted))
 			if l != nil && l.Has(ratelimit.RuleRequestIP) {
-				if err := l.Allow(ctx, ratelimit.RuleRequestIP, social.ClientIP(ctx)); err != nil {
+				if err := l.Allow(ctx, ratelimit.RuleRequestIP, clientaddr.From(ctx)); err != nil {
 					writeDomainError(w, r.WithContext(ctx), err)
 					return
 				}

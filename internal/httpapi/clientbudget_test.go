@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/socialgw/gateway/internal/clientaddr"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -31,8 +32,8 @@ func TestClientBudget(t *testing.T) {
 		if w.Code != want || next.ran != (want == 200) {
 			t.Fatalf("request %d: status %d, ran %v; want %d", i, w.Code, next.ran, want)
 		}
-		if want == 200 && social.ClientIP(next.r.Context()) != "192.0.2.7" {
-			t.Errorf("client address %q, want 192.0.2.7", social.ClientIP(next.r.Context()))
+		if want == 200 && clientaddr.From(next.r.Context()) != "192.0.2.7" {
+			t.Errorf("client address %q, want 192.0.2.7", clientaddr.From(next.r.Context()))
 		}
 		if want == 429 && w.Header().Get("Retry-After") != "7" {
 			t.Errorf("Retry-After %q, want 7", w.Header().Get("Retry-After"))

@@ -9,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/clientaddr"
 	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/reqlog"
 	"github.com/socialgw/gateway/internal/social"
@@ -85,7 +86,7 @@ func (c *sockets) leave(addr string) {
 // it until it ends.
 func (c *sockets) serve(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addr := social.ClientIP(r.Context())
+		addr := clientaddr.From(r.Context())
 		if status, msg := c.admit(addr); status != 0 {
 			w.Header().Set("Retry-After", "5")
 			writeErrors(w, status, &gqlerror.Error{Message: msg,

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -23,7 +24,7 @@ type Store interface {
 	// viewerID's home timeline would not show now.
 	LivePosts(ctx context.Context, viewerID string, messages []string) ([]*social.Post, error)
 	// HomePage is the home timeline's read path, for the replays.
-	HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error)
+	HomePage(ctx context.Context, viewerID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error)
 }
 
 // Sessions tells whether an access token was revoked since it was checked
@@ -455,7 +456,7 @@ func (s *stream) missed(ctx context.Context) ([]*social.Post, error) {
 	var got []*social.Post
 	p := social.PageRequest{First: social.MaxFirst}
 	for {
-		page, err := s.t.Store.HomePage(ctx, s.v.UserID, p, social.PageWants{})
+		page, err := s.t.Store.HomePage(ctx, s.v.UserID, p, readplan.PageWants{})
 		if err != nil {
 			return nil, fmt.Errorf("replay home timeline of %s: %w", s.v.UserID, err)
 		}
@@ -484,7 +485,7 @@ func (s *stream) missed(ctx context.Context) ([]*social.Post, error) {
 // for an empty timeline): the read counts as activity for hybrid fan-out,
 // and rebuilds a list fan-out skipped meanwhile.
 func (s *stream) touch(ctx context.Context) (int64, error) {
-	page, err := s.t.Store.HomePage(ctx, s.v.UserID, social.PageRequest{First: 1}, social.PageWants{})
+	page, err := s.t.Store.HomePage(ctx, s.v.UserID, social.PageRequest{First: 1}, readplan.PageWants{})
 	if err != nil || len(page.Posts.Items) == 0 {
 		return 0, err
 	}

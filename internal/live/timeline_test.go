@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/internal/live"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -52,7 +53,7 @@ func (f *fakeStore) LivePosts(_ context.Context, _ string, msgs []string) ([]*so
 	return out, nil
 }
 
-func (f *fakeStore) HomePage(_ context.Context, _ string, p social.PageRequest, _ social.PageWants) (*social.Page, error) {
+func (f *fakeStore) HomePage(_ context.Context, _ string, p social.PageRequest, _ readplan.PageWants) (*readplan.Page, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
@@ -64,7 +65,7 @@ func (f *fakeStore) HomePage(_ context.Context, _ string, p social.PageRequest, 
 		c.Items = append(c.Items, &social.Post{ID: id})
 		c.Cursors = append(c.Cursors, id)
 	}
-	return &social.Page{Posts: c}, nil
+	return &readplan.Page{Posts: c}, nil
 }
 
 type noRevocation struct{}

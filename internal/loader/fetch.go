@@ -6,6 +6,7 @@ import (
 
 	"github.com/vikstrous/dataloadgen"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -19,14 +20,14 @@ import (
 
 // FetchLists reads the pages of lists at once (zero pages where a key
 // failed: its resolver meets the error when it loads the key itself).
-func (l *Loaders) FetchLists(ctx context.Context, keys []social.ListKey) []social.ListPage {
+func (l *Loaders) FetchLists(ctx context.Context, keys []readplan.ListKey) []readplan.ListPage {
 	out, _ := l.lists.fetch(ctx, keys)
 	return out
 }
 
 // FetchUserPages reads pages of users' own posts at once (nil where a key
 // failed).
-func (l *Loaders) FetchUserPages(ctx context.Context, keys []social.UserPageKey) []*social.Page {
+func (l *Loaders) FetchUserPages(ctx context.Context, keys []readplan.UserPageKey) []*readplan.Page {
 	out, _ := l.userPages.fetch(ctx, keys)
 	return out
 }
@@ -117,13 +118,15 @@ func batchErr(errs []error, i, n int) error {
 
 // PrimeList records a list page read with something else (a post's first
 // comments, read with its timeline page).
-func (l *Loaders) PrimeList(k social.ListKey, page social.ListPage) { l.lists.prime(k, page) }
+func (l *Loaders) PrimeList(k readplan.ListKey, page readplan.ListPage) { l.lists.prime(k, page) }
 
 // PrimePost records a post read with a page (nil: deleted or hidden).
 func (l *Loaders) PrimePost(id string, p *social.Post) { l.posts.prime(id, p) }
 
 // PrimeUserPage records a page of a user's posts read directly.
-func (l *Loaders) PrimeUserPage(k social.UserPageKey, page *social.Page) { l.userPages.prime(k, page) }
+func (l *Loaders) PrimeUserPage(k readplan.UserPageKey, page *readplan.Page) {
+	l.userPages.prime(k, page)
+}
 
 func (e *eager[K, V]) prime(k K, v V) {
 	e.loader.Prime(k, v)

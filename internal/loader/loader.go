@@ -13,6 +13,7 @@ import (
 
 	"github.com/vikstrous/dataloadgen"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -29,13 +30,13 @@ type Store interface {
 	Marks(ctx context.Context, viewerID string, postIDs []string) ([]social.Marks, error)
 	Comments(ctx context.Context, ids []string) ([]*social.Comment, error)
 	// UserDetails loads users with what w asks for in one round trip.
-	UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error)
+	UserDetails(ctx context.Context, viewerID string, ids []string, w readplan.UserWants) (readplan.UserDetails, error)
 	// ListPages reads a page of each key's list as the viewer may see
 	// it, with an error per key or one for all.
-	ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error)
+	ListPages(ctx context.Context, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error)
 	// UserPages reads pages of users' own posts as the viewer may see
 	// them, with an error per key or one for all.
-	UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error)
+	UserPages(ctx context.Context, viewerID string, keys []readplan.UserPageKey) ([]*readplan.Page, []error)
 	// Follows reports whether each pair's follower follows its followee.
 	Follows(ctx context.Context, pairs []social.FollowPair) ([]bool, error)
 }
@@ -44,7 +45,7 @@ type Store interface {
 // relation to the viewer).
 type UserKey struct {
 	ID    string
-	Wants social.UserWants
+	Wants readplan.UserWants
 }
 
 // Config tunes the loaders. Wait is how long a loader collects keys
@@ -101,11 +102,11 @@ type Loaders struct {
 	Details *dataloadgen.Loader[UserKey, *social.User]
 	// Lists loads pages of the lists below objects (followers, likers,
 	// comments, ...), keyed by parent and page arguments.
-	Lists *dataloadgen.Loader[social.ListKey, social.ListPage]
+	Lists *dataloadgen.Loader[readplan.ListKey, readplan.ListPage]
 	// UserPages loads pages of users' own posts (User.posts and
 	// userTimeline), keyed by user, page arguments and what the page
 	// brings along.
-	UserPages *dataloadgen.Loader[social.UserPageKey, *social.Page]
+	UserPages *dataloadgen.Loader[readplan.UserPageKey, *readplan.Page]
 
 	// self is the account a register, login or refresh of this request
 	// just authenticated as: its payload may show that user's private
@@ -120,34 +121,34 @@ type Loaders struct {
 
 	// homePages holds home pages the timeline fast path fetched but could
 	// not render, for the resolver to render instead of fetching again
-	// (homePageKey → *social.Page).
+	// (homePageKey → *readplan.Page).
 	homePages sync.Map
 
 	// The read-ahead's way into the loaders above (Fetch*).
-	lists     *eager[social.ListKey, social.ListPage]
-	userPages *eager[social.UserPageKey, *social.Page]
+	lists     *eager[readplan.ListKey, readplan.ListPage]
+	userPages *eager[readplan.UserPageKey, *readplan.Page]
 	details   *eager[UserKey, *social.User]
 	posts     *eager[string, *social.Post]
 }
 
 type homePageKey struct {
 	p social.PageRequest
-	w social.PageWants
+	w readplan.PageWants
 }
 
 // PrimeHomePage hands a home page fetched for p with w to the Timeline
 // resolver.
-func (l *Loaders) PrimeHomePage(p social.PageRequest, w social.PageWants, page *social.Page) {
+func (l *Loaders) PrimeHomePage(p social.PageRequest, w readplan.PageWants, page *readplan.Page) {
 	l.homePages.Store(homePageKey{p, w}, page)
 }
 
 // HomePage returns the home page primed for p and w, if any.
-func (l *Loaders) HomePage(p social.PageRequest, w social.PageWants) (*social.Page, bool) {
+func (l *Loaders) HomePage(p social.PageRequest, w readplan.PageWants) (*readplan.Page, bool) {
 	v, ok := l.homePages.Load(homePageKey{p, w})
 	if !ok {
 		return nil, false
 	}
-	return v.(*social.Page), true
+	return v.(*readplan.Page), true
 }
 
 // PrimeCommentPage records the first comments of a post as fetched with a
@@ -229,10 +230,10 @@ func (f *Factory) New(viewerID string) *Loaders {
 		}
 		return s.Marks(ctx, viewerID, ids)
 	})
-	lists := func(ctx context.Context, keys []social.ListKey) ([]social.ListPage, []error) {
+	lists := func(ctx context.Context, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
 		return s.ListPages(ctx, viewerID, keys)
 	}
-	userPages := func(ctx context.Context, keys []social.UserPageKey) ([]*social.Page, []error) {
+	userPages := func(ctx context.Context, keys []readplan.UserPageKey) ([]*readplan.Page, []error) {
 		return s.UserPages(ctx, viewerID, keys)
 	}
 	l := &Loaders{
@@ -264,7 +265,7 @@ func (f *Factory) New(viewerID string) *Loaders {
 // prime the per-field loaders.
 func (l *Loaders) detailsBatch(s Store) func(context.Context, []UserKey) ([]*social.User, []error) {
 	return func(ctx context.Context, keys []UserKey) ([]*social.User, []error) {
-		w := social.UserWants{Profiles: true}
+		w := readplan.UserWants{Profiles: true}
 		ids := make([]string, 0, len(keys))
 		at := make(map[string]int, len(keys))
 		for _, k := range keys {

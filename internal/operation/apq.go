@@ -7,8 +7,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/socialgw/gateway/internal/clientaddr"
 	"github.com/socialgw/gateway/internal/ratelimit"
-	"github.com/socialgw/gateway/internal/social"
 )
 
 // Automatic persisted queries. gqlgen's extension registers a document
@@ -100,7 +100,7 @@ func (e apqRegister) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 		return nil
 	}
 	if e.budget != nil && e.budget.Has(ratelimit.RuleAPQIP) {
-		if e.budget.Allow(ctx, ratelimit.RuleAPQIP, social.ClientIP(ctx)) != nil {
+		if e.budget.Allow(ctx, ratelimit.RuleAPQIP, clientaddr.From(ctx)) != nil {
 			return nil // runs, but is not kept: the client sends it whole again
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/socialgw/gateway/internal/clientaddr"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -21,7 +22,7 @@ func mutationBudget(l Limiter) graphql.FieldMiddleware {
 		}
 		subject := social.ViewerID(ctx)
 		if subject == "" {
-			subject = "ip:" + social.ClientIP(ctx)
+			subject = "ip:" + clientaddr.From(ctx)
 		}
 		if err := l.Allow(ctx, ratelimit.RuleMutationUser, subject); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -44,7 +45,7 @@ func TestUserPageReadBudget(t *testing.T) {
 			t.Fatal("too many pages")
 		}
 		octx := social.WithReadBudget(ctx, budget)
-		pg, err := s.UserPage(octx, viewer, author, social.PageRequest{First: 10, After: after}, social.PageWants{})
+		pg, err := s.UserPage(octx, viewer, author, social.PageRequest{First: 10, After: after}, readplan.PageWants{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestUserPageReadBudget(t *testing.T) {
 	}
 	// Without a budget the rounds still end; paging on reaches the same.
 	all := allPages(t, 1, func(p social.PageRequest) (social.Connection[string], error) {
-		pg, err := s.UserPage(ctx, viewer, author, p, social.PageWants{})
+		pg, err := s.UserPage(ctx, viewer, author, p, readplan.PageWants{})
 		if err != nil {
 			return social.Connection[string]{}, err
 		}
@@ -111,7 +112,7 @@ func TestHomePageReadBudget(t *testing.T) {
 	read := func(p social.PageRequest) social.Connection[*social.Post] {
 		t.Helper()
 		octx := social.WithReadBudget(ctx, budget)
-		pg, err := s.HomePage(octx, viewer, p, social.PageWants{})
+		pg, err := s.HomePage(octx, viewer, p, readplan.PageWants{})
 		feedOK(t, err)
 		return pg.Posts
 	}

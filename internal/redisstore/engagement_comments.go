@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -280,6 +281,6 @@ func (s *EngagementService) PostComments(ctx context.Context, postID string, p s
 // PostCommentsPage is PostComments with the comments themselves, in one
 // round trip.
 func (s *EngagementService) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
-	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListComments, Parent: postID, Page: p})
+	pg, err := s.listPage(ctx, "", readplan.ListKey{List: readplan.ListComments, Parent: postID, Page: p})
 	return pg.Comments, err
 }

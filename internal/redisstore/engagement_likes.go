@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -110,6 +111,6 @@ func (s *EngagementService) Marks(ctx context.Context, viewerID string, postIDs 
 // like the graph's edge lists, and pages the same way (edgePage), with
 // cursors that stay stable while others like and unlike.
 func (s *EngagementService) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListLikers, Parent: postID, Page: p})
+	pg, err := s.listPage(ctx, "", readplan.ListKey{List: readplan.ListLikers, Parent: postID, Page: p})
 	return pg.Users, err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -14,7 +15,7 @@ import (
 // user's following list from the cursor in chunks and keeps the members
 // the other user's list holds, within the bounds of CommonFollowing.
 type commonWalk struct {
-	k                  social.ListKey
+	k                  readplan.ListKey
 	user, mine, theirs string
 	pos                edgePos // the last candidate read
 	chunk              int     // candidates the last read asked for
@@ -36,7 +37,7 @@ type commonWalk struct {
 	sampleHas *redis.Cmd
 }
 
-func (s *DB) newCommonWalk(k social.ListKey) (*commonWalk, error) {
+func (s *DB) newCommonWalk(k readplan.ListKey) (*commonWalk, error) {
 	pos, err := edgeCursor(k.Page)
 	if err != nil {
 		return nil, err
@@ -376,7 +377,7 @@ const (
 // against the other's with the first chunk, and when the other's list is
 // the shorter, two more rounds sample that one instead (commonTotals).
 func (s *GraphService) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, "", social.ListKey{List: social.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
+	pg, err := s.listPage(ctx, "", readplan.ListKey{List: readplan.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
 	return pg.Users, err
 }
 

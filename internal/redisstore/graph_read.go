@@ -8,20 +8,21 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
 // Followers lists the users following userID, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *GraphService) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowers, Parent: userID, Page: p})
+	pg, err := s.listPage(ctx, viewerID, readplan.ListKey{List: readplan.ListFollowers, Parent: userID, Page: p})
 	return pg.Users, err
 }
 
 // Following lists the users userID follows, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *GraphService) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, social.ListKey{List: social.ListFollowing, Parent: userID, Page: p})
+	pg, err := s.listPage(ctx, viewerID, readplan.ListKey{List: readplan.ListFollowing, Parent: userID, Page: p})
 	return pg.Users, err
 }
 
@@ -43,7 +44,7 @@ func zmscoreFlags(c *redis.Cmd) ([]bool, error) {
 // UserCounts returns the profile counters of users with one pipeline of
 // ZCARDs: followers, following and the user's own posts.
 func (s *GraphService) UserCounts(ctx context.Context, ids []string) ([]social.UserCounts, error) {
-	d, err := s.UserDetails(ctx, "", ids, social.UserWants{Counts: true})
+	d, err := s.UserDetails(ctx, "", ids, readplan.UserWants{Counts: true})
 	return d.Counts, err
 }
 
@@ -75,7 +76,7 @@ func (s *GraphService) Follows(ctx context.Context, pairs []social.FollowPair) (
 // make that possible), so a batch of any size is five commands in one
 // pipeline, all in the viewer's slot.
 func (s *GraphService) Relations(ctx context.Context, viewerID string, ids []string) ([]social.Relation, error) {
-	d, err := s.UserDetails(ctx, viewerID, ids, social.UserWants{Relations: true})
+	d, err := s.UserDetails(ctx, viewerID, ids, readplan.UserWants{Relations: true})
 	return d.Relations, err
 }
 
@@ -83,8 +84,8 @@ func (s *GraphService) Relations(ctx context.Context, viewerID string, ids []str
 // counters, relations to viewerID) with one pipeline whatever the length
 // of the list: lists of users (followers, likers, comment authors) cost
 // one round trip for all their users.
-func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []string, w social.UserWants) (social.UserDetails, error) {
-	var d social.UserDetails
+func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []string, w readplan.UserWants) (readplan.UserDetails, error) {
+	var d readplan.UserDetails
 	if len(ids) == 0 {
 		return d, nil
 	}

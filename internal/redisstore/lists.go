@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -24,14 +25,14 @@ import (
 // say) or one error for all. A user's followers and following are empty
 // for a viewer the user blocked, and their common following for a viewer
 // either of the two blocked (social.SeesGraphOf).
-func (s *TimelineService) ListPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
+func (s *TimelineService) ListPages(ctx context.Context, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
 	return s.listPages(ctx, viewerID, keys)
 }
 
 // listPages is ListPages, for the single-list reads of the graph and
 // engagement services.
-func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListKey) ([]social.ListPage, []error) {
-	out := make([]social.ListPage, len(keys))
+func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
+	out := make([]readplan.ListPage, len(keys))
 	errs := make([]error, len(keys))
 	edges := make([]*redis.Cmd, len(keys))
 	comments := make([]*redis.Cmd, len(keys))
@@ -42,22 +43,22 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListK
 		for i, k := range keys {
 			var err error
 			switch k.List {
-			case social.ListFollowers, social.ListFollowing, social.ListLikers:
+			case readplan.ListFollowers, readplan.ListFollowing, readplan.ListLikers:
 				var pos edgePos
 				if pos, err = edgeCursor(k.Page); err == nil {
 					zkeys, args := []string{s.listKey(k)}, []any{pos.score, pos.member, k.Page.First + 1}
-					if k.List != social.ListLikers && viewerID != "" && viewerID != k.Parent {
+					if k.List != readplan.ListLikers && viewerID != "" && viewerID != k.Parent {
 						// The owner's Blocks, in the owner's slot.
 						zkeys, args = append(zkeys, s.keys.Blocks(k.Parent)), append(args, viewerID)
 					}
 					edges[i] = edgePageScript.EvalSha(ctx, p, zkeys, args...)
 				}
-			case social.ListComments:
+			case readplan.ListComments:
 				var after string
 				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) {
 					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after)
 				}
-			case social.ListCommonFollowing:
+			case readplan.ListCommonFollowing:
 				if common[i], err = s.newCommonWalk(k); err == nil {
 					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster())
 				}
@@ -102,18 +103,18 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListK
 }
 
 // listKey is the zset of an edge list.
-func (s *DB) listKey(k social.ListKey) string {
+func (s *DB) listKey(k readplan.ListKey) string {
 	switch k.List {
-	case social.ListFollowers:
+	case readplan.ListFollowers:
 		return s.keys.Followers(k.Parent)
-	case social.ListFollowing:
+	case readplan.ListFollowing:
 		return s.keys.Following(k.Parent)
 	default:
 		return s.keys.Likers(k.Parent)
 	}
 }
 
-func wrapList(k social.ListKey, err error) error {
+func wrapList(k readplan.ListKey, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -122,10 +123,10 @@ func wrapList(k social.ListKey, err error) error {
 
 // listPage reads one list page (the single-parent reads of graph.go and
 // engagement_likes.go).
-func (s *DB) listPage(ctx context.Context, viewerID string, k social.ListKey) (social.ListPage, error) {
-	pages, errs := s.listPages(ctx, viewerID, []social.ListKey{k})
+func (s *DB) listPage(ctx context.Context, viewerID string, k readplan.ListKey) (readplan.ListPage, error) {
+	pages, errs := s.listPages(ctx, viewerID, []readplan.ListKey{k})
 	if len(pages) == 0 {
-		return social.ListPage{}, errs[0]
+		return readplan.ListPage{}, errs[0]
 	}
 	return pages[0], errs[0]
 }

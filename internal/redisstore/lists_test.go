@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -40,35 +41,35 @@ func TestListPagesBatch(t *testing.T) {
 		}
 	}
 	p := social.PageRequest{First: 2}
-	var keys []social.ListKey
+	var keys []readplan.ListKey
 	for _, id := range u[:3] {
 		keys = append(keys,
-			social.ListKey{List: social.ListFollowers, Parent: id, Page: p},
-			social.ListKey{List: social.ListFollowing, Parent: id, Page: p})
+			readplan.ListKey{List: readplan.ListFollowers, Parent: id, Page: p},
+			readplan.ListKey{List: readplan.ListFollowing, Parent: id, Page: p})
 	}
 	keys = append(keys,
-		social.ListKey{List: social.ListLikers, Parent: post.ID, Page: p},
-		social.ListKey{List: social.ListComments, Parent: post.ID, Page: p},
-		social.ListKey{List: social.ListFollowers, Parent: u[1], Page: social.PageRequest{First: 2, After: "nope"}},
-		social.ListKey{List: social.ListCommonFollowing, Parent: u[1], With: "999999", Page: p},
+		readplan.ListKey{List: readplan.ListLikers, Parent: post.ID, Page: p},
+		readplan.ListKey{List: readplan.ListComments, Parent: post.ID, Page: p},
+		readplan.ListKey{List: readplan.ListFollowers, Parent: u[1], Page: social.PageRequest{First: 2, After: "nope"}},
+		readplan.ListKey{List: readplan.ListCommonFollowing, Parent: u[1], With: "999999", Page: p},
 	)
-	single := func(k social.ListKey) (social.ListPage, error) {
+	single := func(k readplan.ListKey) (readplan.ListPage, error) {
 		switch k.List {
-		case social.ListFollowers:
+		case readplan.ListFollowers:
 			c, err := s.Followers(ctx, "", k.Parent, k.Page)
-			return social.ListPage{Users: c}, err
-		case social.ListFollowing:
+			return readplan.ListPage{Users: c}, err
+		case readplan.ListFollowing:
 			c, err := s.Following(ctx, "", k.Parent, k.Page)
-			return social.ListPage{Users: c}, err
-		case social.ListLikers:
+			return readplan.ListPage{Users: c}, err
+		case readplan.ListLikers:
 			c, err := s.Likers(ctx, k.Parent, k.Page)
-			return social.ListPage{Users: c}, err
-		case social.ListComments:
+			return readplan.ListPage{Users: c}, err
+		case readplan.ListComments:
 			c, err := s.PostCommentsPage(ctx, k.Parent, k.Page)
-			return social.ListPage{Comments: c}, err
+			return readplan.ListPage{Comments: c}, err
 		}
 		c, err := s.CommonFollowing(ctx, k.Parent, k.With, k.Page)
-		return social.ListPage{Users: c}, err
+		return readplan.ListPage{Users: c}, err
 	}
 	hook := redisstats.NewHook(nil)
 	hook.Install(rdb)
@@ -77,7 +78,7 @@ func TestListPagesBatch(t *testing.T) {
 			ks := keys[:len(keys):len(keys)]
 			want := int64(1)
 			if withCommon {
-				ks = append(ks, social.ListKey{List: social.ListCommonFollowing, Parent: u[1], With: u[2], Page: p})
+				ks = append(ks, readplan.ListKey{List: readplan.ListCommonFollowing, Parent: u[1], With: u[2], Page: p})
 				want = 2
 			}
 			s.ListPages(ctx, "", ks) // load the scripts
@@ -124,11 +125,11 @@ func TestListPagesBlocks(t *testing.T) {
 	}
 	feedOK(t, s.Block(ctx, blocker, blocked))
 	p := social.PageRequest{First: 5}
-	keys := []social.ListKey{
-		{List: social.ListFollowers, Parent: blocker, Page: p},
-		{List: social.ListFollowing, Parent: blocker, Page: p},
-		{List: social.ListCommonFollowing, Parent: blocker, With: other, Page: p},
-		{List: social.ListCommonFollowing, Parent: other, With: blocker, Page: p},
+	keys := []readplan.ListKey{
+		{List: readplan.ListFollowers, Parent: blocker, Page: p},
+		{List: readplan.ListFollowing, Parent: blocker, Page: p},
+		{List: readplan.ListCommonFollowing, Parent: blocker, With: other, Page: p},
+		{List: readplan.ListCommonFollowing, Parent: other, With: blocker, Page: p},
 	}
 	for _, tc := range []struct {
 		viewer string

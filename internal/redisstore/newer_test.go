@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -97,7 +98,7 @@ func TestNewerPagesLiveAndErrors(t *testing.T) {
 		"first 101":  {First: 101, Before: top},
 		"zero-width": {First: 5, Before: social.EncodeCursor("")},
 	} {
-		if _, err := s.HomePage(ctx, reader, p, social.PageWants{}); !social.IsCode(err, social.BadUserInput) {
+		if _, err := s.HomePage(ctx, reader, p, readplan.PageWants{}); !social.IsCode(err, social.BadUserInput) {
 			t.Errorf("%s: %v, want BAD_USER_INPUT", name, err)
 		}
 	}
@@ -107,9 +108,9 @@ func TestNewerPagesLiveAndErrors(t *testing.T) {
 }
 
 func newerIDs(ctx context.Context, s interface {
-	HomePage(context.Context, string, social.PageRequest, social.PageWants) (*social.Page, error)
+	HomePage(context.Context, string, social.PageRequest, readplan.PageWants) (*readplan.Page, error)
 }, viewer string, first int, before string) (social.Connection[string], error) {
-	page, err := s.HomePage(ctx, viewer, social.PageRequest{First: first, Before: before}, social.PageWants{})
+	page, err := s.HomePage(ctx, viewer, social.PageRequest{First: first, Before: before}, readplan.PageWants{})
 	if err != nil {
 		return social.Connection[string]{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstats"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
@@ -18,7 +19,7 @@ import (
 // hybrid mode (celebrities pulled at read time) and for pull mode's first
 // page (the list filled from every followee).
 func TestPulledPageCostFollowsPage(t *testing.T) {
-	w := social.PageWants{Authors: true, Counts: true, Marks: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true}
+	w := readplan.PageWants{Authors: true, Counts: true, Marks: true, Comments: 3, CommentAuthors: true, Reposts: true, OriginalAuthors: true}
 	cost := func(t *testing.T, mode redisstore.FeedMode, authors, posts int) (int64, int) {
 		cfg := feedConfig(mode)
 		cfg.CelebrityThreshold = 0 // every followed author is pulled (hybrid)
@@ -40,7 +41,7 @@ func TestPulledPageCostFollowsPage(t *testing.T) {
 			}
 		}
 		drain(t, wk)
-		page := func() *social.Page {
+		page := func() *readplan.Page {
 			pg, err := s.HomePage(ctx, reader, social.PageRequest{First: 20}, w)
 			feedOK(t, err)
 			return pg

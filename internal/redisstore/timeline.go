@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -28,7 +29,7 @@ import (
 type TimelineService struct{ *DB }
 
 // HomePage returns a page of viewerID's home timeline with what w asks for.
-func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
+func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
 	f := s.newPageFetch(viewerID, w, p.First)
 	c, err := s.readHome(ctx, viewerID, p, f)
 	if err != nil {
@@ -39,8 +40,8 @@ func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p socia
 
 // UserPage returns a page of userID's own posts, as viewerID may see them,
 // with what w asks for.
-func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w social.PageWants) (*social.Page, error) {
-	pages, errs := s.UserPages(ctx, viewerID, []social.UserPageKey{{User: userID, Page: p, Wants: w}})
+func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
+	pages, errs := s.UserPages(ctx, viewerID, []readplan.UserPageKey{{User: userID, Page: p, Wants: w}})
 	if len(pages) == 0 {
 		return nil, errs[0]
 	}
@@ -51,11 +52,11 @@ func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string,
 // trips of one page (readUserPosts): the lists of a query level that ask
 // for User.posts. Pages that want different things are read one group
 // after the other.
-func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys []social.UserPageKey) ([]*social.Page, []error) {
-	out := make([]*social.Page, len(keys))
+func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys []readplan.UserPageKey) ([]*readplan.Page, []error) {
+	out := make([]*readplan.Page, len(keys))
 	errs := make([]error, len(keys))
-	groups := map[social.PageWants][]int{}
-	var order []social.PageWants
+	groups := map[readplan.PageWants][]int{}
+	var order []readplan.PageWants
 	for i, k := range keys {
 		if _, ok := groups[k.Wants]; !ok {
 			order = append(order, k.Wants)
@@ -64,7 +65,7 @@ func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys [
 	}
 	for _, w := range order {
 		at := groups[w]
-		reqs := make([]social.UserPageKey, len(at))
+		reqs := make([]readplan.UserPageKey, len(at))
 		posts := 0
 		for j, i := range at {
 			reqs[j] = keys[i]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -31,7 +32,7 @@ import (
 type pageFetch struct {
 	s      *DB
 	viewer string
-	w      social.PageWants
+	w      readplan.PageWants
 
 	// Stage-2 replies by post id (or user id for users).
 	counts   map[string]countCmds
@@ -42,7 +43,7 @@ type pageFetch struct {
 
 // newPageFetch starts the fetch of about posts posts' extras (a size hint:
 // the maps are made that large once rather than grown as they fill).
-func (s *TimelineService) newPageFetch(viewerID string, w social.PageWants, posts int) *pageFetch {
+func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, posts int) *pageFetch {
 	if w.Comments > social.MaxFirst {
 		w.Comments = social.MaxFirst
 	}
@@ -87,9 +88,9 @@ func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string)
 }
 
 // finish reads stage 2's replies for the posts of the page and runs stage 3.
-func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post]) (*social.Page, error) {
+func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post]) (*readplan.Page, error) {
 	n := len(c.Items)
-	page := &social.Page{
+	page := &readplan.Page{
 		Posts:     c,
 		Users:     make(map[string]*social.User, len(f.users)+n),
 		Counts:    make(map[string]social.PostCounts, n),
@@ -152,7 +153,7 @@ func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, posts []*s
 
 // queueAuthors queues the users the page shows: the posts' authors and
 // their first comments' authors, as w asks.
-func (f *pageFetch) queueAuthors(ctx context.Context, p redis.Pipeliner, page *social.Page, posts []*social.Post) {
+func (f *pageFetch) queueAuthors(ctx context.Context, p redis.Pipeliner, page *readplan.Page, posts []*social.Post) {
 	if f.w.Authors {
 		for _, post := range posts {
 			f.queueUser(ctx, p, post.AuthorID)
@@ -212,7 +213,7 @@ func (o *originals) queue(ctx context.Context, p redis.Pipeliner, f *pageFetch, 
 	}
 }
 
-func (o *originals) read(page *social.Page) {
+func (o *originals) read(page *readplan.Page) {
 	for i, p := range o.v.posts() {
 		page.Originals[o.ids[i]] = p
 	}
@@ -227,7 +228,7 @@ func (o *originals) read(page *social.Page) {
 // read moves the replies of posts' counters, likes and first comments that
 // have been read (queued in a pipeline that ran) into the page, once per
 // post: before stage 3 for stage 2's posts, after it for the late ones.
-func (f *pageFetch) read(page *social.Page, posts []*social.Post) error {
+func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) error {
 	w := f.w
 	for _, post := range posts {
 		if c, ok := f.counts[post.ID]; ok && w.Counts && !done(page.Counts, post.ID) {

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -620,7 +621,7 @@ func TestFailedRebuildIsRetried(t *testing.T) {
 			fail := &failScript{sha: hex.EncodeToString(sum[:])}
 			fail.on.Store(true)
 			rdb.AddHook(fail)
-			if _, err := s.HomePage(ctx, reader, social.PageRequest{First: 5}, social.PageWants{}); err == nil {
+			if _, err := s.HomePage(ctx, reader, social.PageRequest{First: 5}, readplan.PageWants{}); err == nil {
 				t.Fatal("the read whose rebuild failed succeeded")
 			}
 			fail.on.Store(false)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -35,7 +36,7 @@ type userPosts struct {
 // (ZREVRANGE BYSCORE below its cursor; on the first round with the
 // viewer's block flags for the user, which end that page at once), then
 // the visibility of all those posts.
-func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, reqs []social.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
+func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, reqs []readplan.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
 	pages := make([]*userPosts, len(reqs))
 	for i, r := range reqs {
 		before, err := timelineCursor(r.Page)

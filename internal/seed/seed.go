@@ -23,6 +23,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -185,7 +186,7 @@ func Run(ctx context.Context, store *redisstore.Store, c Config) (*Data, error) 
 			if !plan.Active[i] {
 				return store.ForgetHome(ctx, d.UserIDs[i])
 			}
-			_, err := store.HomePage(ctx, d.UserIDs[i], social.PageRequest{First: 1}, social.PageWants{})
+			_, err := store.HomePage(ctx, d.UserIDs[i], social.PageRequest{First: 1}, readplan.PageWants{})
 			return err
 		})
 		if err != nil {
@@ -562,7 +563,7 @@ func NewStar(ctx context.Context, store *redisstore.Store, n, concurrency int) (
 		if err := store.Follow(ctx, s.Followers[i], s.Celebrity); err != nil {
 			return err
 		}
-		_, err := store.HomePage(ctx, s.Followers[i], social.PageRequest{First: 1}, social.PageWants{})
+		_, err := store.HomePage(ctx, s.Followers[i], social.PageRequest{First: 1}, readplan.PageWants{})
 		return err
 	})
 	if err != nil {

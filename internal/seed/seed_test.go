@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/seed"
@@ -114,7 +115,7 @@ func TestRun(t *testing.T) {
 		t.Fatal("no readers")
 	}
 	for _, u := range readers {
-		page, err := store.HomePage(ctx, d.UserIDs[u], social.PageRequest{First: 20}, social.PageWants{})
+		page, err := store.HomePage(ctx, d.UserIDs[u], social.PageRequest{First: 20}, readplan.PageWants{})
 		if err != nil {
 			t.Fatal(err)
 		}

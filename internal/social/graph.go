@@ -62,18 +62,5 @@ type Audience struct {
 	NotTo  []string
 }
 
-// UserWants says what to load for a list of users.
-type UserWants struct {
-	Profiles, Counts, Relations bool
-}
-
-// UserDetails holds what UserWants asked for, index by index with the ids
-// asked about (nil slices for what was not asked).
-type UserDetails struct {
-	Users     []*User
-	Counts    []UserCounts
-	Relations []Relation
-}
-
 // FollowPair asks whether Follower follows Followee.
 type FollowPair struct{ Follower, Followee string }
