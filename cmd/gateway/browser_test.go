@@ -237,9 +237,11 @@ func bearer(t *testing.T, headersLine string) string {
 // TestBrowserGraphiQL opens GraphiQL on a demo gateway in headless
 // Chromium: it opens with the example tabs; with alice's Headers line
 // pasted into the Headers tab, the home-timeline tab runs and shows her
-// timeline; the access token appears neither in the page's URL (browser
-// history) nor in its storage. The page must work offline, with its
-// favicon.
+// timeline, and the CreatePost tab runs with the same headers; running
+// Login puts its token into the headers; the access token appears neither
+// in the page's URL (browser history) nor in its storage; a reload keeps
+// the same tabs, and after it Login alone makes CreatePost work. The page
+// must work offline, with its favicon.
 //
 // Without Chromium the test is skipped, unless REQUIRE_BROWSER=1. Run
 // `go test -run TestBrowserGraphiQL -artifacts ./cmd/gateway` to keep the
@@ -261,7 +263,7 @@ func TestBrowserGraphiQL(t *testing.T) {
 		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
 		chromedp.WaitVisible(".graphiql-query-editor .CodeMirror", chromedp.ByQuery),
 		poll(`document.querySelectorAll('.graphiql-tab').length >= 4`, 20*time.Second),
-		chromedp.Evaluate(`[...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim())`, &tabs),
+		chromedp.Evaluate(tabsJS, &tabs),
 	)
 	for _, want := range []string{"HomeTimeline", "CreatePost", "Live", "Login"} {
 		if !strings.Contains(strings.Join(tabs, "|"), want) {
@@ -282,21 +284,39 @@ func TestBrowserGraphiQL(t *testing.T) {
 			b.click();
 		})()`, nil),
 		poll(`document.querySelector('.graphiql-editor-tool')?.getAttribute('aria-label') === 'Headers'`, 10*time.Second),
-		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror.setValue(%q)`,
-			headers["alice"]), nil),
-		chromedp.Click(".graphiql-execute-button", chromedp.ByQuery),
-		// The response editor renders only the lines in view: read its
-		// text from CodeMirror.
-		poll(`(() => {
-			const r = document.querySelector('.graphiql-response .CodeMirror');
-			return r !== null && r.CodeMirror.getValue().includes('"endCursor"');
-		})()`, 30*time.Second),
+		// A paste, as a user makes it (GraphiQL's own setValue calls do
+		// not count as the user's headers).
+		chromedp.Evaluate(fmt.Sprintf(`(() => {
+			const cm = %s;
+			cm.execCommand('selectAll');
+			cm.replaceSelection(%q, null, 'paste');
+		})()`, headersEditorJS, headers["alice"]), nil),
 	)
-	var result, href, storage string
-	b.eval(t, `document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue()`, &result)
+	result := runTab(t, b, `"endCursor"`, "")
 	if strings.Contains(result, `"errors"`) || !strings.Contains(result, `"author"`) {
 		t.Errorf("result pane = %.500q, want alice's timeline", result)
 	}
+	// The header pasted into the first tab goes with the other tabs.
+	openTab(t, b, "CreatePost")
+	var shown string
+	b.eval(t, headersEditorJS+`.getValue()`, &shown)
+	if shown != headers["alice"] {
+		t.Errorf("the CreatePost tab's headers are %q, want the pasted %q", shown, headers["alice"])
+	}
+	if result := runTab(t, b, `"createPost"`, ""); strings.Contains(result, `"errors"`) {
+		t.Errorf("CreatePost with the header pasted in another tab: %.500q", result)
+	}
+	// Running Login puts its access token into the headers.
+	openTab(t, b, "Login")
+	runLogin(t, b)
+	b.eval(t, headersEditorJS+`.getValue()`, &shown)
+	if !strings.Contains(shown, "Bearer ") || shown == headers["alice"] {
+		t.Errorf("after Login the headers are %q, want its new access token", shown)
+	}
+
+	var tabsBefore, tabsAfter []string
+	b.eval(t, tabsJS, &tabsBefore)
+	var href, storage string
 	b.eval(t, `location.href`, &href)
 	// GraphiQL saves its tabs a moment after a change (debounced): wait
 	// until they are saved, and a little more, before looking.
@@ -307,8 +327,27 @@ func TestBrowserGraphiQL(t *testing.T) {
 	if strings.Contains(href, token) || strings.Contains(href, "headers") {
 		t.Errorf("the page's URL holds the headers: %s", href)
 	}
-	if strings.Contains(storage, token) {
-		t.Errorf("the access token is in the page's storage: %.2000s", storage)
+	if strings.Contains(storage, token) || strings.Contains(storage, "Bearer ey") {
+		t.Errorf("an access token is in the page's storage: %.2000s", storage)
+	}
+
+	// A reload finds the same tabs (no second Login tab); the headers
+	// are gone with the page's memory, and Login alone makes CreatePost
+	// work again in its own tab.
+	b.run(t, "reload",
+		chromedp.Reload(),
+		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
+		poll(`document.querySelectorAll('.graphiql-tab').length >= 4`, 20*time.Second),
+		chromedp.Evaluate(tabsJS, &tabsAfter),
+	)
+	if !slices.Equal(tabsBefore, tabsAfter) {
+		t.Errorf("tabs after a reload %q, want %q", tabsAfter, tabsBefore)
+	}
+	openTab(t, b, "Login")
+	runLogin(t, b)
+	openTab(t, b, "CreatePost")
+	if result := runTab(t, b, `"createPost"`, ""); strings.Contains(result, `"errors"`) {
+		t.Errorf("CreatePost after logging in from the Login tab: %.500q", result)
 	}
 	b.screenshot(t, "graphiql.png")
 
@@ -324,6 +363,63 @@ func TestBrowserGraphiQL(t *testing.T) {
 	b.eval(t, `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`, &editor)
 	if !strings.Contains(editor, "me { name }") {
 		t.Errorf("a link's query: editor holds %q", editor)
+	}
+}
+
+// JavaScript for GraphiQL's parts: the tabs' names, the headers editor.
+const (
+	tabsJS          = `[...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim())`
+	headersEditorJS = `document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror`
+	responseJS      = `document.querySelector('.graphiql-response .CodeMirror').CodeMirror`
+)
+
+// openTab makes the GraphiQL tab named name the active one.
+func openTab(t *testing.T, b *browser, name string) {
+	t.Helper()
+	b.run(t, "open the tab "+name,
+		chromedp.Evaluate(fmt.Sprintf(`(() => {
+			const tab = [...document.querySelectorAll('.graphiql-tab')].find(t => t.innerText.trim() === %q);
+			if (!tab) throw new Error('no tab %s');
+			tab.querySelector('button').click();
+		})()`, name, name), nil),
+		poll(fmt.Sprintf(`document.querySelector('.graphiql-tab-active')?.innerText.trim() === %q`, name), 10*time.Second),
+		// GraphiQL finds the tab's operation name a moment after the
+		// switch (a debounced parse); before it, the run button would
+		// still send the previous tab's name.
+		chromedp.Sleep(700*time.Millisecond),
+	)
+}
+
+// runTab runs the active tab and returns the result once it holds want.
+// A tab with several operations runs the one named op, picked from the
+// menu the run button opens. The response editor renders only the lines
+// in view: its text is read from CodeMirror.
+func runTab(t *testing.T, b *browser, want, op string) string {
+	t.Helper()
+	actions := []chromedp.Action{
+		chromedp.Evaluate(responseJS+`.setValue('')`, nil),
+		chromedp.Click(".graphiql-execute-button", chromedp.ByQuery),
+	}
+	if op != "" {
+		pick := fmt.Sprintf(`[...document.querySelectorAll('[role=menuitem]')].find(m => m.innerText.trim() === %q)`, op)
+		actions = append(actions, poll(pick+` !== undefined`, 10*time.Second), chromedp.Evaluate(pick+`.click()`, nil))
+	}
+	var result string
+	actions = append(actions,
+		poll(fmt.Sprintf(`(() => {
+			const v = %s.getValue();
+			return v.includes(%q) || v.includes('"errors"');
+		})()`, responseJS, want), 30*time.Second),
+		chromedp.Evaluate(responseJS+`.getValue()`, &result))
+	b.run(t, "run the tab", actions...)
+	return result
+}
+
+// runLogin runs the Login operation of the Login tab.
+func runLogin(t *testing.T, b *browser) {
+	t.Helper()
+	if result := runTab(t, b, `"accessToken"`, "Login"); strings.Contains(result, `"errors"`) {
+		t.Fatalf("Login: %.500q", result)
 	}
 }
 
