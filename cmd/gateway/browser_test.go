@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
@@ -500,10 +505,13 @@ func spaDist(t *testing.T) string {
 // TestBrowserSPA drives the reference app (examples/spa) in headless
 // Chromium against a demo gateway serving it at /app/: alice logs in,
 // scrolls her home timeline (the next page loads), likes and comments on a
-// post, her access token is refreshed when it nears its end, and a post
-// bob publishes arrives live.
+// post, her access token is refreshed when it nears its end, a post bob
+// publishes arrives live, and posts made while the socket is down arrive
+// once, in order; bob's like of her post raises her bell's count live,
+// and she marks it read; she posts an image and a sound, which render
+// with their dimensions and play with ranges.
 func TestBrowserSPA(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 180*time.Second)
 	// Cancelled after the browser's cleanup has closed it gracefully.
 	t.Cleanup(cancel)
 	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
@@ -623,5 +631,93 @@ func TestBrowserSPA(t *testing.T) {
 			t.Fatalf("%d copies of a post made while away", copies)
 		}
 	})
+	t.Run("bob's like rings alice's bell live", func(t *testing.T) {
+		var before int
+		b.run(t, "the bell is live",
+			poll(`document.getElementById('bell').dataset.live === 'live'`, 20*time.Second),
+			chromedp.Evaluate(`Number(document.getElementById('bell').dataset.unread)`, &before))
+		r := postAs(t, baseURL, bearer(t, headers["alice"]), fmt.Sprintf("Like this, bob (%s)", time.Now().Format(time.StampMilli)))
+		id := r.Str("createPost.id")
+		if r := gatewaytest.Post(t, baseURL, bearer(t, headers["bob"]), `mutation($id: ID!) { likePost(postId: $id) { id } }`,
+			map[string]any{"id": id}); r.Code() != "" {
+			t.Fatalf("bob's like: %+v", r)
+		}
+		b.run(t, "see the count go up and the notification listed",
+			poll(fmt.Sprintf(`Number(document.getElementById('bell').dataset.unread) > %d`, before), 20*time.Second),
+			chromedp.Click(`#bell`, chromedp.ByQuery),
+			poll(`(() => {
+				const li = document.querySelector('#notification-list li');
+				return li !== null && li.dataset.kind === 'LIKE' && li.innerText.includes('@bob') && li.classList.contains('unread');
+			})()`, 10*time.Second),
+			chromedp.Click(`#mark-read`, chromedp.ByQuery),
+			poll(`document.getElementById('bell').dataset.unread === '0' && !document.querySelector('#notification-list li.unread')`, 10*time.Second),
+		)
+	})
+	t.Run("alice posts an image and hears audio", func(t *testing.T) {
+		dir := t.TempDir()
+		png, ogg := filepath.Join(dir, "dot.png"), filepath.Join(dir, "two-seconds.opus")
+		writeTestPNG(t, png, 64, 48)
+		copyFile(t, ogg, "../../internal/media/testdata/two-seconds.opus")
+		content := fmt.Sprintf("A picture at %s", time.Now().Format(time.StampMilli))
+		b.run(t, "post with an image and a sound",
+			chromedp.Evaluate(`window.scrollTo(0, 0)`, nil),
+			chromedp.SendKeys(`#compose textarea[name=content]`, content, chromedp.ByQuery),
+			chromedp.SetUploadFiles(`#compose input[name=files]`, []string{png, ogg}, chromedp.ByQuery),
+			chromedp.SendKeys(`#compose input[name=alt]`, "a test pattern", chromedp.ByQuery),
+			chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+			poll(fmt.Sprintf(`(() => {
+				const a = document.querySelector('#posts article.post');
+				if (!a || !a.innerText.includes(%q)) return false;
+				const img = a.querySelector('.media img');
+				return img !== null && img.complete && img.naturalWidth === 64 && img.getAttribute('width') === '64' &&
+					img.getAttribute('height') === '48' && img.alt === 'a test pattern' && a.querySelector('.media audio') !== null;
+			})()`, content), 30*time.Second),
+		)
+		// The audio is served with ranges, as players ask for it.
+		var status int
+		b.run(t, "fetch a range of the audio", chromedp.Evaluate(`(async () => {
+			const a = document.querySelector('#posts article.post .media audio');
+			const r = await fetch(a.src, {headers: {Range: 'bytes=0-15'}});
+			return r.status;
+		})()`, &status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if status != 206 {
+			t.Errorf("a range of the audio: status %d, want 206", status)
+		}
+		var errText string
+		b.eval(t, `document.getElementById('home-error').innerText`, &errText)
+		if errText != "" {
+			t.Errorf("the app shows an error: %q", errText)
+		}
+	})
 	b.screenshot(t, "spa.png")
+}
+
+// writeTestPNG writes a w×h PNG to file.
+func writeTestPNG(t *testing.T, file string, w, h int) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		for y := range h {
+			img.Set(x, y, color.RGBA{uint8(x * 4), uint8(y * 5), 200, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyFile copies the file from to the file to.
+func copyFile(t *testing.T, to, from string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
