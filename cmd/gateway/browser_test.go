@@ -213,12 +213,20 @@ func (b *browser) screenshot(t *testing.T, name string) {
 // Headers lines from the log.
 func startDemo(t *testing.T, db int, env map[string]string) (baseURL string, headers map[string]string) {
 	t.Helper()
-	all := emptyDB(t, db)
+	g, _, headers := startDemoGateway(t, db, env)
+	return g.url, headers
+}
+
+// startDemoGateway is startDemo that also returns the gateway and its
+// environment, for a test that restarts it.
+func startDemoGateway(t *testing.T, db int, env map[string]string) (g *running, all, headers map[string]string) {
+	t.Helper()
+	all = emptyDB(t, db)
 	all["JWT_SECRET"] = testSecret
 	for k, v := range env {
 		all[k] = v
 	}
-	g := launch(t, all, "--demo")
+	g = launch(t, all, "--demo")
 	headers = map[string]string{}
 	for _, m := range headersRE.FindAllStringSubmatch(g.out.String(), -1) {
 		headers[m[1]] = m[2]
@@ -226,7 +234,7 @@ func startDemo(t *testing.T, db int, env map[string]string) (baseURL string, hea
 	if headers["alice"] == "" || headers["bob"] == "" {
 		t.Fatalf("no Headers lines in the log:\n%s", g.out)
 	}
-	return g.url, headers
+	return g, all, headers
 }
 
 // bearer returns the access token of a Headers line.

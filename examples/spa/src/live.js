@@ -80,6 +80,10 @@ export class LiveStream {
         } catch {
           return; // logged out (the refresh token is gone too)
         }
+        // The socket's operations run with the token of its
+        // connection_init: only a new socket takes the fresh one. Other
+        // streams on it resume as after a drop.
+        this.ws.terminate();
         this.again(0);
         return;
       case 'BAD_USER_INPUT':
