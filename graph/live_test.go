@@ -65,13 +65,12 @@ func waitSubscribers(t *testing.T, h *live.Hub, n int) {
 	}
 }
 
-// waitChannel waits until Redis counts a subscriber of user's live
-// channel. The hub counts a subscriber before Redis confirms the channel,
-// and a post announced before that is not delivered: a test that expects
-// a post publishes it only after this.
-func waitChannel(ctx context.Context, t *testing.T, s *gatewaytest.Server, userID string) {
+// waitChannel waits until Redis counts a subscriber of the live channel
+// ch. The hub counts a subscriber before Redis confirms its channel, and
+// a message announced before that is not delivered: a test that expects
+// one publishes it only after this.
+func waitChannel(ctx context.Context, t *testing.T, s *gatewaytest.Server, ch string) {
 	t.Helper()
-	ch := s.Store.Keys().LiveUser(userID)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		n, err := redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
 		if err == nil && n[ch] == 1 {
@@ -183,7 +182,7 @@ func TestLiveSlowClientDropped(t *testing.T) {
 	// A burst of announcements faster than one subscriber's checks, once
 	// Redis has the channel (a burst before that would be lost, not
 	// overflow).
-	waitChannel(ctx, t, s, u.ID)
+	waitChannel(ctx, t, s, s.Store.Keys().LiveUser(u.ID))
 	ch := s.Store.Keys().LiveUser(u.ID)
 	_, err := s.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range 500 {
@@ -205,7 +204,7 @@ func TestLiveSlowClientDropped(t *testing.T) {
 	v := s.Register(t, "other")
 	c2 := wsSubscribe(ctx, t, s, v.Token)
 	waitSubscribers(t, s.Hub, 1)
-	waitChannel(ctx, t, s, v.ID)
+	waitChannel(ctx, t, s, s.Store.Keys().LiveUser(v.ID))
 	id := s.MustDo(t, v.Token, `mutation { createPost(input: {content: "still serving"}) { id } }`, nil).Str("createPost.id")
 	m, err = wsNext(ctx, c2)
 	if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), `"id":"`+id+`"`) {
@@ -244,7 +243,7 @@ func TestLiveSubscriptionBounds(t *testing.T) {
 	waitSubscribers(t, s.Hub, 2)
 	again := wsSubscribe(ctx, t, s, a.Token)
 	waitSubscribers(t, s.Hub, 3)
-	waitChannel(ctx, t, s, a.ID)
+	waitChannel(ctx, t, s, s.Store.Keys().LiveUser(a.ID))
 	id := s.MustDo(t, a.Token, `mutation { createPost(input: {content: "bounded"}) { id } }`, nil).Str("createPost.id")
 	m, err := wsNext(ctx, again)
 	if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), `"id":"`+id+`"`) {
