@@ -292,7 +292,7 @@ function renderPost(p) {
       el('span', { className: 'author', textContent: `@${p.author.name}` }),
       ` · ${new Date(p.createdAt).toLocaleString()}`,
       p.visibility === 'PUBLIC' ? null : ` · ${p.visibility === 'ONLY_TO' ? 'only for some' : 'hidden from some'}`),
-    p.location?.name ? el('div', { className: 'location', textContent: `📍 ${p.location.name}` }) : null,
+    p.location?.name ? el('div', { className: 'location', textContent: `at ${p.location.name}` }) : null,
     el('div', { className: 'content', textContent: p.content }),
     renderMedia(p.media, el),
     original,

@@ -1,4 +1,4 @@
-// The notifications bell: the unread count, the list (newest first),
+// The notifications button (the bell): the unread count, the list (newest first),
 // marking them read, and new ones arriving live through notificationAdded,
 // resumed `since` the newest one shown (see live.js). An aggregated
 // notification that grows arrives again with a new id: it replaces the
@@ -44,7 +44,10 @@ export class Notifications {
       catchUp: () => this.load(),
       status: (state) => { bell.dataset.live = state; },
     });
-    bell.addEventListener('click', () => { panel.hidden = !panel.hidden; });
+    bell.addEventListener('click', () => {
+      panel.hidden = !panel.hidden;
+      bell.setAttribute('aria-expanded', String(!panel.hidden));
+    });
     markAll.addEventListener('click', () => this.markRead());
   }
 
