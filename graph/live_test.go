@@ -65,6 +65,23 @@ func waitSubscribers(t *testing.T, h *live.Hub, n int) {
 	}
 }
 
+// waitChannel waits until Redis counts a subscriber of the live channel
+// ch. The hub counts a subscriber before Redis confirms its channel, and
+// a message announced before that is not delivered: a test that expects
+// one publishes it only after this.
+func waitChannel(ctx context.Context, t *testing.T, s *gatewaytest.Server, ch string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		n, err := redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
+		if err == nil && n[ch] == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not subscribed in Redis within 10 s (%v)", ch, err)
+		}
+	}
+}
+
 // TestLiveClientsDisappearing: clients that vanish without a goodbye (a
 // dropped TCP connection, a cancelled SSE request) leave nothing behind:
 // the hub forgets them, Redis unsubscribes their channels, and the
@@ -163,18 +180,10 @@ func TestLiveSlowClientDropped(t *testing.T) {
 	c := wsSubscribe(ctx, t, s, u.Token)
 	waitSubscribers(t, s.Hub, 1)
 	// A burst of announcements faster than one subscriber's checks, once
-	// Redis has the channel (the hub counts a subscriber before Redis
-	// confirms: a burst before that would be lost, not overflow).
+	// Redis has the channel (a burst before that would be lost, not
+	// overflow).
+	waitChannel(ctx, t, s, s.Store.Keys().LiveUser(u.ID))
 	ch := s.Store.Keys().LiveUser(u.ID)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		n, err := redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
-		if err == nil && n[ch] == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not subscribed in Redis within 10 s (%v)", ch, err)
-		}
-	}
 	_, err := s.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range 500 {
 			p.SPublish(ctx, ch, fmt.Sprintf("%d:%s", 1000000+i, u.ID))
@@ -195,6 +204,7 @@ func TestLiveSlowClientDropped(t *testing.T) {
 	v := s.Register(t, "other")
 	c2 := wsSubscribe(ctx, t, s, v.Token)
 	waitSubscribers(t, s.Hub, 1)
+	waitChannel(ctx, t, s, s.Store.Keys().LiveUser(v.ID))
 	id := s.MustDo(t, v.Token, `mutation { createPost(input: {content: "still serving"}) { id } }`, nil).Str("createPost.id")
 	m, err = wsNext(ctx, c2)
 	if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), `"id":"`+id+`"`) {
@@ -233,6 +243,7 @@ func TestLiveSubscriptionBounds(t *testing.T) {
 	waitSubscribers(t, s.Hub, 2)
 	again := wsSubscribe(ctx, t, s, a.Token)
 	waitSubscribers(t, s.Hub, 3)
+	waitChannel(ctx, t, s, s.Store.Keys().LiveUser(a.ID))
 	id := s.MustDo(t, a.Token, `mutation { createPost(input: {content: "bounded"}) { id } }`, nil).Str("createPost.id")
 	m, err := wsNext(ctx, again)
 	if err != nil || m.Type != "next" || !strings.Contains(string(m.Payload), `"id":"`+id+`"`) {

@@ -149,6 +149,7 @@ func TestNotificationAddedLive(t *testing.T) {
 		q, _ := json.Marshal(map[string]any{"query": `subscription($since: ID) { notificationAdded(since: $since) { id kind actorsCount actors { name } } }`, "variables": vars})
 		wsSend(ctx, t, c, wsMessage{ID: "1", Type: "subscribe", Payload: q})
 		waitSubscribers(t, s.Hub, 1)
+		waitChannel(ctx, t, s.Server, s.Store.NoteChannel(owner.ID))
 		return c
 	}
 	next := func(c *websocket.Conn) (string, string) {

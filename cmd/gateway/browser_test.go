@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
@@ -208,12 +213,20 @@ func (b *browser) screenshot(t *testing.T, name string) {
 // Headers lines from the log.
 func startDemo(t *testing.T, db int, env map[string]string) (baseURL string, headers map[string]string) {
 	t.Helper()
-	all := emptyDB(t, db)
+	g, _, headers := startDemoGateway(t, db, env)
+	return g.url, headers
+}
+
+// startDemoGateway is startDemo that also returns the gateway and its
+// environment, for a test that restarts it.
+func startDemoGateway(t *testing.T, db int, env map[string]string) (g *running, all, headers map[string]string) {
+	t.Helper()
+	all = emptyDB(t, db)
 	all["JWT_SECRET"] = testSecret
 	for k, v := range env {
 		all[k] = v
 	}
-	g := launch(t, all, "--demo")
+	g = launch(t, all, "--demo")
 	headers = map[string]string{}
 	for _, m := range headersRE.FindAllStringSubmatch(g.out.String(), -1) {
 		headers[m[1]] = m[2]
@@ -221,7 +234,7 @@ func startDemo(t *testing.T, db int, env map[string]string) (baseURL string, hea
 	if headers["alice"] == "" || headers["bob"] == "" {
 		t.Fatalf("no Headers lines in the log:\n%s", g.out)
 	}
-	return g.url, headers
+	return g, all, headers
 }
 
 // bearer returns the access token of a Headers line.
@@ -237,9 +250,11 @@ func bearer(t *testing.T, headersLine string) string {
 // TestBrowserGraphiQL opens GraphiQL on a demo gateway in headless
 // Chromium: it opens with the example tabs; with alice's Headers line
 // pasted into the Headers tab, the home-timeline tab runs and shows her
-// timeline; the access token appears neither in the page's URL (browser
-// history) nor in its storage. The page must work offline, with its
-// favicon.
+// timeline, and the CreatePost tab runs with the same headers; running
+// Login puts its token into the headers; the access token appears neither
+// in the page's URL (browser history) nor in its storage; a reload keeps
+// the same tabs, and after it Login alone makes CreatePost work. The page
+// must work offline, with its favicon.
 //
 // Without Chromium the test is skipped, unless REQUIRE_BROWSER=1. Run
 // `go test -run TestBrowserGraphiQL -artifacts ./cmd/gateway` to keep the
@@ -261,7 +276,7 @@ func TestBrowserGraphiQL(t *testing.T) {
 		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
 		chromedp.WaitVisible(".graphiql-query-editor .CodeMirror", chromedp.ByQuery),
 		poll(`document.querySelectorAll('.graphiql-tab').length >= 4`, 20*time.Second),
-		chromedp.Evaluate(`[...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim())`, &tabs),
+		chromedp.Evaluate(tabsJS, &tabs),
 	)
 	for _, want := range []string{"HomeTimeline", "CreatePost", "Live", "Login"} {
 		if !strings.Contains(strings.Join(tabs, "|"), want) {
@@ -282,21 +297,39 @@ func TestBrowserGraphiQL(t *testing.T) {
 			b.click();
 		})()`, nil),
 		poll(`document.querySelector('.graphiql-editor-tool')?.getAttribute('aria-label') === 'Headers'`, 10*time.Second),
-		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror.setValue(%q)`,
-			headers["alice"]), nil),
-		chromedp.Click(".graphiql-execute-button", chromedp.ByQuery),
-		// The response editor renders only the lines in view: read its
-		// text from CodeMirror.
-		poll(`(() => {
-			const r = document.querySelector('.graphiql-response .CodeMirror');
-			return r !== null && r.CodeMirror.getValue().includes('"endCursor"');
-		})()`, 30*time.Second),
+		// A paste, as a user makes it (GraphiQL's own setValue calls do
+		// not count as the user's headers).
+		chromedp.Evaluate(fmt.Sprintf(`(() => {
+			const cm = %s;
+			cm.execCommand('selectAll');
+			cm.replaceSelection(%q, null, 'paste');
+		})()`, headersEditorJS, headers["alice"]), nil),
 	)
-	var result, href, storage string
-	b.eval(t, `document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue()`, &result)
+	result := runTab(t, b, `"endCursor"`, "")
 	if strings.Contains(result, `"errors"`) || !strings.Contains(result, `"author"`) {
 		t.Errorf("result pane = %.500q, want alice's timeline", result)
 	}
+	// The header pasted into the first tab goes with the other tabs.
+	openTab(t, b, "CreatePost")
+	var shown string
+	b.eval(t, headersEditorJS+`.getValue()`, &shown)
+	if shown != headers["alice"] {
+		t.Errorf("the CreatePost tab's headers are %q, want the pasted %q", shown, headers["alice"])
+	}
+	if result := runTab(t, b, `"createPost"`, ""); strings.Contains(result, `"errors"`) {
+		t.Errorf("CreatePost with the header pasted in another tab: %.500q", result)
+	}
+	// Running Login puts its access token into the headers.
+	openTab(t, b, "Login")
+	runLogin(t, b)
+	b.eval(t, headersEditorJS+`.getValue()`, &shown)
+	if !strings.Contains(shown, "Bearer ") || shown == headers["alice"] {
+		t.Errorf("after Login the headers are %q, want its new access token", shown)
+	}
+
+	var tabsBefore, tabsAfter []string
+	b.eval(t, tabsJS, &tabsBefore)
+	var href, storage string
 	b.eval(t, `location.href`, &href)
 	// GraphiQL saves its tabs a moment after a change (debounced): wait
 	// until they are saved, and a little more, before looking.
@@ -307,8 +340,27 @@ func TestBrowserGraphiQL(t *testing.T) {
 	if strings.Contains(href, token) || strings.Contains(href, "headers") {
 		t.Errorf("the page's URL holds the headers: %s", href)
 	}
-	if strings.Contains(storage, token) {
-		t.Errorf("the access token is in the page's storage: %.2000s", storage)
+	if strings.Contains(storage, token) || strings.Contains(storage, "Bearer ey") {
+		t.Errorf("an access token is in the page's storage: %.2000s", storage)
+	}
+
+	// A reload finds the same tabs (no second Login tab); the headers
+	// are gone with the page's memory, and Login alone makes CreatePost
+	// work again in its own tab.
+	b.run(t, "reload",
+		chromedp.Reload(),
+		chromedp.WaitVisible(".graphiql-execute-button", chromedp.ByQuery),
+		poll(`document.querySelectorAll('.graphiql-tab').length >= 4`, 20*time.Second),
+		chromedp.Evaluate(tabsJS, &tabsAfter),
+	)
+	if !slices.Equal(tabsBefore, tabsAfter) {
+		t.Errorf("tabs after a reload %q, want %q", tabsAfter, tabsBefore)
+	}
+	openTab(t, b, "Login")
+	runLogin(t, b)
+	openTab(t, b, "CreatePost")
+	if result := runTab(t, b, `"createPost"`, ""); strings.Contains(result, `"errors"`) {
+		t.Errorf("CreatePost after logging in from the Login tab: %.500q", result)
 	}
 	b.screenshot(t, "graphiql.png")
 
@@ -324,6 +376,63 @@ func TestBrowserGraphiQL(t *testing.T) {
 	b.eval(t, `document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`, &editor)
 	if !strings.Contains(editor, "me { name }") {
 		t.Errorf("a link's query: editor holds %q", editor)
+	}
+}
+
+// JavaScript for GraphiQL's parts: the tabs' names, the headers editor.
+const (
+	tabsJS          = `[...document.querySelectorAll('.graphiql-tab')].map(t => t.innerText.trim())`
+	headersEditorJS = `document.querySelector('.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror`
+	responseJS      = `document.querySelector('.graphiql-response .CodeMirror').CodeMirror`
+)
+
+// openTab makes the GraphiQL tab named name the active one.
+func openTab(t *testing.T, b *browser, name string) {
+	t.Helper()
+	b.run(t, "open the tab "+name,
+		chromedp.Evaluate(fmt.Sprintf(`(() => {
+			const tab = [...document.querySelectorAll('.graphiql-tab')].find(t => t.innerText.trim() === %q);
+			if (!tab) throw new Error('no tab %s');
+			tab.querySelector('button').click();
+		})()`, name, name), nil),
+		poll(fmt.Sprintf(`document.querySelector('.graphiql-tab-active')?.innerText.trim() === %q`, name), 10*time.Second),
+		// GraphiQL finds the tab's operation name a moment after the
+		// switch (a debounced parse); before it, the run button would
+		// still send the previous tab's name.
+		chromedp.Sleep(700*time.Millisecond),
+	)
+}
+
+// runTab runs the active tab and returns the result once it holds want.
+// A tab with several operations runs the one named op, picked from the
+// menu the run button opens. The response editor renders only the lines
+// in view: its text is read from CodeMirror.
+func runTab(t *testing.T, b *browser, want, op string) string {
+	t.Helper()
+	actions := []chromedp.Action{
+		chromedp.Evaluate(responseJS+`.setValue('')`, nil),
+		chromedp.Click(".graphiql-execute-button", chromedp.ByQuery),
+	}
+	if op != "" {
+		pick := fmt.Sprintf(`[...document.querySelectorAll('[role=menuitem]')].find(m => m.innerText.trim() === %q)`, op)
+		actions = append(actions, poll(pick+` !== undefined`, 10*time.Second), chromedp.Evaluate(pick+`.click()`, nil))
+	}
+	var result string
+	actions = append(actions,
+		poll(fmt.Sprintf(`(() => {
+			const v = %s.getValue();
+			return v.includes(%q) || v.includes('"errors"');
+		})()`, responseJS, want), 30*time.Second),
+		chromedp.Evaluate(responseJS+`.getValue()`, &result))
+	b.run(t, "run the tab", actions...)
+	return result
+}
+
+// runLogin runs the Login operation of the Login tab.
+func runLogin(t *testing.T, b *browser) {
+	t.Helper()
+	if result := runTab(t, b, `"accessToken"`, "Login"); strings.Contains(result, `"errors"`) {
+		t.Fatalf("Login: %.500q", result)
 	}
 }
 
@@ -404,10 +513,13 @@ func spaDist(t *testing.T) string {
 // TestBrowserSPA drives the reference app (examples/spa) in headless
 // Chromium against a demo gateway serving it at /app/: alice logs in,
 // scrolls her home timeline (the next page loads), likes and comments on a
-// post, her access token is refreshed when it nears its end, and a post
-// bob publishes arrives live.
+// post, her access token is refreshed when it nears its end, a post bob
+// publishes arrives live, and posts made while the socket is down arrive
+// once, in order; bob's like of her post raises her bell's count live,
+// and she marks it read; she posts an image and a sound, which render
+// with their dimensions and play with ranges.
 func TestBrowserSPA(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 180*time.Second)
 	// Cancelled after the browser's cleanup has closed it gracefully.
 	t.Cleanup(cancel)
 	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
@@ -527,5 +639,102 @@ func TestBrowserSPA(t *testing.T) {
 			t.Fatalf("%d copies of a post made while away", copies)
 		}
 	})
+	t.Run("bob's like rings alice's bell live", func(t *testing.T) {
+		var before int
+		b.run(t, "the bell is live",
+			poll(`document.getElementById('bell').dataset.live === 'live'`, 20*time.Second),
+			chromedp.Evaluate(`Number(document.getElementById('bell').dataset.unread)`, &before))
+		r := postAs(t, baseURL, bearer(t, headers["alice"]), fmt.Sprintf("Like this, bob (%s)", time.Now().Format(time.StampMilli)))
+		id := r.Str("createPost.id")
+		if r := gatewaytest.Post(t, baseURL, bearer(t, headers["bob"]), `mutation($id: ID!) { likePost(postId: $id) { id } }`,
+			map[string]any{"id": id}); r.Code() != "" {
+			t.Fatalf("bob's like: %+v", r)
+		}
+		b.run(t, "see the count go up and the notification listed",
+			poll(fmt.Sprintf(`Number(document.getElementById('bell').dataset.unread) > %d`, before), 20*time.Second),
+			chromedp.Click(`#bell`, chromedp.ByQuery),
+			poll(`(() => {
+				const li = document.querySelector('#notification-list li');
+				return li !== null && li.dataset.kind === 'LIKE' && li.innerText.includes('@bob') && li.classList.contains('unread');
+			})()`, 10*time.Second),
+			chromedp.Click(`#mark-read`, chromedp.ByQuery),
+			poll(`document.getElementById('bell').dataset.unread === '0' && !document.querySelector('#notification-list li.unread')`, 10*time.Second),
+		)
+	})
+	t.Run("alice posts an image and a sound", func(t *testing.T) {
+		dir := t.TempDir()
+		png, mp3 := filepath.Join(dir, "dot.png"), filepath.Join(dir, "sound.mp3")
+		writeTestPNG(t, png, 64, 48)
+		copyFile(t, mp3, "../../internal/media/testdata/cbr.mp3")
+		content := fmt.Sprintf("A picture at %s", time.Now().Format(time.StampMilli))
+		b.run(t, "post with an image and a sound",
+			chromedp.Evaluate(`window.scrollTo(0, 0)`, nil),
+			chromedp.SendKeys(`#compose textarea[name=content]`, content, chromedp.ByQuery),
+			chromedp.SetUploadFiles(`#compose input[name=files]`, []string{png, mp3}, chromedp.ByQuery),
+			chromedp.SendKeys(`#compose input[name=alt]`, "a test pattern", chromedp.ByQuery),
+			chromedp.Click(`#compose button[type=submit]`, chromedp.ByQuery),
+			poll(fmt.Sprintf(`(() => {
+				const a = document.querySelector('#posts article.post');
+				if (!a || !a.innerText.includes(%q)) return false;
+				const img = a.querySelector('.media img');
+				return img !== null && img.complete && img.naturalWidth === 64 && img.getAttribute('width') === '64' &&
+					img.getAttribute('height') === '48' && img.alt === 'a test pattern' && a.querySelector('.media audio') !== null;
+			})()`, content), 30*time.Second),
+		)
+		// The browser plays what the gateway serves (an MP3 file of real
+		// frames: the Opus test file has headers only).
+		var duration float64
+		b.run(t, "the audio loads",
+			poll(`document.querySelector('#posts article.post .media audio').readyState >= 1`, 20*time.Second),
+			chromedp.Evaluate(`document.querySelector('#posts article.post .media audio').duration`, &duration))
+		if duration <= 0 {
+			t.Errorf("audio duration %v in the browser", duration)
+		}
+		// The audio is served with ranges, as players ask for it.
+		var status int
+		b.run(t, "fetch a range of the audio", chromedp.Evaluate(`(async () => {
+			const a = document.querySelector('#posts article.post .media audio');
+			const r = await fetch(a.src, {headers: {Range: 'bytes=0-15'}});
+			return r.status;
+		})()`, &status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if status != 206 {
+			t.Errorf("a range of the audio: status %d, want 206", status)
+		}
+		var errText string
+		b.eval(t, `document.getElementById('home-error').innerText`, &errText)
+		if errText != "" {
+			t.Errorf("the app shows an error: %q", errText)
+		}
+	})
 	b.screenshot(t, "spa.png")
+}
+
+// writeTestPNG writes a w×h PNG to file.
+func writeTestPNG(t *testing.T, file string, w, h int) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		for y := range h {
+			img.Set(x, y, color.RGBA{uint8(x * 4), uint8(y * 5), 200, 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyFile copies the file from to the file to.
+func copyFile(t *testing.T, to, from string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -9,6 +9,9 @@ import { gql } from '@urql/core';
 import { print } from 'graphql';
 import { Session } from './session.js';
 import { newClient } from './client.js';
+import { LiveStream } from './live.js';
+import { Notifications } from './notifications.js';
+import { renderMedia, postWithMedia } from './media.js';
 
 const PAGE = 10;
 
@@ -16,6 +19,8 @@ const POST_FIELDS = gql`
   fragment PostFields on Post {
     id content createdAt visibility
     author { id name }
+    media { id kind url mimeType width height duration alt }
+    location { name }
     repostOf { id content author { name } }
     likesCount viewerHasLiked commentsCount
     comments(first: 3) { edges { node { id content createdAt author { name } } } }
@@ -43,7 +48,7 @@ const COMMENT = gql`
   mutation Comment($id: ID!, $content: String!) {
     addComment(postId: $id, content: $content) { id content createdAt author { name } post { id commentsCount } }
   }`;
-const CREATE = gql`mutation Create($content: String!) { createPost(input: {content: $content}) { ...PostFields } } ${POST_FIELDS}`;
+const CREATE = gql`mutation Create($input: CreatePostInput!) { createPost(input: $input) { ...PostFields } } ${POST_FIELDS}`;
 
 // The endpoint: ?api=URL, else the page's meta tag, relative to the page.
 const params = new URLSearchParams(location.search);
@@ -62,9 +67,6 @@ const el = (tag, props = {}, ...children) => {
 let cursor = null;
 let hasNext = true;
 let loading = false;
-let live = null; // stops the live subscription
-let retry = null; // the timer of the next subscription attempt
-let backoff = 1000;
 let newestId = null; // the newest post shown: where a resume starts
 let newestCursor = null; // its cursor, when a page brought it
 const shown = new Map(); // post id → article
@@ -86,10 +88,28 @@ session.addEventListener('change', render);
 $('compose').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const f = ev.target;
-  const res = await client.mutation(CREATE, { content: f.content.value }).toPromise();
-  if (showError(res)) return;
+  const input = { content: f.content.value, source: 'web' };
+  const files = [...f.files.files];
+  let post;
+  if (files.length > 0) {
+    // Files go as a multipart request, outside urql: take a fresh token.
+    f.querySelector('button').disabled = true;
+    const body = await postWithMedia(endpoint, await session.token(), print(CREATE), input, files, f.alt.value.trim())
+      .catch((err) => ({ errors: [{ message: `Could not reach the API at ${endpoint}: ${err.message}` }] }));
+    f.querySelector('button').disabled = false;
+    if (body.errors?.length) {
+      $('home-error').textContent = body.errors[0].message;
+      return;
+    }
+    post = body.data.createPost;
+  } else {
+    const res = await client.mutation(CREATE, { input }).toPromise();
+    if (showError(res)) return;
+    post = res.data.createPost;
+  }
+  $('home-error').textContent = '';
   f.reset();
-  addPost(res.data.createPost, 'top');
+  addPost(post, 'top');
 });
 
 let started = false;
@@ -98,6 +118,7 @@ async function render() {
   $('login').hidden = inside;
   $('home').hidden = !inside;
   $('logout').hidden = !inside;
+  $('bell').hidden = !inside;
   $('who').textContent = session.user ? `@${session.user.name}` : '';
   if (inside && !started) {
     started = true;
@@ -113,10 +134,12 @@ async function render() {
       }
     }
     await loadMore();
-    subscribe();
+    timelineLive.start();
+    notifications.start();
   } else if (!inside && started) {
     started = false;
-    stopLive();
+    timelineLive.end();
+    notifications.stop();
     ws.terminate();
     newestId = newestCursor = null;
     setLive('off', '');
@@ -163,77 +186,23 @@ new IntersectionObserver((entries) => {
   if (entries.some((e) => e.isIntersecting)) loadMore();
 }, { rootMargin: '400px' }).observe($('more'));
 
-// subscribe starts the live timeline after the newest post shown (since),
-// so a new subscription replays what arrived meanwhile, in order.
-function subscribe() {
-  clearTimeout(retry);
-  if (!session.loggedIn) return;
-  setLive('connecting', 'connecting…');
-  const variables = newestId ? { since: newestId } : {};
-  let done = false;
-  const stop = ws.subscribe({ query: LIVE, variables }, {
-    next: (res) => {
-      if (res.errors?.length) {
-        liveError(res.errors);
-        return;
-      }
-      backoff = 1000;
-      setLive('live', 'live');
-      const p = res.data.timelineUpdated;
-      newestId = p.id;
-      newestCursor = null;
-      addPost(p, 'top', true);
-    },
-    error: (err) => { done = true; liveError(err); },
-    // The gateway completes streams when it shuts down (a deploy): the
-    // next attempt reaches another instance, or this one restarted.
-    complete: () => { if (!done && live === stop) again(500); },
-  });
-  live = stop;
-}
+// The live timeline: new posts at the top, resumed after the newest shown.
+const timelineLive = new LiveStream({
+  ws, session, query: LIVE, field: 'timelineUpdated',
+  since: () => newestId,
+  onItem: (p) => {
+    newestId = p.id;
+    newestCursor = null;
+    addPost(p, 'top', true);
+  },
+  catchUp,
+  status: setLive,
+});
 
-function stopLive() {
-  clearTimeout(retry);
-  const stop = live;
-  live = null;
-  stop?.();
-}
-
-// again subscribes anew after delay ms.
-function again(delay) {
-  stopLive();
-  setLive('connecting', 'reconnecting…');
-  retry = setTimeout(subscribe, delay);
-}
-
-// liveError decides what a failed subscription does next: errors is the
-// gateway's GraphQL errors, or the close event of a socket that gave up.
-async function liveError(errors) {
-  const list = Array.isArray(errors) ? errors : [errors];
-  const code = list[0]?.extensions?.code || (list[0]?.code === 4401 || list[0]?.code === 4403 ? 'UNAUTHENTICATED' : '');
-  if (!session.loggedIn) return;
-  switch (code) {
-    case 'UNAUTHENTICATED':
-      // The access token expired or was revoked: refresh, then go on.
-      try {
-        await session.refresh();
-      } catch {
-        return; // logged out (the refresh token is gone too)
-      }
-      again(0);
-      return;
-    case 'BAD_USER_INPUT':
-      // Too far behind to replay: load the newer pages first.
-      if (await catchUp()) again(0);
-      else again(backoff);
-      return;
-  }
-  const retryAfter = list[0]?.extensions?.retryAfter;
-  const delay = retryAfter ? retryAfter * 1000 : backoff;
-  backoff = Math.min(backoff * 2, 30000);
-  setLive('connecting', `reconnecting… (${list[0]?.message || list[0]?.reason || 'connection lost'})`);
-  again(delay);
-}
+const notifications = new Notifications({
+  client, ws, session,
+  bell: $('bell'), count: $('unread'), panel: $('notifications'), list: $('notification-list'), markAll: $('mark-read'),
+});
 
 // catchUp loads the posts newer than the newest shown, page by page,
 // nearest first (timeline with before), and puts them on top in order.
@@ -267,10 +236,7 @@ async function catchUp() {
 // For the browser tests and for debugging from the console: the socket.
 globalThis.socialgw = { ws };
 
-// Back online: resume at once rather than at the socket's next retry.
-addEventListener('online', () => { if (live) again(0); });
-ws.on('connected', () => { if (live) setLive('live', 'live'); });
-ws.on('closed', () => { if (live && $('live-status').dataset.state === 'live') setLive('connecting', 'reconnecting…'); });
+ws.on('closed', () => { if (timelineLive.running && $('live-status').dataset.state === 'live') setLive('connecting', 'reconnecting…'); });
 
 function setLive(state, text) {
   const s = $('live-status');
@@ -326,7 +292,9 @@ function renderPost(p) {
       el('span', { className: 'author', textContent: `@${p.author.name}` }),
       ` · ${new Date(p.createdAt).toLocaleString()}`,
       p.visibility === 'PUBLIC' ? null : ` · ${p.visibility === 'ONLY_TO' ? 'only for some' : 'hidden from some'}`),
+    p.location?.name ? el('div', { className: 'location', textContent: `at ${p.location.name}` }) : null,
     el('div', { className: 'content', textContent: p.content }),
+    renderMedia(p.media, el),
     original,
     el('div', { className: 'actions' }, likeBtn, count),
     comments, form);

@@ -29,6 +29,7 @@ import (
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/reqlog"
 	"github.com/socialgw/gateway/internal/trusted"
 )
 
@@ -153,6 +154,10 @@ func Share(tb testing.TB, s *Server) *Server {
 
 func start(tb testing.TB, rdb redis.UniversalClient, cfg gateway.Config) *Server {
 	tb.Helper()
+	log := Logger(tb)
+	if cfg.Live.Log == nil {
+		cfg.Live.Log = log
+	}
 	g, err := gateway.New(rdb, cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -161,14 +166,47 @@ func start(tb testing.TB, rdb redis.UniversalClient, cfg gateway.Config) *Server
 	mux := http.NewServeMux()
 	mux.Handle("/", g.Query)
 	mux.Handle(graph.MediaPath, g.Media)
-	var h http.Handler = mux
+	// Requests log (internal errors, with their request id) to the test.
+	var h http.Handler = reqlog.Middleware(log, mux)
 	if len(cfg.CORSOrigins) > 0 || cfg.Tracer != nil {
-		h = g.Handler(slog.New(slog.DiscardHandler), gateway.NewRegistry())
+		h = g.Handler(log, gateway.NewRegistry())
 	}
 	s.URL = Serve(tb, h)
 	// Before the HTTP server's clean-up, which waits for open SSE streams.
 	tb.Cleanup(g.Close)
 	return s
+}
+
+// Logger returns a logger that writes to tb.Log, so that what a test's
+// gateway logs (warnings, internal errors) is shown with a failing test
+// and with -v, and not mixed into the output of passing ones. Lines
+// logged after the test ended are dropped.
+func Logger(tb testing.TB) *slog.Logger {
+	w := &testWriter{tb: tb}
+	tb.Cleanup(w.close) // registered first: runs after the gateway's clean-ups
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// testWriter writes lines to tb.Log until the test ends.
+type testWriter struct {
+	mu   sync.Mutex
+	tb   testing.TB
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.tb.Log(strings.TrimSuffix(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testWriter) close() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
 }
 
 // Serve serves h on a test HTTP server closed when the test ends, and
