@@ -1,6 +1,11 @@
 package operation_test
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
@@ -10,8 +15,8 @@ import (
 // under two aliases passes gqlparser's validation (its rule compares
 // names, not response keys); the rules must refuse it as a validation
 // error rather than let execution fail it as an internal error, which is
-// logged. Anonymous, so that a document let through ends at once with
-// UNAUTHENTICATED.
+// logged. Sent over SSE, anonymous, so that a document let through ends
+// at once with UNAUTHENTICATED.
 func TestOneSubscriptionField(t *testing.T) {
 	s := gatewaytest.New(t)
 	tests := []struct {
@@ -29,10 +34,38 @@ func TestOneSubscriptionField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := s.Do(t, "", tt.doc, tt.vars)
-			if got := res.Code(); got != tt.want {
-				t.Errorf("code %s, want %s (%+v)", got, tt.want, res)
+			if got, event := sseFirstCode(t, s.URL, tt.doc, tt.vars); got != tt.want {
+				t.Errorf("code %s, want %s (%s)", got, tt.want, event)
 			}
 		})
 	}
+}
+
+// sseFirstCode sends a subscription over SSE and returns the code of the
+// first error of its first event, and the event.
+func sseFirstCode(t *testing.T, url, doc string, vars map[string]any) (string, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var r gatewaytest.Response
+		if err := json.Unmarshal([]byte(data), &r); err != nil {
+			t.Fatalf("event %s: %v", data, err)
+		}
+		return r.Code(), data
+	}
+	t.Fatalf("status %d: no event", res.StatusCode)
+	return "", ""
 }
