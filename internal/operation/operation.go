@@ -96,6 +96,9 @@ func (r *Rules) Install(srv *handler.Server) {
 	for _, e := range r.o.First {
 		srv.Use(e)
 	}
+	if r.o.Limiter != nil && r.o.Limiter.Has(ratelimit.RuleRequestIP) {
+		srv.Use(socketBudget{r.o.Limiter})
+	}
 	srv.SetQueryCache(r.docs)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: memoAPQ{r.apq}})
 	// After the persisted-query extension (it fills the query in), before
@@ -117,7 +120,7 @@ func (r *Rules) Install(srv *handler.Server) {
 	// After every check that can refuse a document: an operation that
 	// claims its connection's place is sure to be dispatched.
 	srv.Use(connAdmission{})
-	g := &gate{authn: r.o.Authn, budget: r.o.Limiter, slots: r.o.Slots, maxBytes: r.o.Limits.ResponseBytes}
+	g := &gate{authn: r.o.Authn, slots: r.o.Slots, maxBytes: r.o.Limits.ResponseBytes}
 	srv.AroundOperations(g.around)
 	srv.AroundOperations(deadline(r.o.RequestTimeout))
 	srv.AroundFields(boundFields)
