@@ -113,6 +113,7 @@ func (r *Rules) Install(srv *handler.Server) {
 		srv.Use(noIntrospection{})
 	}
 	srv.SetDisableSuggestion(!r.o.Suggestions)
+	srv.SetValidationRulesFn(validationRules)
 	srv.Use(oneSubscriptionField{})
 	// Last of the checks of a document: what reaches it was valid and
 	// allowed on its transport.
