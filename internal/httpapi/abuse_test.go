@@ -320,6 +320,25 @@ func TestBodyMemoryBound(t *testing.T) {
 	url := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, MaxBodyMemory: 2 << 20,
 		Limits: gqlguard.DefaultLimits(20000)}))
 	host := strings.TrimPrefix(url, "http://")
+	token := s.Register(t, "slow").Token
+	// A JSON body, and a multipart request's operations part (held in
+	// memory while its files are read), each stalled after a few bytes.
+	starts := map[string]func(net.Conn){
+		"json": func(c net.Conn) {
+			fmt.Fprintf(c, "POST /query HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"query\":", host, 1<<20)
+		},
+		"multipart": func(c net.Conn) {
+			fmt.Fprintf(c, "POST /query HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nGraphQL-Require-Preflight: 1\r\n"+
+				"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: %d\r\n\r\n"+
+				"--b\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{\"query\":", host, token, 1<<20)
+		},
+	}
+	for kind, start := range starts {
+		t.Run(kind, func(t *testing.T) { bodyMemoryBound(t, url, host, start) })
+	}
+}
+
+func bodyMemoryBound(t *testing.T, url, host string, start func(net.Conn)) {
 	var slow []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", host)
@@ -327,7 +346,7 @@ func TestBodyMemoryBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		fmt.Fprintf(c, "POST /query HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"query\":", host, 1<<20)
+		start(c)
 		slow = append(slow, c)
 	}
 	post := func() (int, http.Header) {

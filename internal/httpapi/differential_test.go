@@ -108,6 +108,8 @@ func diffCorpus() []diffCase {
 			deviation(405, "BAD_USER_INPUT", "GraphQL-over-HTTP: a mutation over GET is 405 with Allow: POST, refused before anything runs (gqlgen: 406, no code)")),
 		get("subscription", "query="+q("subscription { timelineUpdated { id } }"),
 			deviation(405, "BAD_USER_INPUT", "GET carries queries only: 405 with Allow: POST, before anything runs")),
+		post("subscription without event-stream", `{"query":"subscription { timelineUpdated { id } }"}`,
+			deviation(400, "BAD_USER_INPUT", "a subscription needs a stream: gqlgen would hold the request open, with no deadline, until the first event")),
 		get("repeated parameter", "query="+q("{ __typename }")+"&query="+q("{ me { id } }"),
 			deviation(400, "BAD_USER_INPUT", "a parameter given twice is refused rather than resolved first-wins")),
 		get("query string that does not parse", "query="+q("{ __typename }")+"&x=%zz",

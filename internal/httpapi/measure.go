@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -30,7 +31,7 @@ func measure(rules *operation.Rules) func(http.Handler) http.Handler {
 				ctx, query = rules.Persisted(ctx, p.hash)
 			}
 			v := rules.Check(query, p.raw.OperationName, p.raw.Variables)
-			if f := methodRefusal(r.Method, p, v); f != nil {
+			if f := methodRefusal(r, p, v); f != nil {
 				f.write(w)
 				return
 			}
@@ -41,17 +42,22 @@ func measure(rules *operation.Rules) func(http.Handler) http.Handler {
 
 // methodRefusal refuses an operation its request cannot carry (nil when
 // it can, or when the guard refused the document: gqlgen reports that).
-func methodRefusal(method string, p *requestParams, v *operation.Verdict) *refusal {
+// A subscription needs a stream: over a POST that does not accept
+// text/event-stream it would be one request held open, with no deadline,
+// until the first event, and then cut.
+func methodRefusal(r *http.Request, p *requestParams, v *operation.Verdict) *refusal {
+	const needsStream = "subscriptions need a websocket, or a POST accepting text/event-stream"
 	switch op := v.Report.Operation; {
 	case v.Err != nil:
 		return nil
-	case method == http.MethodGet && op == ast.Mutation:
+	case r.Method == http.MethodGet && op == ast.Mutation:
 		return refuse(http.StatusMethodNotAllowed, "mutations must be sent with POST").with("Allow", "POST")
-	case method == http.MethodGet && op == ast.Subscription:
-		return refuse(http.StatusMethodNotAllowed,
-			"subscriptions need a websocket, or a POST accepting text/event-stream").with("Allow", "POST")
+	case r.Method == http.MethodGet && op == ast.Subscription:
+		return refuse(http.StatusMethodNotAllowed, needsStream).with("Allow", "POST")
 	case p.upload != nil && op != ast.Mutation:
 		return refuse(http.StatusBadRequest, "only a mutation may be sent as multipart/form-data")
+	case op == ast.Subscription && !strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+		return refuse(http.StatusBadRequest, needsStream)
 	}
 	return nil
 }

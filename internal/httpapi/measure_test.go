@@ -18,17 +18,20 @@ func TestMeasure(t *testing.T) {
 		operation.Options{Limits: gqlguard.DefaultLimits(20000)})
 	for _, tc := range []struct {
 		name, method, query string
+		accept              string
 		upload              bool
 		status              int // 0: passed on
 		allow               string
 	}{
-		{"GET query", "GET", "{ __typename }", false, 0, ""},
-		{"GET mutation", "GET", "mutation { logout }", false, 405, "POST"},
-		{"GET subscription", "GET", "subscription { timelineUpdated { id } }", false, 405, "POST"},
-		{"GET mutation the guard refuses", "GET", "mutation { logout ", false, 0, ""},
-		{"POST mutation", "POST", "mutation { logout }", false, 0, ""},
-		{"multipart mutation", "POST", "mutation { logout }", true, 0, ""},
-		{"multipart query", "POST", "{ __typename }", true, 400, ""},
+		{"GET query", "GET", "{ __typename }", "", false, 0, ""},
+		{"GET mutation", "GET", "mutation { logout }", "", false, 405, "POST"},
+		{"GET subscription", "GET", "subscription { timelineUpdated { id } }", "", false, 405, "POST"},
+		{"GET mutation the guard refuses", "GET", "mutation { logout ", "", false, 0, ""},
+		{"POST mutation", "POST", "mutation { logout }", "", false, 0, ""},
+		{"multipart mutation", "POST", "mutation { logout }", "", true, 0, ""},
+		{"multipart query", "POST", "{ __typename }", "", true, 400, ""},
+		{"POST subscription over SSE", "POST", "subscription { timelineUpdated { id } }", "text/event-stream", false, 0, ""},
+		{"POST subscription without SSE", "POST", "subscription { timelineUpdated { id } }", "application/json", false, 400, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newParams(&graphql.RawParams{Query: tc.query})
@@ -36,6 +39,7 @@ func TestMeasure(t *testing.T) {
 				p.upload = &multipartBody{}
 			}
 			r := httptest.NewRequest(tc.method, "/query", nil)
+			r.Header.Set("Accept", tc.accept)
 			r = r.WithContext(withParams(r.Context(), p))
 			next, w := &ok{}, httptest.NewRecorder()
 			measure(rules)(next).ServeHTTP(w, r)

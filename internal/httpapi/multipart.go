@@ -64,13 +64,30 @@ type multipartBody struct {
 // and non-empty, a multipart request, which is otherwise a "simple" one
 // any site may send, is known to come from a client the CORS policy let
 // through.
+// defaultMaxOperations bounds a multipart request's operations part when
+// no body bound is set.
+const defaultMaxOperations = 1 << 20
+
 var preflightHeaders = []string{"GraphQL-Require-Preflight", "Apollo-Require-Preflight"}
 
 // multipartParams reads a multipart request (readMultipart) and decodes
 // its operations part as a JSON body, with the files put where its map
 // says. The files it spooled come back even with a refusal, to be
-// removed.
-func multipartParams(w http.ResponseWriter, r *http.Request, maxOps int64, check uploadCheck) (*requestParams, *refusal) {
+// removed. The operations part is held in memory while the files after
+// it are read, so it is reserved in bodies as a JSON body is: slow
+// uploads cannot add up past the budget either.
+func multipartParams(w http.ResponseWriter, r *http.Request, maxOps int64, bodies *bodyBudget, check uploadCheck) (*requestParams, *refusal) {
+	if maxOps <= 0 {
+		maxOps = defaultMaxOperations
+	}
+	size := maxOps
+	if r.ContentLength >= 0 && r.ContentLength < size {
+		size = r.ContentLength
+	}
+	if !bodies.take(size) {
+		return nil, bodiesFull()
+	}
+	defer bodies.give(size)
 	upload, f := readMultipart(w, r, maxOps, check)
 	spooled := &requestParams{upload: upload}
 	if f != nil {
@@ -133,9 +150,6 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 			return nil, refuse(http.StatusRequestEntityTooLarge, name+" part too large")
 		}
 		return data, nil
-	}
-	if maxOps <= 0 {
-		maxOps = 1 << 20
 	}
 	var refusal *refusal
 	if b.operations, refusal = small("operations", maxOps); refusal != nil {

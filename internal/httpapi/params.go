@@ -63,7 +63,7 @@ func readParams(maxBody int64, bodies *bodyBudget, uploads uploadCheck) func(htt
 			case mt == "application/json":
 				p, f = postParams(w, r, maxBody, bodies)
 			case mt == "multipart/form-data":
-				p, f = multipartParams(w, r, maxBody, uploads)
+				p, f = multipartParams(w, r, maxBody, bodies, uploads)
 				// Files are spooled to temporary files, removed once the
 				// request is answered.
 				if p != nil {

@@ -29,8 +29,7 @@ func postParams(w http.ResponseWriter, r *http.Request, max int64, bodies *bodyB
 		size = max
 	}
 	if !bodies.take(size) {
-		return nil, &refusal{status: http.StatusServiceUnavailable, code: social.RateLimited,
-			msg: "the server is reading as many request bodies as it can hold: retry shortly", header: map[string]string{"Retry-After": "1"}}
+		return nil, bodiesFull()
 	}
 	defer bodies.give(size)
 	body := r.Body
@@ -163,8 +162,15 @@ func nothingAfter(dec *json.Decoder, raw []byte) error {
 }
 
 // bodyBudget is the memory JSON request bodies being read may hold, all
-// requests together (Options.MaxBodyMemory).
+// requests together (Options.MaxBodyMemory): POST bodies, and the
+// operations parts of multipart requests.
 type bodyBudget struct{ left atomic.Int64 }
+
+// bodiesFull answers a request whose body finds no room in the budget.
+func bodiesFull() *refusal {
+	return &refusal{status: http.StatusServiceUnavailable, code: social.RateLimited,
+		msg: "the server is reading as many request bodies as it can hold: retry shortly", header: map[string]string{"Retry-After": "1"}}
+}
 
 // defaultBodyMemory is MaxBodyMemory's default: 64 bodies of the default
 // MAX_BODY_BYTES at once.

@@ -196,6 +196,46 @@ func requestBudgetPerOperation(t *testing.T, proto string) {
 			t.Fatalf("answers: %v", codes)
 		}
 	}
+	refusedDocumentsSpendBudget(t, proto)
+}
+
+// refusedDocumentsSpendBudget: a document that fails validation is an
+// operation too, and its validation the costly part (overlapping fields
+// compared pairwise); over HTTP it spends its request's event, so over a
+// socket it must spend one as well, or a socket would validate without
+// limit.
+func refusedDocumentsSpendBudget(t *testing.T, proto string) {
+	s := gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{RateLimits: map[string]ratelimit.Limit{
+		ratelimit.RuleRequestIP: {Count: 5, Per: time.Minute}}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := wsOpenWith(ctx, t, s, proto, "") // the upgrade spends one
+	typ := "subscribe"
+	if proto == "graphql-ws" {
+		typ = "start"
+	}
+	// answer sends a document and returns its answer, skipping the
+	// completions of earlier ones.
+	answer := func(id, query string) string {
+		gatewaytest.WSSend(ctx, t, c, gatewaytest.WSMessage{ID: id, Type: typ, Payload: []byte(`{"query":` + gatewaytest.Quote(query) + `}`)})
+		for {
+			m, err := gatewaytest.WSNext(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.ID == id && m.Type != "complete" {
+				return string(m.Payload)
+			}
+		}
+	}
+	for i := range 4 {
+		if p := answer(fmt.Sprint("bad", i), `{ nosuch }`); !strings.Contains(p, "GRAPHQL_VALIDATION_FAILED") {
+			t.Fatalf("invalid document answered %s", p)
+		}
+	}
+	if p := answer("last", `{ __typename }`); !strings.Contains(p, "RATE_LIMITED") {
+		t.Fatalf("the sixth operation of a 5-event budget ran: %s", p)
+	}
 }
 
 func socketLimits(t *testing.T) {

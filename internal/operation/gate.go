@@ -26,7 +26,8 @@ import (
 //   - its connection's token is checked again: a token that expired or
 //     was revoked, or whose user is gone, stops the operation with
 //     UNAUTHENTICATED and closes the connection (4401);
-//   - one event of the client address's request budget is spent;
+//   - one event of the client address's request budget has been spent
+//     (socketBudget, before its document was parsed or validated);
 //   - at most InFlight queries and mutations of one connection run or
 //     wait to be written at once: the connection's read loop reserves a
 //     place before it reads each message and waits when there is none
@@ -38,7 +39,6 @@ import (
 //     deadline is the deadline middleware's.
 type gate struct {
 	authn    auth.Authenticator
-	budget   Limiter // nil: no per-address budget
 	slots    *Slots
 	maxBytes int
 }
@@ -83,11 +83,6 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 			done()
 			s.Close(CloseUnauthorized, "the access token expired or was revoked: reconnect with a fresh one")
 		})
-	}
-	if g.budget != nil && g.budget.Has(ratelimit.RuleRequestIP) {
-		if err := g.budget.Allow(ctx, ratelimit.RuleRequestIP, s.addr); err != nil {
-			return ending(ctx, refused(ctx, err), done)
-		}
 	}
 	if oc.Operation.Operation == ast.Subscription {
 		s.subs.Add(1)
@@ -186,6 +181,31 @@ func (connAdmission) Validate(graphql.ExecutableSchema) error { return nil }
 func (connAdmission) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if s := ConnFrom(ctx); s != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
 		s.claim()
+	}
+	return nil
+}
+
+// socketBudget spends one event of the client address's request budget
+// for each operation of a connection, before its document is parsed or
+// validated: a document that fails validation costs that work, and over
+// HTTP its request has spent the event already, so no socket validates
+// without limit.
+type socketBudget struct{ budget Limiter }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = socketBudget{}
+
+func (socketBudget) ExtensionName() string                   { return "SocketRequestBudget" }
+func (socketBudget) Validate(graphql.ExecutableSchema) error { return nil }
+func (e socketBudget) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+	s := ConnFrom(ctx)
+	if s == nil || ctx.Value(admittedKey{}) != nil {
+		return nil
+	}
+	if err := e.budget.Allow(ctx, ratelimit.RuleRequestIP, s.addr); err != nil {
+		return graph.PresentError(ctx, err)
 	}
 	return nil
 }

@@ -96,6 +96,9 @@ func (r *Rules) Install(srv *handler.Server) {
 	for _, e := range r.o.First {
 		srv.Use(e)
 	}
+	if r.o.Limiter != nil && r.o.Limiter.Has(ratelimit.RuleRequestIP) {
+		srv.Use(socketBudget{r.o.Limiter})
+	}
 	srv.SetQueryCache(r.docs)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: memoAPQ{r.apq}})
 	// After the persisted-query extension (it fills the query in), before
@@ -110,13 +113,15 @@ func (r *Rules) Install(srv *handler.Server) {
 		srv.Use(noIntrospection{})
 	}
 	srv.SetDisableSuggestion(!r.o.Suggestions)
+	srv.SetValidationRulesFn(validationRules)
+	srv.Use(oneSubscriptionField{})
 	// Last of the checks of a document: what reaches it was valid and
 	// allowed on its transport.
 	srv.Use(apqRegister{cache: r.apq, budget: r.o.Limiter})
 	// After every check that can refuse a document: an operation that
 	// claims its connection's place is sure to be dispatched.
 	srv.Use(connAdmission{})
-	g := &gate{authn: r.o.Authn, budget: r.o.Limiter, slots: r.o.Slots, maxBytes: r.o.Limits.ResponseBytes}
+	g := &gate{authn: r.o.Authn, slots: r.o.Slots, maxBytes: r.o.Limits.ResponseBytes}
 	srv.AroundOperations(g.around)
 	srv.AroundOperations(deadline(r.o.RequestTimeout))
 	srv.AroundFields(boundFields)

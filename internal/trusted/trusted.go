@@ -30,9 +30,10 @@ import (
 type Documents struct {
 	byHash    map[string]string
 	canonical map[string]bool
-	// seen caches the verdict on texts that are listed documents in
-	// another spelling, so each is parsed once; bounded, and only
-	// listed documents enter it.
+	// seen remembers, by their SHA-256, the texts that are listed
+	// documents in another spelling, so each is parsed once; bounded,
+	// and only listed documents enter it. Keyed by hash, not text: a
+	// comment is no token, so a variant can be as large as a body.
 	mu   sync.Mutex
 	seen map[string]bool
 }
@@ -127,11 +128,12 @@ func (d *Documents) Add(context.Context, string, string) {}
 // Allowed reports whether doc is a listed document: by its hash, or else
 // by its canonical form. maxTokens bounds the parse (0: no bound).
 func (d *Documents) Allowed(doc string, maxTokens int) bool {
-	if _, ok := d.byHash[Hash(doc)]; ok {
+	hash := Hash(doc)
+	if _, ok := d.byHash[hash]; ok {
 		return true
 	}
 	d.mu.Lock()
-	ok, known := d.seen[doc]
+	ok, known := d.seen[hash]
 	d.mu.Unlock()
 	if known {
 		return ok
@@ -142,7 +144,7 @@ func (d *Documents) Allowed(doc string, maxTokens int) bool {
 	}
 	d.mu.Lock()
 	if len(d.seen) < maxSeen {
-		d.seen[doc] = true
+		d.seen[hash] = true
 	}
 	d.mu.Unlock()
 	return true

@@ -2,6 +2,8 @@ package trusted_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -120,4 +122,33 @@ func TestExtract(t *testing.T) {
 	if _, err := trusted.Extract(map[string]string{"c.js": "const Q = gql`query Q { ...${MISSING} }`;"}); err == nil || !strings.Contains(err.Error(), "MISSING") {
 		t.Errorf("an unknown interpolation: %v", err)
 	}
+}
+
+// TestAllowedVariantsMemory: a listed document padded with a comment is
+// a variant the gateway allows, and comments are no tokens, so every
+// variant can be as large as a body. What the list remembers of the
+// variants it has seen must not grow with their size: 200 variants of
+// 256 KiB would otherwise hold 50 MiB for the life of the process.
+func TestAllowedVariantsMemory(t *testing.T) {
+	d, err := trusted.Parse(apollo(like))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 256<<10)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for i := range 200 {
+		if !d.Allowed(fmt.Sprintf("# %d %s\n%s", i, pad, like), 100) {
+			t.Fatal("a padded variant of a listed document was refused")
+		}
+	}
+	if grew := int64(heap()) - int64(before); grew > 4<<20 {
+		t.Errorf("remembering 200 variants of 256 KiB grew the heap by %d MiB", grew>>20)
+	}
+	runtime.KeepAlive(d)
 }
