@@ -290,7 +290,11 @@ func TestRecoversFromDataLoss(t *testing.T) {
 		if err := rdb.Del(ctx, cfg.Stream).Err(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(30 * time.Millisecond) // the worker meets NOGROUP
+		// The worker meets NOGROUP and makes the stream and group again.
+		redistest.Eventually(t, 10*time.Second, "the group made again", func() bool {
+			groups, err := rdb.XInfoGroups(ctx, cfg.Stream).Result()
+			return err == nil && len(groups) == 1
+		})
 		addJobs(t, rdb, cfg.Stream, 2)
 		want := int64(5 + 2*round)
 		redistest.Eventually(t, 10*time.Second, "jobs queued after the loss", func() bool { return done.Load() == want })
