@@ -56,13 +56,7 @@ func wsSubscribe(ctx context.Context, t *testing.T, s *gatewaytest.Server, token
 // waitSubscribers waits until the hub counts n subscribers.
 func waitSubscribers(t *testing.T, h *live.Hub, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.Stats().Subscribers != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("hub has %d subscribers, want %d", h.Stats().Subscribers, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, fmt.Sprintf("%d hub subscribers", n), func() bool { return h.Stats().Subscribers == n })
 }
 
 // waitChannel waits until Redis counts a subscriber of the live channel
@@ -71,15 +65,10 @@ func waitSubscribers(t *testing.T, h *live.Hub, n int) {
 // one publishes it only after this.
 func waitChannel(ctx context.Context, t *testing.T, s *gatewaytest.Server, ch string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	redistest.Eventually(t, 10*time.Second, ch+" subscribed in Redis", func() bool {
 		n, err := redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
-		if err == nil && n[ch] == 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not subscribed in Redis within 10 s (%v)", ch, err)
-		}
-	}
+		return err == nil && n[ch] == 1
+	})
 }
 
 // TestLiveClientsDisappearing: clients that vanish without a goodbye (a

@@ -110,24 +110,7 @@ func (r *mutationResolver) Unmute(ctx context.Context, userID string) (*social.U
 
 // CreatePost is the resolver for the createPost field.
 func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*social.Post, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	in := newPost(input)
-	// The post's rules, by the post service, before any file is stored.
-	if err := r.Posts.CheckPost(in); err != nil {
-		return nil, err
-	}
-	if in.Media, err = r.Attachments.save(ctx, v.UserID, input.Media); err != nil {
-		return nil, err
-	}
-	p, err := r.Posts.CreatePost(ctx, v.UserID, in)
-	if err != nil {
-		return nil, r.Attachments.discard(ctx, in.Media, err)
-	}
-	loader.For(ctx).Posts.Prime(p.ID, p)
-	return p, nil
+	return r.createPost(ctx, input)
 }
 
 // DeletePost is the resolver for the deletePost field.
@@ -339,20 +322,7 @@ func (r *queryResolver) Me(ctx context.Context) (*social.User, error) {
 
 // User is the resolver for the user field.
 func (r *queryResolver) User(ctx context.Context, id *string, name *string) (*social.User, error) {
-	switch {
-	case (id == nil) == (name == nil):
-		return nil, social.Errorf(social.BadUserInput, "give exactly one of id and name")
-	case id != nil:
-		return loader.For(ctx).Users.Load(ctx, *id)
-	}
-	uid, err := r.Profiles.UserIDByName(ctx, *name)
-	if social.IsCode(err, social.NotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return loader.For(ctx).Users.Load(ctx, uid)
+	return r.userByIDOrName(ctx, id, name)
 }
 
 // Post is the resolver for the post field.
@@ -376,23 +346,7 @@ func (r *queryResolver) Comment(ctx context.Context, id string) (*social.Comment
 
 // Timeline is the resolver for the timeline field.
 func (r *queryResolver) Timeline(ctx context.Context, first *int, after *string, before *string) (*model.Timeline, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := social.NewTwoWayRequest(first, after, before)
-	if err != nil {
-		return nil, err
-	}
-	w := r.ahead.pageWants(ctx)
-	if page, ok := loader.For(ctx).HomePage(p, w); ok { // fetched by the fast path
-		return r.timeline(ctx, page), nil
-	}
-	page, err := r.Posts.HomePage(ctx, v.UserID, p, w)
-	if err != nil {
-		return nil, err
-	}
-	return r.timeline(ctx, page), nil
+	return r.homeTimeline(ctx, first, after, before)
 }
 
 // UserTimeline is the resolver for the userTimeline field.
@@ -402,57 +356,17 @@ func (r *queryResolver) UserTimeline(ctx context.Context, userID string, first *
 
 // Notifications is the resolver for the notifications field.
 func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string) (*model.NotificationConnection, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := social.NewPageRequest(first, after)
-	if err != nil {
-		return nil, err
-	}
-	page, err := r.Notes.Notifications(ctx, v.UserID, p, actorsWanted(ctx, true))
-	if err != nil {
-		return nil, err
-	}
-	return notificationConnection(page), nil
+	return r.notifications(ctx, first, after)
 }
 
 // TimelineUpdated is the resolver for the timelineUpdated field.
 func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.Live == nil {
-		return nil, social.Errorf(social.Internal, "live timelines are off in this process")
-	}
-	var after string
-	if since != nil {
-		after = *since
-	}
-	posts, end, err := r.Live.Stream(ctx, v, after)
-	if err != nil {
-		return nil, err
-	}
-	onStreamEnd(ctx, end)
-	return posts, nil
+	return r.timelineUpdated(ctx, since)
 }
 
 // NotificationAdded is the resolver for the notificationAdded field.
 func (r *subscriptionResolver) NotificationAdded(ctx context.Context, since *string) (<-chan *social.Notification, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.LiveNotes == nil {
-		return nil, social.Errorf(social.Internal, "live notifications are off in this process")
-	}
-	notes, end, err := r.LiveNotes.Stream(ctx, v, deref(since), actorsWanted(ctx, false))
-	if err != nil {
-		return nil, err
-	}
-	onStreamEnd(ctx, end)
-	return notes, nil
+	return r.notificationAdded(ctx, since)
 }
 
 // Email is the resolver for the email field.
@@ -479,19 +393,7 @@ func (r *userResolver) FollowingCount(ctx context.Context, obj *social.User) (in
 
 // PostsCount is the resolver for the postsCount field.
 func (r *userResolver) PostsCount(ctx context.Context, obj *social.User) (int, error) {
-	l := loader.For(ctx)
-	c, err := l.UserCounts.Load(ctx, obj.ID)
-	if err != nil {
-		return 0, err
-	}
-	self := l.ViewerID == obj.ID
-	var rel social.Relation
-	if !self && l.ViewerID != "" {
-		if rel, err = l.Relations.Load(ctx, obj.ID); err != nil {
-			return 0, err
-		}
-	}
-	return social.PostsCountFor(c, self, rel), nil
+	return r.postsCount(ctx, obj)
 }
 
 // ViewerFollows is the resolver for the viewerFollows field.

@@ -7,6 +7,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // A subscription whose stream ends on its own (token expired or revoked,
@@ -66,4 +68,44 @@ func endStreams(ctx context.Context, next graphql.OperationHandler) graphql.Resp
 		}
 		return &graphql.Response{Errors: gqlerror.List{gerr}}
 	}
+}
+
+// timelineUpdated streams the viewer's new home-timeline posts, from
+// since when given.
+func (r *Resolver) timelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Live == nil {
+		return nil, social.Errorf(social.Internal, "live timelines are off in this process")
+	}
+	var after string
+	if since != nil {
+		after = *since
+	}
+	posts, end, err := r.Live.Stream(ctx, v, after)
+	if err != nil {
+		return nil, err
+	}
+	onStreamEnd(ctx, end)
+	return posts, nil
+}
+
+// notificationAdded streams the viewer's new notifications, from since
+// when given.
+func (r *Resolver) notificationAdded(ctx context.Context, since *string) (<-chan *social.Notification, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.LiveNotes == nil {
+		return nil, social.Errorf(social.Internal, "live notifications are off in this process")
+	}
+	notes, end, err := r.LiveNotes.Stream(ctx, v, deref(since), actorsWanted(ctx, false))
+	if err != nil {
+		return nil, err
+	}
+	onStreamEnd(ctx, end)
+	return notes, nil
 }

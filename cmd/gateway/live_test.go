@@ -225,17 +225,10 @@ func (f *liveFixture) waitSubscribed(t testing.TB, u liveUser) {
 // waitChannel waits until a gateway listens to the sharded channel ch.
 func (f *liveFixture) waitChannel(t testing.TB, ch string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	redistest.Eventually(t, 30*time.Second, "a subscriber of "+ch, func() bool {
 		n, err := redistest.Master(t, f.rdb, ch).PubSubShardNumSub(context.Background(), ch).Result()
-		if err == nil && n[ch] > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nobody subscribed to %s within 30s (%v)", ch, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && n[ch] > 0
+	})
 }
 
 func must(t testing.TB, r *gatewaytest.Response) *gatewaytest.Response {
@@ -458,17 +451,11 @@ func TestLiveTimelineRedisRestart(t *testing.T) {
 	}
 	// The poster's gateway reconnects on its own too; retry until it has.
 	var after string
-	deadline := time.Now().Add(30 * time.Second)
-	for after == "" {
+	redistest.Eventually(t, 30*time.Second, "createPost to succeed after the restart", func() bool {
 		r := gatewaytest.Post(t, b.url, bob.token, `mutation { createPost(input: {content: "after the restart"}) { id } }`, nil)
 		after = r.Str("createPost.id")
-		if after == "" {
-			if time.Now().After(deadline) {
-				t.Fatalf("createPost still failing 30s after the restart: %+v", r.Errors)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+		return after != ""
+	})
 	for transport, s := range subs {
 		if id, _, _ := s.post(t, 30*time.Second); id != after {
 			t.Fatalf("%s: event %s after the restart, want %s", transport, id, after)

@@ -449,18 +449,14 @@ func holdRequest(t *testing.T, g *running) (net.Conn, *bufio.Reader, string) {
 func waitPortClosed(t *testing.T, g *running) {
 	t.Helper()
 	u, _ := url.Parse(g.url)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	redistest.Eventually(t, 10*time.Second, u.Host+" to stop accepting connections", func() bool {
 		c, err := net.DialTimeout("tcp", u.Host, time.Second)
 		if err != nil {
-			return
+			return true
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still accepts connections", u.Host)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // TestGracefulShutdown cancels run while a request is in flight: the
@@ -550,11 +546,7 @@ func TestEmbeddedRedisClock(t *testing.T) {
 	defer stop()
 	m.Set("k", "v")
 	m.SetTTL("k", 200*time.Millisecond)
-	for deadline := time.Now().Add(5 * time.Second); m.Exists("k"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the key with a 200 ms TTL still exists after 5 s")
-		}
-	}
+	redistest.Eventually(t, 5*time.Second, "the key with a 200 ms TTL to expire", func() bool { return !m.Exists("k") })
 }
 
 // TestEdDSAKeyFiles runs the gateway with EdDSA key files.

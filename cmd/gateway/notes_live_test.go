@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // Live notifications end to end, over the gateway processes and the
@@ -155,17 +156,9 @@ func atoi(t *testing.T, s string) int64 {
 // gateway reconnects on the next command.
 func until(t *testing.T, base string, u liveUser, doc string, vars map[string]any) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := gatewaytest.Post(t, base, u.token, doc, vars)
-		if len(r.Errors) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still failing 30s after the restart: %+v", doc, r.Errors)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	redistest.Eventually(t, 30*time.Second, doc+" to succeed after the restart", func() bool {
+		return len(gatewaytest.Post(t, base, u.token, doc, vars).Errors) == 0
+	})
 }
 
 // TestLiveNotificationsAcrossGatewaysAndRestart likes a post through one

@@ -196,9 +196,7 @@ func TestWorkerSweepsMedia(t *testing.T) {
 		}
 		return ok
 	}
-	for deadline := time.Now().Add(10 * time.Second); exists(orphan) && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, "the orphan file swept", func() bool { return !exists(orphan) })
 	time.Sleep(100 * time.Millisecond) // more sweeps: they must leave the others
 	cancel()
 	if err := <-done; err != nil {

@@ -136,15 +136,37 @@ func people(ctx context.Context, store *redisstore.Store, accounts *auth.Service
 		return err
 	}
 	alice, bob := res.Alice.UserID, res.Bob.UserID
+	aliceFollows, err := follows(ctx, store, d, celebrity, alice, bob)
+	if err != nil {
+		return err
+	}
+	// A first read: in hybrid mode, fan-out skips users who never read.
+	for _, id := range []string{alice, bob} {
+		if _, err := store.HomePage(ctx, id, social.PageRequest{First: 1}, readplan.PageWants{}); err != nil {
+			return fmt.Errorf("first read: %w", err)
+		}
+	}
+	// ONLY_TO reaches followers only.
+	if err := ownPosts(ctx, store, alice, bob, d.UserIDs[aliceFollows[1]]); err != nil {
+		return err
+	}
+	if res.Reposts, err = news(ctx, store, d, celebrity, alice, aliceFollows[2:6]); err != nil {
+		return err
+	}
+	return seed.Deliver(ctx, store)
+}
+
+// follows makes alice follow the celebrity and 40 others spread over the
+// network (their recent posts are copied into her home timeline), bob 15
+// and alice, and a dozen people follow each of them back. It returns the
+// plan indexes alice follows, the celebrity first.
+func follows(ctx context.Context, store *redisstore.Store, d *seed.Data, celebrity int, alice, bob string) ([]int, error) {
 	follow := func(follower, followee string) error {
 		if err := store.Follow(ctx, follower, followee); err != nil {
 			return fmt.Errorf("follow: %w", err)
 		}
 		return nil
 	}
-	// Alice follows the celebrity and 40 others spread over the network
-	// (their recent posts are copied into her home timeline), Bob 15 and
-	// Alice; a dozen people follow each of them back.
 	aliceFollows := []int{celebrity}
 	for i := 1; len(aliceFollows) < 41; i += 4 {
 		if i != celebrity {
@@ -153,41 +175,38 @@ func people(ctx context.Context, store *redisstore.Store, accounts *auth.Service
 	}
 	for _, u := range aliceFollows {
 		if err := follow(alice, d.UserIDs[u]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for i := 3; i < 3+15*11; i += 11 {
 		if err := follow(bob, d.UserIDs[i]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, pair := range [][2]string{{bob, alice}, {alice, bob}} {
 		if err := follow(pair[0], pair[1]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for i := 5; i < 5+12*13; i += 13 {
 		if err := follow(d.UserIDs[i], alice); err != nil {
-			return err
+			return nil, err
 		}
 		if err := follow(d.UserIDs[i+1], bob); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	// A first read: in hybrid mode, fan-out skips users who never read.
-	for _, id := range []string{alice, bob} {
-		if _, err := store.HomePage(ctx, id, social.PageRequest{First: 1}, readplan.PageWants{}); err != nil {
-			return fmt.Errorf("first read: %w", err)
-		}
-	}
+	return aliceFollows, nil
+}
 
-	// Their posts, oldest first. Fan-out jobs are queued; deliver runs
-	// them.
+// ownPosts writes alice's, bob's and a friend's posts, oldest first; bob
+// likes and comments on alice's public ones. Fan-out jobs are queued;
+// seed.Deliver runs them.
+func ownPosts(ctx context.Context, store *redisstore.Store, alice, bob, friend string) error {
 	type post struct {
 		author string
 		in     social.NewPost
 	}
-	friend := d.UserIDs[aliceFollows[1]] // ONLY_TO reaches followers only
 	for _, p := range []post{
 		{alice, social.NewPost{Content: "Hello! Trying out this new network. Who else is here?"}},
 		{bob, social.NewPost{Content: "First post. Mostly here for the bread photos 🍞"}},
@@ -209,39 +228,45 @@ func people(ctx context.Context, store *redisstore.Store, accounts *auth.Service
 			}
 		}
 	}
-	// The celebrity's news of the day: in hybrid mode these posts are not
-	// fanned out, and reach their followers' home timelines when they
-	// read. Alice likes and comments on the last; some of the people she
-	// follows repost it.
-	var news *social.Post
+	return nil
+}
+
+// news writes the celebrity's news of the day: in hybrid mode these posts
+// are not fanned out, and reach their followers' home timelines when they
+// read. Alice likes and comments on the last; reposters (people she
+// follows) repost it. It returns the number of reposts.
+func news(ctx context.Context, store *redisstore.Store, d *seed.Data, celebrity int, alice string, reposters []int) (int, error) {
+	var last *social.Post
+	var err error
 	for _, c := range []string{
 		"Good morning! Three things worth reading today, thread below.",
 		"Our city's new river park opens this weekend: free concerts on Saturday.",
 		"Big news: the night trains are back from next month. Who's planning a trip?",
 	} {
-		if news, err = store.CreatePost(ctx, d.UserIDs[celebrity], social.NewPost{Content: c}); err != nil {
-			return fmt.Errorf("create post: %w", err)
+		if last, err = store.CreatePost(ctx, d.UserIDs[celebrity], social.NewPost{Content: c}); err != nil {
+			return 0, fmt.Errorf("create post: %w", err)
 		}
 	}
-	if err := store.Like(ctx, alice, news.ID); err != nil {
-		return fmt.Errorf("like: %w", err)
+	if err := store.Like(ctx, alice, last.ID); err != nil {
+		return 0, fmt.Errorf("like: %w", err)
 	}
-	if _, err := store.AddComment(ctx, alice, news.ID, "Finally! Booking one for the summer."); err != nil {
-		return fmt.Errorf("comment: %w", err)
+	if _, err := store.AddComment(ctx, alice, last.ID, "Finally! Booking one for the summer."); err != nil {
+		return 0, fmt.Errorf("comment: %w", err)
 	}
-	for i, u := range aliceFollows[2:6] {
+	reposts := 0
+	for i, u := range reposters {
 		// Two plain reposts (alice's home page shows the news once, at
 		// the newest of them) and two with a word of their own.
-		in := social.NewPost{RepostOf: news.ID}
+		in := social.NewPost{RepostOf: last.ID}
 		if i >= 2 {
 			in.Content = repostTemplates[i%len(repostTemplates)]
 		}
 		if _, err := store.CreatePost(ctx, d.UserIDs[u], in); err != nil {
-			return fmt.Errorf("repost: %w", err)
+			return reposts, fmt.Errorf("repost: %w", err)
 		}
-		res.Reposts++
+		reposts++
 	}
-	return seed.Deliver(ctx, store)
+	return reposts, nil
 }
 
 // register creates a demo user through the auth service, as the register

@@ -37,19 +37,6 @@ func newWorker(tb testing.TB, rdb redis.UniversalClient, cfg fanout.Config, h fa
 	return w
 }
 
-// eventually calls f until it reports true, failing the test after a
-// deadline. Claiming needs entries idle for MinIdle, which only time gives.
-func eventually(tb testing.TB, what string, f func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func addJobs(tb testing.TB, rdb redis.UniversalClient, stream string, n int) {
 	tb.Helper()
 	for i := 0; i < n; i++ {
@@ -91,7 +78,7 @@ func TestFailingJobGoesToDeadLetters(t *testing.T) {
 	})
 	addJobs(t, rdb, cfg.Stream, 1)
 	ctx := context.Background()
-	eventually(t, "the dead letter", func() bool {
+	redistest.Eventually(t, 10*time.Second, "the dead letter", func() bool {
 		if _, err := w.Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +222,7 @@ func TestWorkerCrash(t *testing.T) {
 	c3 := qcfg
 	c3.Consumer = "survivor"
 	w3 := newWorker(t, rdb, c3, s.HandleFanoutJob)
-	eventually(t, "every job done", func() bool {
+	redistest.Eventually(t, 10*time.Second, "every job done", func() bool {
 		if _, err := w3.Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -297,16 +284,20 @@ func TestRecoversFromDataLoss(t *testing.T) {
 	defer func() { cancel(); <-stopped }()
 
 	addJobs(t, rdb, cfg.Stream, 3)
-	eventually(t, "the first jobs", func() bool { return done.Load() == 3 })
+	redistest.Eventually(t, 10*time.Second, "the first jobs", func() bool { return done.Load() == 3 })
 	for round := 0; round < 3; round++ {
 		// The data is lost: the stream and its group are gone.
 		if err := rdb.Del(ctx, cfg.Stream).Err(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(30 * time.Millisecond) // the worker meets NOGROUP
+		// The worker meets NOGROUP and makes the stream and group again.
+		redistest.Eventually(t, 10*time.Second, "the group made again", func() bool {
+			groups, err := rdb.XInfoGroups(ctx, cfg.Stream).Result()
+			return err == nil && len(groups) == 1
+		})
 		addJobs(t, rdb, cfg.Stream, 2)
 		want := int64(5 + 2*round)
-		eventually(t, "jobs queued after the loss", func() bool { return done.Load() == want })
+		redistest.Eventually(t, 10*time.Second, "jobs queued after the loss", func() bool { return done.Load() == want })
 	}
 }
 
@@ -347,7 +338,7 @@ func TestPrunesConsumersOfDeadWorkers(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, "dead consumers removed", func() bool {
+	redistest.Eventually(t, 10*time.Second, "dead consumers removed", func() bool {
 		if _, err := w.Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +372,7 @@ func TestIdleWorkersKeepEachOther(t *testing.T) {
 		wg.Go(func() { _ = w.Run(ctx) })
 	}
 	addJobs(t, rdb, cfg.Stream, 2)
-	eventually(t, "both jobs handled", func() bool {
+	redistest.Eventually(t, 10*time.Second, "both jobs handled", func() bool {
 		n, err := rdb.XLen(ctx, cfg.Stream).Result()
 		return err == nil && n == 0
 	})

@@ -83,7 +83,7 @@ func TestShardedQueueTwoWorkers(t *testing.T) {
 		}
 		ids = append(ids, p.ID)
 	}
-	eventually(t, "every job run", func() bool {
+	redistest.Eventually(t, 10*time.Second, "every job run", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(runs) == posts
@@ -92,7 +92,7 @@ func TestShardedQueueTwoWorkers(t *testing.T) {
 	// acknowledges it: wait for the acknowledgements too.
 	var queued, dead int64
 	var err error
-	eventually(t, "every job acknowledged", func() bool {
+	redistest.Eventually(t, 10*time.Second, "every job acknowledged", func() bool {
 		queued, dead, err = fanout.BacklogAll(ctx, s.Client(), s.FanoutQueue())
 		return err != nil || queued == 0
 	})

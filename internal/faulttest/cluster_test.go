@@ -21,6 +21,7 @@ import (
 	"github.com/socialgw/gateway/internal/faulttest"
 	"github.com/socialgw/gateway/internal/redisproc"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // TestClusterProcesses: two gateway and two worker processes on a local
@@ -110,7 +111,7 @@ func TestClusterProcesses(t *testing.T) {
 	killedAt = time.Now()
 	mu.Unlock()
 	victim.Stop()
-	faulttest.Eventually(t, 30*time.Second, "both gateways posting again after the failover", func() bool {
+	redistest.Eventually(t, 30*time.Second, "both gateways posting again after the failover", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return !firstOK[0].IsZero() && !firstOK[1].IsZero()
@@ -160,6 +161,7 @@ func TestClusterProcesses(t *testing.T) {
 // newCluster starts a three-master cluster with a replica each.
 func newCluster(t *testing.T) *redisproc.Cluster {
 	t.Helper()
+	redistest.Slow(t, "starts a Redis Cluster of its own")
 	c, err := redisproc.StartCluster(3, 1)
 	if errors.Is(err, redisproc.ErrNotFound) && os.Getenv("REQUIRE_REDIS") == "" {
 		t.Skip("redis-server or redis-cli is not on PATH")
@@ -186,7 +188,7 @@ func waitReplicated(t *testing.T, addr string) {
 		t.Fatal(err)
 	}
 	want := infoInt(info, "master_repl_offset")
-	faulttest.Eventually(t, 10*time.Second, "the replica caught up", func() bool {
+	redistest.Eventually(t, 10*time.Second, "the replica caught up", func() bool {
 		info, err := m.Info(ctx, "replication").Result()
 		if err != nil {
 			return false
@@ -215,7 +217,7 @@ func infoInt(info, field string) int64 {
 // then checks that none holds one twice.
 func (u *users) waitDelivered(t *testing.T, posts []string, within time.Duration) {
 	t.Helper()
-	faulttest.Eventually(t, within, fmt.Sprintf("%d posts in %d home timelines", len(posts), len(u.ids)-1), func() bool {
+	redistest.Eventually(t, within, fmt.Sprintf("%d posts in %d home timelines", len(posts), len(u.ids)-1), func() bool {
 		for i := 1; i < len(u.ids); i++ {
 			c := count(u.home(t, i))
 			for _, p := range posts {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/faulttest"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // TestWorkerKilledMidFanout: a worker is SIGKILLed while it fans posts out
@@ -31,7 +32,7 @@ func TestWorkerKilledMidFanout(t *testing.T) {
 	}
 	slow := env(srv, "FANOUT_BATCH", "20", "FANOUT_CONCURRENCY", "2", "FANOUT_MIN_IDLE", "1s", "FANOUT_CONSUMER", "doomed")
 	doomed := faulttest.StartWorker(t, "doomed worker", slow)
-	faulttest.Eventually(t, 20*time.Second, "the first deliveries", func() bool {
+	redistest.Eventually(t, 20*time.Second, "the first deliveries", func() bool {
 		return len(u.home(t, 1500)) > 0 || len(u.home(t, 750)) > 0 || len(u.home(t, 1)) > 0
 	})
 	doomed.Kill()
@@ -39,7 +40,7 @@ func TestWorkerKilledMidFanout(t *testing.T) {
 		t.Skip("the worker finished before it was killed: nothing to test on this machine")
 	}
 	faulttest.StartWorker(t, "survivor", env(srv, "FANOUT_MIN_IDLE", "1s", "FANOUT_CONSUMER", "survivor"))
-	faulttest.Eventually(t, 60*time.Second, "the backlog handled by the survivor", func() bool { return u.backlog(t) == 0 })
+	redistest.Eventually(t, 60*time.Second, "the backlog handled by the survivor", func() bool { return u.backlog(t) == 0 })
 	for i := 1; i < len(u.ids); i++ {
 		c := count(u.home(t, i))
 		for _, p := range posts {
@@ -48,7 +49,7 @@ func TestWorkerKilledMidFanout(t *testing.T) {
 			}
 		}
 	}
-	faulttest.Eventually(t, 15*time.Second, "the dead worker's consumer removed", func() bool {
+	redistest.Eventually(t, 15*time.Second, "the dead worker's consumer removed", func() bool {
 		cs, err := u.rdb.XInfoConsumers(context.Background(), u.store.Keys().FanoutStream(), fanout.DefaultGroup).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -143,7 +144,7 @@ func TestGatewayKilledMidWrites(t *testing.T) {
 		}
 	}
 	// Every acknowledged post reaches the followers.
-	faulttest.Eventually(t, 30*time.Second, "the acknowledged posts fanned out", func() bool {
+	redistest.Eventually(t, 30*time.Second, "the acknowledged posts fanned out", func() bool {
 		c := count(u.home(t, 7))
 		for id := range acked {
 			if c[id] != 1 {

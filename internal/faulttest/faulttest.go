@@ -317,20 +317,6 @@ func Metric(tb testing.TB, baseURL, name string) float64 {
 	return -1
 }
 
-// Eventually calls f every 50 ms until it reports true, and fails the test
-// after within.
-func Eventually(tb testing.TB, within time.Duration, what string, f func() bool) time.Duration {
-	tb.Helper()
-	start := time.Now()
-	for !f() {
-		if time.Since(start) > within {
-			tb.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 // Proxy is a TCP proxy in front of a Redis that can delay what Redis
 // answers: a slow network or a slow server, past the client's read timeout.
 type Proxy struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/internal/faulttest"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // load sends reads from n clients until stop is closed, and counts what
@@ -80,7 +81,7 @@ func TestRedisOutage(t *testing.T) {
 	if before == "" {
 		t.Fatal("post before the outage failed")
 	}
-	faulttest.Eventually(t, 10*time.Second, "fan-out before the outage", func() bool { return count(u.home(t, 1))[before] == 1 })
+	redistest.Eventually(t, 10*time.Second, "fan-out before the outage", func() bool { return count(u.home(t, 1))[before] == 1 })
 	baseline := faulttest.Metric(t, gw.URL, "go_goroutines")
 
 	stop := make(chan struct{})
@@ -104,7 +105,7 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := time.Now()
-	recovered := faulttest.Eventually(t, 10*time.Second, "the gateway serving again", func() bool {
+	recovered := redistest.Eventually(t, 10*time.Second, "the gateway serving again", func() bool {
 		return faulttest.Query(gw.URL, u.tokens[1], readDoc, nil).OK()
 	})
 	t.Logf("served again %v after Redis came back", recovered.Round(time.Millisecond))
@@ -132,7 +133,7 @@ func TestRedisOutage(t *testing.T) {
 	if after == "" {
 		t.Fatal("post after the outage failed")
 	}
-	faulttest.Eventually(t, 15*time.Second, "fan-out by the same worker after the outage", func() bool {
+	redistest.Eventually(t, 15*time.Second, "fan-out by the same worker after the outage", func() bool {
 		c := count(u.home(t, 2))
 		return c[after] == 1 && c[before] == 1
 	})
@@ -140,7 +141,7 @@ func TestRedisOutage(t *testing.T) {
 
 	// Goroutines back to the baseline (idle keep-alive connections of the
 	// load's clients are closed first).
-	faulttest.Eventually(t, 10*time.Second, fmt.Sprintf("goroutines back to the baseline %v", baseline), func() bool {
+	redistest.Eventually(t, 10*time.Second, fmt.Sprintf("goroutines back to the baseline %v", baseline), func() bool {
 		return faulttest.Metric(t, gw.URL, "go_goroutines") <= baseline+3
 	})
 	if worker.Log() == "" {
@@ -165,7 +166,7 @@ func TestDataLoss(t *testing.T) {
 		if id == "" {
 			t.Fatalf("%s: createPost failed", round)
 		}
-		faulttest.Eventually(t, 15*time.Second, "fan-out after "+round, func() bool { return count(u.home(t, 2))[id] == 1 })
+		redistest.Eventually(t, 15*time.Second, "fan-out after "+round, func() bool { return count(u.home(t, 2))[id] == 1 })
 	}
 	old := makeUsers(t, srv.Addr, 2)
 	check("start")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/internal/faulttest"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // TestPersistence: with appendonly yes and appendfsync everysec, Redis is
@@ -33,7 +34,7 @@ func TestPersistence(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	faulttest.Eventually(t, 5*time.Second, "the gateway serving again", func() bool {
+	redistest.Eventually(t, 5*time.Second, "the gateway serving again", func() bool {
 		return faulttest.Query(gw.URL, token, `{ me { name } }`, nil).OK()
 	})
 	faulttest.MustQuery(t, gw.URL, "", `mutation { login(input: {login: "durable", password: "correct horse battery"}) { accessToken } }`, nil)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/internal/faulttest"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // TestGracefulShutdown sends SIGTERM to a gateway while clients post
@@ -53,7 +54,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if !strings.Contains(gw.Log(), `"msg":"stopped"`) {
 		t.Errorf("the gateway did not log a clean stop")
 	}
-	faulttest.Eventually(t, 30*time.Second, fmt.Sprintf("the %d acknowledged posts fanned out", len(acked)), func() bool {
+	redistest.Eventually(t, 30*time.Second, fmt.Sprintf("the %d acknowledged posts fanned out", len(acked)), func() bool {
 		c := count(u.home(t, 3))
 		for _, id := range acked {
 			if c[id] != 1 {
@@ -175,7 +176,7 @@ func TestSoak(t *testing.T) {
 		if late[i].heap > early[i].heap*2+32<<20 {
 			t.Errorf("gateway %d: heap in use grew from %.0f to %.0f bytes under steady load", i, early[i].heap, late[i].heap)
 		}
-		faulttest.Eventually(t, 15*time.Second, "goroutines back to the baseline", func() bool {
+		redistest.Eventually(t, 15*time.Second, "goroutines back to the baseline", func() bool {
 			return faulttest.Metric(t, gws[i].URL, "go_goroutines") <= baseline[i]+3
 		})
 	}

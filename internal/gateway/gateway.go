@@ -208,21 +208,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	// /media/ spends the address's request budget as /query does.
 	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies)(g.Resolver.Attachments.Handler(store.PostService, g.Auth))
 	if !cfg.Live.Off {
-		hc := cfg.Live.Hub
-		if cfg.Live.Classic {
-			store.UseClassicPubSub()
-			hc.Classic = true
-		}
-		g.Hub = live.NewHub(rdb, hc, cfg.Live.Log)
-		// A live reader counts as reading its timeline as often as a page
-		// read would mark it active (redisstore.DB.ActiveEvery).
-		timelines := &live.Timelines{Hub: g.Hub, Store: livePages{store.LiveService, store.TimelineService},
-			Sessions:    store.SessionService,
-			RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log,
-			MaxPerViewer: cfg.Live.MaxPerUser, MaxStreams: cfg.Live.MaxSubscriptions}
-		g.Resolver.Live = timelines
-		// Notification streams count against the timelines' bounds.
-		g.Resolver.LiveNotes = &live.Notes{Hub: g.Hub, Store: store.NotificationService, Bounds: timelines}
+		g.startLive(rdb, store)
 	}
 	g.Fast = graph.NewFastStats()
 	opts := cfg.GraphQL
@@ -240,6 +226,27 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	}
 	g.Query = g.NewQueryHandler(opts)
 	return g, nil
+}
+
+// startLive starts the live-timeline hub and the timeline and notification
+// streams over it.
+func (g *Gateway) startLive(rdb redis.UniversalClient, store *redisstore.Store) {
+	cfg := g.cfg
+	hc := cfg.Live.Hub
+	if cfg.Live.Classic {
+		store.UseClassicPubSub()
+		hc.Classic = true
+	}
+	g.Hub = live.NewHub(rdb, hc, cfg.Live.Log)
+	// A live reader counts as reading its timeline as often as a page
+	// read would mark it active (redisstore.DB.ActiveEvery).
+	timelines := &live.Timelines{Hub: g.Hub, Store: livePages{store.LiveService, store.TimelineService},
+		Sessions:    store.SessionService,
+		RecheckAuth: cfg.Live.RecheckAuth, TouchEvery: store.ActiveEvery(), Log: cfg.Live.Log,
+		MaxPerViewer: cfg.Live.MaxPerUser, MaxStreams: cfg.Live.MaxSubscriptions}
+	g.Resolver.Live = timelines
+	// Notification streams count against the timelines' bounds.
+	g.Resolver.LiveNotes = &live.Notes{Hub: g.Hub, Store: store.NotificationService, Bounds: timelines}
 }
 
 // Close stops the live-timeline hub, ending open subscriptions (their

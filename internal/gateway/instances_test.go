@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -89,19 +90,11 @@ func TestTwoGatewaysTwoWorkers(t *testing.T) {
 		}
 	}
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	redistest.Eventually(t, 10*time.Second, fmt.Sprintf("fan-out jobs of the %d posts", len(ids)), func() bool {
 		mu.Lock()
-		done := len(runs) == len(ids)
-		mu.Unlock()
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fan-out jobs run: %v, want the %d posts", runs, len(ids))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(runs) == len(ids)
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	for _, id := range ids {

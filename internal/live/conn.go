@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -182,4 +183,72 @@ func hashSlot(name string) int {
 		}
 	}
 	return int(crc % 16384)
+}
+
+func (h *Hub) confirm(cn *conn, m *redis.Subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.chans[m.Channel]
+	if c == nil || c.conn != cn {
+		return
+	}
+	switch m.Kind {
+	case "ssubscribe", "subscribe":
+		if c.confirmed {
+			return
+		}
+		c.confirmed = true
+		h.backoff = h.cfg.MinBackoff
+		select {
+		case <-c.ready:
+		default:
+			close(c.ready)
+		}
+		if c.lost {
+			c.lost = false
+			for s := range c.subs {
+				select {
+				case s.resync <- struct{}{}:
+				default:
+				}
+				s.poke()
+			}
+		}
+	case "sunsubscribe", "unsubscribe":
+		// Still wanted: Redis dropped it on its own (in a cluster, when
+		// its slot moved to another master). Route it again; what came
+		// meanwhile is lost.
+		if cn.asked[m.Channel] {
+			delete(cn.asked, m.Channel)
+			c.conn = nil
+			if c.confirmed {
+				c.confirmed, c.lost = false, true
+			}
+			// Routed at once, the stale slot map would send it back here
+			// (answered MOVED): give the reload a moment.
+			h.route.stale()
+			h.retryAt = time.Now().Add(h.cfg.MinBackoff)
+			h.poke()
+		}
+	}
+}
+
+func (h *Hub) dispatch(cn *conn, m *redis.Message) {
+	msg := Message{Channel: m.Channel, Payload: m.Payload}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.chans[m.Channel]
+	if c == nil || c.conn != cn {
+		return
+	}
+	for s := range c.subs {
+		select {
+		case s.c <- msg:
+			h.delivered.Add(1)
+			s.poke()
+		default:
+			h.dropped.Add(1)
+			h.dropLocked(s, ErrSlow)
+		}
+	}
 }

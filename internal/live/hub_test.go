@@ -164,7 +164,7 @@ func TestHubMultiplexesOneConnection(t *testing.T) {
 	// The last subscriber of a channel leaving unsubscribes it in Redis.
 	s1.Close()
 	s2.Close()
-	waitFor(t, "channel a unsubscribed", func() bool { return numSub(t, rdb, a) == 0 })
+	redistest.Eventually(t, 5*time.Second, "channel a unsubscribed", func() bool { return numSub(t, rdb, a) == 0 })
 	if n := numSub(t, rdb, b); n != 1 {
 		t.Errorf("connections on %s = %d after the others left, want 1", b, n)
 	}
@@ -284,7 +284,7 @@ func TestHubCloseReleasesGoroutines(t *testing.T) {
 			t.Errorf("error after Close = %v, want ErrClosed", s.Err())
 		}
 	}
-	waitFor(t, "goroutines back to baseline", func() bool { return runtime.NumGoroutine() <= base })
+	redistest.Eventually(t, 5*time.Second, "goroutines back to baseline", func() bool { return runtime.NumGoroutine() <= base })
 }
 
 // requireReal skips where redistest fell back to miniredis, which has no
@@ -294,18 +294,6 @@ func requireReal(t *testing.T) {
 	redistest.Addr(t)
 	if !redistest.Real() {
 		t.Skip("sharded pub/sub needs a real redis-server")
-	}
-}
-
-// waitFor polls cond for up to 5s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -442,7 +430,7 @@ func TestHubClusterReshard(t *testing.T) {
 		t.Fatal("no resync within 15 s of the slot's move")
 	}
 	publishMoved := func() error { return rdb.SPublish(ctx, ch, "moved").Err() }
-	waitFor(t, "a publish on the new master", func() bool { return publishMoved() == nil })
+	redistest.Eventually(t, 5*time.Second, "a publish on the new master", func() bool { return publishMoved() == nil })
 	if got := receive(t, s).Payload; got != "moved" {
 		t.Fatalf("got %q, want moved", got)
 	}

@@ -22,6 +22,7 @@ type fakeStore struct {
 	mu      sync.Mutex
 	home    []int64 // post ids, oldest first
 	down    bool
+	refused int // reads refused while down
 }
 
 var errDown = errors.New("store down")
@@ -40,10 +41,18 @@ func (f *fakeStore) setDown(down bool) {
 	f.down = down
 }
 
+// refusedReads reports how many reads failed while the store was down.
+func (f *fakeStore) refusedReads() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused
+}
+
 func (f *fakeStore) LivePosts(_ context.Context, _ string, msgs []string) ([]*social.Post, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
+		f.refused++
 		return nil, errDown
 	}
 	out := make([]*social.Post, len(msgs))
@@ -57,6 +66,7 @@ func (f *fakeStore) HomePage(_ context.Context, _ string, p social.PageRequest, 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
+		f.refused++
 		return nil, errDown
 	}
 	var c social.Connection[*social.Post]
@@ -126,8 +136,9 @@ func TestStreamThroughStoreOutage(t *testing.T) {
 	for id := int64(4); id <= 23; id++ {
 		f.add(id) // in the home timeline when announced, as fan-out does
 		publish(t, rdb, f.channel, fmt.Sprint(id))
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // announcements spread over the outage
 	}
+	redistest.Eventually(t, 5*time.Second, "a read refused during the outage", func() bool { return f.refusedReads() > 0 })
 	f.setDown(false)
 	if got := next(t, posts, end, 20); !slices.Equal(got, ids(4, 23)) {
 		t.Fatalf("posts after the outage %v, want 4…23 in order", got)
@@ -148,7 +159,7 @@ func TestStreamCatchUpStartsAtNewest(t *testing.T) {
 	f.setDown(true)
 	f.add(51)
 	publish(t, rdb, f.channel, "51")
-	time.Sleep(150 * time.Millisecond)
+	redistest.Eventually(t, 5*time.Second, "the delivery check refused", func() bool { return f.refusedReads() > 0 })
 	f.setDown(false)
 	if got := next(t, posts, end, 1); !slices.Equal(got, []string{"51"}) {
 		t.Fatalf("first post %v, want 51 (the home timeline's older posts are not news)", got)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/redisproc"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 func TestStartStop(t *testing.T) {
@@ -53,6 +54,7 @@ func TestStartStop(t *testing.T) {
 }
 
 func TestCluster(t *testing.T) {
+	redistest.Slow(t, "starts a Redis Cluster of six servers")
 	c, err := redisproc.StartCluster(3, 1)
 	if errors.Is(err, redisproc.ErrNotFound) {
 		t.Skip("redis-server or redis-cli not on PATH")

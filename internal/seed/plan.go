@@ -87,9 +87,20 @@ func NewPlan(c Config) *Plan {
 	for u := range p.Active {
 		p.Active[u] = rng.Float64() < c.ActiveShare
 	}
+	// The steps draw from rng in this order: the plan of a Config is
+	// fixed by it.
+	p.planFollows(rng)
+	p.planPosts(rng, c)
+	for i := range p.Posts {
+		p.planEngagement(rng, c, i)
+	}
+	return p
+}
 
-	// Follows: each user's followers, drawn by sociability without
-	// repeats.
+// planFollows draws each user's followers by sociability without
+// repeats.
+func (p *Plan) planFollows(rng *rand.Rand) {
+	n := p.Users
 	pop, soc := rng.Perm(n), rng.Perm(n)
 	follow := newSampler(soc, socAlpha)
 	mark := make([]int32, n) // mark[v] == u+1: v already follows u
@@ -108,9 +119,12 @@ func NewPlan(c Config) *Plan {
 		}
 	}
 	rng.Shuffle(len(p.Follows), func(i, j int) { p.Follows[i], p.Follows[j] = p.Follows[j], p.Follows[i] })
+}
 
-	// Posts.
-	author := newSampler(rng.Perm(n), actAlpha)
+// planPosts draws the posts: authors by activity, some reposts of public
+// originals of earlier batches, a few ONLY_TO and NOT_TO audiences.
+func (p *Plan) planPosts(rng *rand.Rand, c Config) {
+	author := newSampler(rng.Perm(p.Users), actAlpha)
 	p.Posts = make([]PlannedPost, c.Posts)
 	var public []int32 // public originals of the batches before this one
 	for i := range p.Posts {
@@ -138,50 +152,52 @@ func NewPlan(c Config) *Plan {
 		}
 		p.Posts[i] = post
 	}
+}
 
-	// Likes and comments, by people who may see the post.
-	for i, post := range p.Posts {
-		pool, excluded := p.followers[post.Author], map[int32]bool{post.Author: true}
-		switch post.Vis {
-		case social.OnlyTo:
-			pool = post.Audience
-		case social.NotTo:
-			for _, u := range post.Audience {
-				excluded[u] = true
-			}
-		}
-		engager := func() (int32, bool) {
-			for range 8 {
-				var u int32
-				if post.Vis == social.OnlyTo || (len(pool) > 0 && rng.Float64() < fromFollowers) {
-					if len(pool) == 0 {
-						return 0, false
-					}
-					u = pool[rng.IntN(len(pool))]
-				} else {
-					u = int32(rng.IntN(n))
-				}
-				if !excluded[u] {
-					return u, true
-				}
-			}
-			return 0, false
-		}
-		likes := powerLaw(rng, likesAlpha, min(maxLikes, n-1))
-		liked := map[int32]bool{}
-		for range likes {
-			if u, ok := engager(); ok && !liked[u] {
-				liked[u] = true
-				p.Likes = append(p.Likes, [2]int32{int32(i), u})
-			}
-		}
-		for range powerLaw(rng, commentsAlpha, maxComments) {
-			if u, ok := engager(); ok {
-				p.Comments = append(p.Comments, PlannedComment{Post: int32(i), Author: u, Content: c.Text(rng, CommentText)})
-			}
+// planEngagement draws the likes and comments of post i, by people who
+// may see it.
+func (p *Plan) planEngagement(rng *rand.Rand, c Config, i int) {
+	n := p.Users
+	post := p.Posts[i]
+	pool, excluded := p.followers[post.Author], map[int32]bool{post.Author: true}
+	switch post.Vis {
+	case social.OnlyTo:
+		pool = post.Audience
+	case social.NotTo:
+		for _, u := range post.Audience {
+			excluded[u] = true
 		}
 	}
-	return p
+	engager := func() (int32, bool) {
+		for range 8 {
+			var u int32
+			if post.Vis == social.OnlyTo || (len(pool) > 0 && rng.Float64() < fromFollowers) {
+				if len(pool) == 0 {
+					return 0, false
+				}
+				u = pool[rng.IntN(len(pool))]
+			} else {
+				u = int32(rng.IntN(n))
+			}
+			if !excluded[u] {
+				return u, true
+			}
+		}
+		return 0, false
+	}
+	likes := powerLaw(rng, likesAlpha, min(maxLikes, n-1))
+	liked := map[int32]bool{}
+	for range likes {
+		if u, ok := engager(); ok && !liked[u] {
+			liked[u] = true
+			p.Likes = append(p.Likes, [2]int32{int32(i), u})
+		}
+	}
+	for range powerLaw(rng, commentsAlpha, maxComments) {
+		if u, ok := engager(); ok {
+			p.Comments = append(p.Comments, PlannedComment{Post: int32(i), Author: u, Content: c.Text(rng, CommentText)})
+		}
+	}
 }
 
 // pick returns up to k distinct users other than not: from pool when it is
