@@ -22,11 +22,13 @@ func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []s
 // same posts (by their authors, when known) in its pipeline.
 func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
 	v := s.newVisibility(viewerID, ids)
-	// ZSCORE of a like that is not there answers nil: not an error.
+	if f != nil {
+		v.want = f.viewWants()
+	}
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		if f != nil {
-			f.queue(ctx, p, ids, authors)
+			f.queue(ctx, p, v, authors)
 		}
 		return nil
 	})
@@ -40,42 +42,32 @@ func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []s
 // a form that joins any pipeline: queue adds its commands, then verdict and
 // posts read the replies.
 //
-// Per post it reads the hash (HMGET) and, for a signed-in viewer, whether
-// the viewer is in the post's onlyTo and notTo sets (SISMEMBER); once per
-// batch the viewer's own Blocks and BlockedBy sets (SMEMBERS), which also
-// cover authors not known before the hashes arrive. Anonymous viewers see
-// PUBLIC and NOT_TO posts, never ONLY_TO ones; an author always sees their
-// own posts.
+// Per post it reads a post view (post_view.go: the hash and, for a
+// signed-in viewer, whether the viewer is in the onlyTo or notTo set its
+// visibility consults, plus the extras of want); once per batch the
+// viewer's own Blocks and BlockedBy sets (SMEMBERS), which also cover
+// authors not known before the hashes arrive. Anonymous viewers see
+// PUBLIC posts only; an author always sees their own posts.
 type visibility struct {
 	keys              Keys
+	s                 *DB
 	viewer            string
 	ids               []string
-	hash              []*redis.SliceCmd
-	only, not         []*redis.BoolCmd
+	want              viewWants
+	views             []postView
 	blocks, blockedBy *redis.StringSliceCmd
 	blocked           map[string]bool // built by access on first use
 }
 
 func (s *DB) newVisibility(viewerID string, ids []string) *visibility {
-	return &visibility{keys: s.keys, viewer: viewerID, ids: ids}
+	return &visibility{keys: s.keys, s: s, viewer: viewerID, ids: ids}
 }
 
 // queue adds the commands of the check to a pipeline.
 func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
-	v.hash = make([]*redis.SliceCmd, len(v.ids))
-	if v.viewer != "" {
-		v.only = make([]*redis.BoolCmd, len(v.ids))
-		v.not = make([]*redis.BoolCmd, len(v.ids))
-	}
+	v.views = make([]postView, len(v.ids))
 	for i, id := range v.ids {
-		if !social.IsID(id) {
-			continue
-		}
-		v.hash[i] = hmget(ctx, p, v.keys.Post(id), postFields)
-		if v.viewer != "" {
-			v.only[i] = p.SIsMember(ctx, v.keys.PostOnlyTo(id), v.viewer)
-			v.not[i] = p.SIsMember(ctx, v.keys.PostNotTo(id), v.viewer)
-		}
+		v.views[i] = v.s.queuePostView(ctx, p, v.viewer, id, v.want)
 	}
 	if v.viewer != "" && len(v.ids) > 0 {
 		v.blocks = p.SMembers(ctx, v.keys.Blocks(v.viewer))
@@ -85,10 +77,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 
 // post returns the i-th post as stored, or nil when it does not exist.
 func (v *visibility) post(i int) *social.Post {
-	if v.hash[i] == nil {
-		return nil
-	}
-	return postFromValues(v.ids[i], v.hash[i].Val())
+	return v.views[i].post(v.ids[i])
 }
 
 // access applies the visibility policy (social.PostAccess) to the i-th
@@ -107,11 +96,7 @@ func (v *visibility) access(i int) social.Access {
 			v.blocked[u] = true
 		}
 	}
-	return social.PostAccess(v.viewer, p, social.AccessFacts{
-		Blocked:  v.blocked[p.AuthorID],
-		InOnlyTo: v.only[i].Val(),
-		InNotTo:  v.not[i].Val(),
-	})
+	return social.PostAccess(v.viewer, p, v.views[i].accessFacts(v.blocked[p.AuthorID]))
 }
 
 // posts returns the batch with nil for every post the viewer may not see.

@@ -101,10 +101,18 @@ func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connect
 	}
 	total, _ := res[0].(int64)
 	c.Total = int(total)
-	rows := (len(res) - 1) / 4
-	c.HasNext = rows > first
-	for r := 0; r < min(rows, first); r++ {
-		v := res[1+4*r : 5+4*r]
+	addCommentRows(&c, postID, first, res[1:])
+	return c, nil
+}
+
+// addCommentRows adds to c the first of rows, id, author, content, created
+// quadruples as the comment scripts return them, and whether there are
+// more.
+func addCommentRows(c *social.Connection[*social.Comment], postID string, first int, rows []any) {
+	n := len(rows) / 4
+	c.HasNext = n > first
+	for r := 0; r < min(n, first); r++ {
+		v := rows[4*r : 4*r+4]
 		id, _ := v[0].(string)
 		author, _ := v[1].(string)
 		if author == "" {
@@ -115,5 +123,4 @@ func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connect
 		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created)})
 		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
 	}
-	return c, nil
 }

@@ -72,11 +72,14 @@ var (
 	addCommentScript    = newScript("add_comment.lua")
 	deleteCommentScript = newScript("delete_comment.lua")
 	commentRowsScript   = newScript("comment_rows.lua", "cursor")
+
+	// Page reads (post_view.go).
+	postViewScript = newScript("post_view.lua")
 )
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postViewScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS
@@ -192,6 +195,16 @@ func fieldArgs(fields ...string) []any {
 	out := make([]any, len(fields))
 	for i, f := range fields {
 		out[i] = f
+	}
+	return out
+}
+
+// ScriptNames maps each script's SHA1 to its file name, for measurements
+// that tell the scripts a client called apart (cmd/bench).
+func ScriptNames() map[string]string {
+	out := make(map[string]string, len(scriptSources))
+	for name, src := range scriptSources {
+		out[redis.NewScript(src).Hash()] = name
 	}
 	return out
 }

@@ -16,9 +16,10 @@ import (
 //
 //  1. the page's candidate ids (home: the list script, whose entries carry
 //     each post's author; user timeline: the own-posts zset);
-//  2. one pipeline: the visibility check of the candidates, and joined to
-//     it the posts' authors, counters, the viewer's likes and the first
-//     comments of each post (commentRowsScript);
+//  2. one pipeline: the visibility check of the candidates, one post view
+//     each (post_view.go) that also brings the post's counters, the
+//     viewer's marks and its first comments, and joined to it the posts'
+//     authors;
 //  3. one pipeline: what only stage 2 names — the authors of those
 //     comments, the reposted originals (visibility, counters, likes) and
 //     their authors (recorded in the repost as rauthor).
@@ -35,10 +36,8 @@ type pageFetch struct {
 	w      readplan.PageWants
 
 	// Stage-2 replies by post id (or user id for users).
-	counts   map[string]countCmds
-	marks    map[string]markCmds
-	comments map[string]*redis.Cmd
-	users    map[string]*redis.SliceCmd
+	views map[string]postView
+	users map[string]*redis.SliceCmd
 }
 
 // newPageFetch starts the fetch of about posts posts' extras (a size hint:
@@ -50,32 +49,31 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
 		s: s.DB, viewer: viewerID, w: w,
-		counts:   make(map[string]countCmds, n),
-		marks:    make(map[string]markCmds, n),
-		comments: make(map[string]*redis.Cmd, n),
-		users:    make(map[string]*redis.SliceCmd, n),
+		views: make(map[string]postView, n),
+		users: make(map[string]*redis.SliceCmd, n),
 	}
 }
 
-// queue joins stage 2 to the visibility pipeline of candidate posts ids;
-// authors[i], when known, is the author of ids[i].
-func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, ids, authors []string) {
-	s, w := f.s, f.w
-	for i, id := range ids {
+// viewWants is what the page's post views bring along. One comment more
+// than asked tells whether there is a next page.
+func (f *pageFetch) viewWants() viewWants {
+	w := viewWants{counts: f.w.Counts, marks: f.w.Marks}
+	if f.w.Comments > 0 {
+		w.comments = f.w.Comments + 1
+	}
+	return w
+}
+
+// queue joins stage 2 to the visibility check v of the candidates, whose
+// views bring their extras; authors[i], when known, is the author of the
+// i-th candidate.
+func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility, authors []string) {
+	for i, id := range v.ids {
 		if !social.IsID(id) {
 			continue
 		}
-		if w.Counts {
-			f.counts[id] = s.queueCounts(ctx, p, id)
-		}
-		if w.Marks {
-			f.marks[id] = s.queueMarks(ctx, p, f.viewer, id)
-		}
-		if w.Comments > 0 {
-			// One more than asked tells whether there is a next page.
-			f.comments[id] = s.queueCommentRows(ctx, p, id, w.Comments+1, "")
-		}
-		if w.Authors && i < len(authors) {
+		f.views[id] = v.views[i]
+		if f.w.Authors && i < len(authors) {
 			f.queueUser(ctx, p, authors[i])
 		}
 	}
@@ -99,9 +97,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 		Originals: map[string]*social.Post{},
 	}
 	// The replies stage 2 already has (stage 3 needs the comments' authors).
-	if err := f.read(page, c.Items); err != nil {
-		return nil, err
-	}
+	f.read(page, c.Items)
 
 	// Stage 3: everything named by stage 2, in one pipeline.
 	orig := f.newOriginals(c.Items)
@@ -118,9 +114,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
 		return nil, fmt.Errorf("load page details: %w", err)
 	}
-	if err := f.read(page, c.Items); err != nil { // the late posts' replies
-		return nil, err
-	}
+	f.read(page, c.Items) // the late posts' replies
 	for id, cmd := range f.users {
 		page.Users[id] = userFromValues(id, cmd.Val())
 	}
@@ -128,23 +122,18 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	return page, nil
 }
 
-// queueLate queues the counters, likes and comments of the posts from a
-// later round of a page (most candidates hidden), which had no stage-2
-// reads (their comments' authors are then left to the loaders). It
-// returns how many reads it queued.
+// queueLate queues the views of the posts from a later round of a page
+// (most candidates hidden), which had no stage-2 extras (their comments'
+// authors are then left to the loaders), when the page wants extras. It
+// returns how many views it queued.
 func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, posts []*social.Post) int {
-	w, late := f.w, 0
+	w, late := f.viewWants(), 0
+	if w == (viewWants{}) {
+		return 0
+	}
 	for _, post := range posts {
-		if _, ok := f.counts[post.ID]; w.Counts && !ok {
-			f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
-			late++
-		}
-		if _, ok := f.marks[post.ID]; w.Marks && !ok {
-			f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
-			late++
-		}
-		if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
-			f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "")
+		if _, ok := f.views[post.ID]; !ok {
+			f.views[post.ID] = f.s.queuePostView(ctx, p, f.viewer, post.ID, w)
 			late++
 		}
 	}
@@ -169,17 +158,15 @@ func (f *pageFetch) queueAuthors(ctx context.Context, p redis.Pipeliner, page *r
 }
 
 // originals is stage 3's read of the reposts' originals: the posts as the
-// viewer may see them, and their authors, counters and the viewer's marks
-// as w asks.
+// viewer may see them, with their counters and the viewer's marks as w
+// asks, and their authors.
 type originals struct {
-	ids    []string
-	v      *visibility
-	counts map[string]countCmds
-	marks  map[string]markCmds
+	ids []string
+	v   *visibility
 }
 
 func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
-	o := &originals{counts: map[string]countCmds{}, marks: map[string]markCmds{}}
+	o := &originals{}
 	if f.w.Reposts {
 		for _, post := range posts {
 			if post.RepostOfID != "" {
@@ -188,6 +175,7 @@ func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
 		}
 	}
 	o.v = f.s.newVisibility(f.viewer, o.ids)
+	o.v.want = viewWants{counts: f.w.OriginalCounts, marks: f.w.OriginalMarks}
 	return o
 }
 
@@ -196,19 +184,9 @@ func (o *originals) queue(ctx context.Context, p redis.Pipeliner, f *pageFetch, 
 		return
 	}
 	o.v.queue(ctx, p)
-	w := f.w
 	for _, post := range posts {
-		if post.RepostOfID == "" {
-			continue
-		}
-		if w.OriginalAuthors && post.RepostOfAuthorID != "" {
+		if post.RepostOfID != "" && f.w.OriginalAuthors && post.RepostOfAuthorID != "" {
 			f.queueUser(ctx, p, post.RepostOfAuthorID)
-		}
-		if w.OriginalCounts {
-			o.counts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
-		}
-		if w.OriginalMarks {
-			o.marks[post.RepostOfID] = f.s.queueMarks(ctx, p, f.viewer, post.RepostOfID)
 		}
 	}
 }
@@ -217,35 +195,36 @@ func (o *originals) read(page *readplan.Page) {
 	for i, p := range o.v.posts() {
 		page.Originals[o.ids[i]] = p
 	}
-	for id, cmd := range o.counts {
-		page.Counts[id] = cmd.counts()
-	}
-	for id, cmd := range o.marks {
-		page.Marks[id] = cmd.marks()
+	for i, id := range o.ids {
+		if o.v.want.counts {
+			page.Counts[id] = o.v.views[i].counts()
+		}
+		if o.v.want.marks {
+			page.Marks[id] = o.v.views[i].marks()
+		}
 	}
 }
 
 // read moves the replies of posts' counters, likes and first comments that
 // have been read (queued in a pipeline that ran) into the page, once per
 // post: before stage 3 for stage 2's posts, after it for the late ones.
-func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) error {
+func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) {
 	w := f.w
 	for _, post := range posts {
-		if c, ok := f.counts[post.ID]; ok && w.Counts && !done(page.Counts, post.ID) {
-			page.Counts[post.ID] = c.counts()
+		v, ok := f.views[post.ID]
+		if !ok || v.cmd == nil || v.cmd.Err() != nil {
+			continue // not read yet (a late post before stage 3)
 		}
-		if c, ok := f.marks[post.ID]; ok && w.Marks && !done(page.Marks, post.ID) {
-			page.Marks[post.ID] = c.marks()
+		if w.Counts && !done(page.Counts, post.ID) {
+			page.Counts[post.ID] = v.counts()
 		}
-		if c, ok := f.comments[post.ID]; ok && w.Comments > 0 && !done(page.Comments, post.ID) {
-			cc, err := commentsFromReply(post.ID, w.Comments, c)
-			if err != nil {
-				return fmt.Errorf("first comments of post %s: %w", post.ID, err)
-			}
-			page.Comments[post.ID] = cc
+		if w.Marks && !done(page.Marks, post.ID) {
+			page.Marks[post.ID] = v.marks()
+		}
+		if w.Comments > 0 && !done(page.Comments, post.ID) {
+			page.Comments[post.ID] = v.comments(post.ID, w.Comments)
 		}
 	}
-	return nil
 }
 
 func done[V any](m map[string]V, id string) bool { _, ok := m[id]; return ok }
