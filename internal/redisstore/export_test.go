@@ -3,10 +3,6 @@ package redisstore
 import (
 	"context"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/socialgw/gateway/internal/social"
 )
 
 // LuaSource exposes the embedded scripts to the script tests.
@@ -38,32 +34,3 @@ const (
 	CommonWalkMax = commonWalkMax
 	CommonSample  = commonSample
 )
-
-// PostView is one post as a page's post view reads it (post_view.go).
-type PostView struct {
-	Post     *social.Post
-	Facts    social.AccessFacts
-	Counts   social.PostCounts
-	Marks    social.Marks
-	Comments social.Connection[*social.Comment]
-}
-
-// PostViews reads the views of ids for viewer with counters, marks and
-// first comments, in one pipeline.
-func (s *DB) PostViews(ctx context.Context, viewer string, ids []string, first int) ([]PostView, error) {
-	views := make([]postView, len(ids))
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			views[i] = s.queuePostView(ctx, p, viewer, id, viewWants{counts: true, marks: true, comments: first + 1})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]PostView, len(ids))
-	for i, v := range views {
-		out[i] = PostView{Post: v.post(ids[i]), Facts: v.accessFacts(false), Counts: v.counts(), Marks: v.marks(), Comments: v.comments(ids[i], first)}
-	}
-	return out, nil
-}

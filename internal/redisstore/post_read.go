@@ -22,9 +22,7 @@ func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []s
 // same posts (by their authors, when known) in its pipeline.
 func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
 	v := s.newVisibility(viewerID, ids)
-	if f != nil {
-		v.want = f.viewWants()
-	}
+	// ZSCORE of a like that is not there answers nil: not an error.
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		if f != nil {
@@ -42,32 +40,42 @@ func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []s
 // a form that joins any pipeline: queue adds its commands, then verdict and
 // posts read the replies.
 //
-// Per post it reads a post view (post_view.go: the hash and, for a
-// signed-in viewer, whether the viewer is in the onlyTo or notTo set its
-// visibility consults, plus the extras of want); once per batch the
-// viewer's own Blocks and BlockedBy sets (SMEMBERS), which also cover
-// authors not known before the hashes arrive. Anonymous viewers see
-// PUBLIC posts only; an author always sees their own posts.
+// Per post it reads the hash with its counters (HMGET) and, for a signed-in viewer, whether
+// the viewer is in the post's onlyTo and notTo sets (SISMEMBER); once per
+// batch the viewer's own Blocks and BlockedBy sets (SMEMBERS), which also
+// cover authors not known before the hashes arrive. Anonymous viewers see
+// PUBLIC and NOT_TO posts, never ONLY_TO ones; an author always sees their
+// own posts.
 type visibility struct {
 	keys              Keys
-	s                 *DB
 	viewer            string
 	ids               []string
-	want              viewWants
-	views             []postView
+	hash              []*redis.SliceCmd
+	only, not         []*redis.BoolCmd
 	blocks, blockedBy *redis.StringSliceCmd
 	blocked           map[string]bool // built by access on first use
 }
 
 func (s *DB) newVisibility(viewerID string, ids []string) *visibility {
-	return &visibility{keys: s.keys, s: s, viewer: viewerID, ids: ids}
+	return &visibility{keys: s.keys, viewer: viewerID, ids: ids}
 }
 
 // queue adds the commands of the check to a pipeline.
 func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
-	v.views = make([]postView, len(v.ids))
+	v.hash = make([]*redis.SliceCmd, len(v.ids))
+	if v.viewer != "" {
+		v.only = make([]*redis.BoolCmd, len(v.ids))
+		v.not = make([]*redis.BoolCmd, len(v.ids))
+	}
 	for i, id := range v.ids {
-		v.views[i] = v.s.queuePostView(ctx, p, v.viewer, id, v.want)
+		if !social.IsID(id) {
+			continue
+		}
+		v.hash[i] = hmget(ctx, p, v.keys.Post(id), postReadFields)
+		if v.viewer != "" {
+			v.only[i] = p.SIsMember(ctx, v.keys.PostOnlyTo(id), v.viewer)
+			v.not[i] = p.SIsMember(ctx, v.keys.PostNotTo(id), v.viewer)
+		}
 	}
 	if v.viewer != "" && len(v.ids) > 0 {
 		v.blocks = p.SMembers(ctx, v.keys.Blocks(v.viewer))
@@ -77,7 +85,30 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 
 // post returns the i-th post as stored, or nil when it does not exist.
 func (v *visibility) post(i int) *social.Post {
-	return v.views[i].post(v.ids[i])
+	if v.hash[i] == nil {
+		return nil
+	}
+	return postFromValues(v.ids[i], v.hash[i].Val())
+}
+
+// counts returns the counters the i-th post's hash holds; false when the
+// post is missing or its hash has no counters yet (postCountersScript
+// reads and sets them).
+func (v *visibility) counts(i int) (social.PostCounts, bool) {
+	if v.hash[i] == nil {
+		return social.PostCounts{}, false
+	}
+	vals := v.hash[i].Val()
+	var n [3]int
+	for j := range n {
+		s, _ := vals[len(postFields)+j].(string)
+		c, err := strconv.Atoi(s)
+		if err != nil {
+			return social.PostCounts{}, false
+		}
+		n[j] = c
+	}
+	return social.PostCounts{Likes: n[0], Comments: n[1], Reposts: n[2]}, true
 }
 
 // access applies the visibility policy (social.PostAccess) to the i-th
@@ -96,7 +127,11 @@ func (v *visibility) access(i int) social.Access {
 			v.blocked[u] = true
 		}
 	}
-	return social.PostAccess(v.viewer, p, v.views[i].accessFacts(v.blocked[p.AuthorID]))
+	return social.PostAccess(v.viewer, p, social.AccessFacts{
+		Blocked:  v.blocked[p.AuthorID],
+		InOnlyTo: v.only[i].Val(),
+		InNotTo:  v.not[i].Val(),
+	})
 }
 
 // posts returns the batch with nil for every post the viewer may not see.
@@ -143,16 +178,16 @@ func postFromValues(id string, vals []any) *social.Post {
 	return p
 }
 
-// PostCounts returns the counters of posts with one pipeline: ZCARD of
-// Likers, LLEN of PostComments and SCARD of PostReposts. A count is the
-// size of its list, so it can never drift from what the list holds.
+// PostCounts returns the counters of posts with one pipeline: the
+// counters each post's hash holds (queueCounts), which the scripts that
+// change Likers, PostComments and PostReposts set to their sizes.
 func (s *PostService) PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error) {
 	out := make([]social.PostCounts, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	cmds := make([]countCmds, len(ids))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = s.queueCounts(ctx, p, id)
 		}

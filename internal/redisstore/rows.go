@@ -36,27 +36,29 @@ func userFromValues(id string, v []any) *social.User {
 	return &social.User{ID: id, Name: name, Email: email, Bio: bio, CreatedAt: msTime(created)}
 }
 
-// countCmds are the replies of one post's counters.
-type countCmds [3]*redis.IntCmd
+// countCmds is the reply of one post's counters.
+type countCmds struct{ cmd *redis.Cmd }
 
-// queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
-// PostComments and SCARD of PostReposts.
+// queueCounts queues the counters of a post (postCountersScript: the
+// post hash's nlikes, ncomments and nreposts, which lua/lib/counts.lua
+// keeps equal to the sizes of Likers, PostComments and PostReposts).
 func (s *DB) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
 	if !social.IsID(id) {
 		return countCmds{}
 	}
-	return countCmds{
-		p.ZCard(ctx, s.keys.Likers(id)),
-		p.LLen(ctx, s.keys.PostComments(id)),
-		p.SCard(ctx, s.keys.PostReposts(id)),
-	}
+	k := s.keys
+	return countCmds{postCountersScript.EvalSha(ctx, p, []string{k.Post(id), k.Likers(id), k.PostComments(id), k.PostReposts(id)})}
 }
 
 func (c countCmds) counts() social.PostCounts {
-	if c[0] == nil {
+	if c.cmd == nil {
 		return social.PostCounts{}
 	}
-	return social.PostCounts{Likes: int(c[0].Val()), Comments: int(c[1].Val()), Reposts: int(c[2].Val())}
+	n, _ := c.cmd.Int64Slice()
+	if len(n) != 3 {
+		return social.PostCounts{}
+	}
+	return social.PostCounts{Likes: int(n[0]), Comments: int(n[1]), Reposts: int(n[2])}
 }
 
 // markCmds are the replies of one post's marks.
@@ -101,18 +103,10 @@ func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connect
 	}
 	total, _ := res[0].(int64)
 	c.Total = int(total)
-	addCommentRows(&c, postID, first, res[1:])
-	return c, nil
-}
-
-// addCommentRows adds to c the first of rows, id, author, content, created
-// quadruples as the comment scripts return them, and whether there are
-// more.
-func addCommentRows(c *social.Connection[*social.Comment], postID string, first int, rows []any) {
-	n := len(rows) / 4
-	c.HasNext = n > first
-	for r := 0; r < min(n, first); r++ {
-		v := rows[4*r : 4*r+4]
+	rows := (len(res) - 1) / 4
+	c.HasNext = rows > first
+	for r := 0; r < min(rows, first); r++ {
+		v := res[1+4*r : 5+4*r]
 		id, _ := v[0].(string)
 		author, _ := v[1].(string)
 		if author == "" {
@@ -123,4 +117,5 @@ func addCommentRows(c *social.Connection[*social.Comment], postID string, first 
 		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created)})
 		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
 	}
+	return c, nil
 }

@@ -16,13 +16,15 @@ import (
 //
 //  1. the page's candidate ids (home: the list script, whose entries carry
 //     each post's author; user timeline: the own-posts zset);
-//  2. one pipeline: the visibility check of the candidates, one post view
-//     each (post_view.go) that also brings the post's counters, the
-//     viewer's marks and its first comments, and joined to it the posts'
-//     authors;
+//  2. one pipeline: the visibility check of the candidates, whose HMGET of
+//     each post's hash also brings its counters, and joined to it the
+//     posts' authors, the viewer's likes and the first comments of each
+//     post (commentRowsScript);
 //  3. one pipeline: what only stage 2 names — the authors of those
 //     comments, the reposted originals (visibility, counters, likes) and
-//     their authors (recorded in the repost as rauthor).
+//     their authors (recorded in the repost as rauthor); and the counters
+//     of posts whose hash had none (written before hashes held them:
+//     postCountersScript sets them).
 //
 // Stage 2 reads for all candidates, a few more than the page shows (see
 // candidates); stage 3 only for the posts on the page. Pages whose
@@ -35,9 +37,13 @@ type pageFetch struct {
 	viewer string
 	w      readplan.PageWants
 
-	// Stage-2 replies by post id (or user id for users).
-	views map[string]postView
-	users map[string]*redis.SliceCmd
+	// Stage-2 replies by post id (or user id for users); counts are those
+	// read in stage 3, checked the candidates' hashes with their counters.
+	checked  map[string]checkedPost
+	counts   map[string]countCmds
+	marks    map[string]markCmds
+	comments map[string]*redis.Cmd
+	users    map[string]*redis.SliceCmd
 }
 
 // newPageFetch starts the fetch of about posts posts' extras (a size hint:
@@ -49,31 +55,38 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
 		s: s.DB, viewer: viewerID, w: w,
-		views: make(map[string]postView, n),
-		users: make(map[string]*redis.SliceCmd, n),
+		checked:  make(map[string]checkedPost, n),
+		counts:   make(map[string]countCmds),
+		marks:    make(map[string]markCmds, n),
+		comments: make(map[string]*redis.Cmd, n),
+		users:    make(map[string]*redis.SliceCmd, n),
 	}
 }
 
-// viewWants is what the page's post views bring along. One comment more
-// than asked tells whether there is a next page.
-func (f *pageFetch) viewWants() viewWants {
-	w := viewWants{counts: f.w.Counts, marks: f.w.Marks}
-	if f.w.Comments > 0 {
-		w.comments = f.w.Comments + 1
-	}
-	return w
+// checkedPost is a candidate of a visibility check: its hash holds the
+// post's counters.
+type checkedPost struct {
+	v *visibility
+	i int
 }
 
-// queue joins stage 2 to the visibility check v of the candidates, whose
-// views bring their extras; authors[i], when known, is the author of the
-// i-th candidate.
+// queue joins stage 2 to the visibility check v of the candidates;
+// authors[i], when known, is the author of the i-th.
 func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility, authors []string) {
+	s, w := f.s, f.w
 	for i, id := range v.ids {
 		if !social.IsID(id) {
 			continue
 		}
-		f.views[id] = v.views[i]
-		if f.w.Authors && i < len(authors) {
+		f.checked[id] = checkedPost{v, i}
+		if w.Marks {
+			f.marks[id] = s.queueMarks(ctx, p, f.viewer, id)
+		}
+		if w.Comments > 0 {
+			// One more than asked tells whether there is a next page.
+			f.comments[id] = s.queueCommentRows(ctx, p, id, w.Comments+1, "")
+		}
+		if w.Authors && i < len(authors) {
 			f.queueUser(ctx, p, authors[i])
 		}
 	}
@@ -97,13 +110,15 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 		Originals: map[string]*social.Post{},
 	}
 	// The replies stage 2 already has (stage 3 needs the comments' authors).
-	f.read(page, c.Items)
+	if err := f.read(page, c.Items); err != nil {
+		return nil, err
+	}
 
 	// Stage 3: everything named by stage 2, in one pipeline.
 	orig := f.newOriginals(c.Items)
 	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
 		before := len(f.users)
-		late := f.queueLate(ctx, p, c.Items)
+		late := f.queueLate(ctx, p, page, c.Items)
 		f.queueAuthors(ctx, p, page, c.Items)
 		orig.queue(ctx, p, f, c.Items)
 		if len(f.users) == before && len(orig.ids) == 0 && late == 0 {
@@ -114,7 +129,9 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
 		return nil, fmt.Errorf("load page details: %w", err)
 	}
-	f.read(page, c.Items) // the late posts' replies
+	if err := f.read(page, c.Items); err != nil { // the late posts' replies
+		return nil, err
+	}
 	for id, cmd := range f.users {
 		page.Users[id] = userFromValues(id, cmd.Val())
 	}
@@ -122,18 +139,24 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	return page, nil
 }
 
-// queueLate queues the views of the posts from a later round of a page
-// (most candidates hidden), which had no stage-2 extras (their comments'
-// authors are then left to the loaders), when the page wants extras. It
-// returns how many views it queued.
-func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, posts []*social.Post) int {
-	w, late := f.viewWants(), 0
-	if w == (viewWants{}) {
-		return 0
-	}
+// queueLate queues the counters, likes and comments of the posts from a
+// later round of a page (most candidates hidden), which had no stage-2
+// reads (their comments' authors are then left to the loaders), and the
+// counters that stage 2's hashes lacked. It returns how many reads it
+// queued.
+func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, page *readplan.Page, posts []*social.Post) int {
+	w, late := f.w, 0
 	for _, post := range posts {
-		if _, ok := f.views[post.ID]; !ok {
-			f.views[post.ID] = f.s.queuePostView(ctx, p, f.viewer, post.ID, w)
+		if _, ok := f.counts[post.ID]; w.Counts && !ok && !done(page.Counts, post.ID) {
+			f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
+			late++
+		}
+		if _, ok := f.marks[post.ID]; w.Marks && !ok {
+			f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
+			late++
+		}
+		if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
+			f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "")
 			late++
 		}
 	}
@@ -158,15 +181,17 @@ func (f *pageFetch) queueAuthors(ctx context.Context, p redis.Pipeliner, page *r
 }
 
 // originals is stage 3's read of the reposts' originals: the posts as the
-// viewer may see them, with their counters and the viewer's marks as w
-// asks, and their authors.
+// viewer may see them, and their authors, counters and the viewer's marks
+// as w asks.
 type originals struct {
-	ids []string
-	v   *visibility
+	ids    []string
+	v      *visibility
+	counts map[string]countCmds
+	marks  map[string]markCmds
 }
 
 func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
-	o := &originals{}
+	o := &originals{counts: map[string]countCmds{}, marks: map[string]markCmds{}}
 	if f.w.Reposts {
 		for _, post := range posts {
 			if post.RepostOfID != "" {
@@ -175,7 +200,6 @@ func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
 		}
 	}
 	o.v = f.s.newVisibility(f.viewer, o.ids)
-	o.v.want = viewWants{counts: f.w.OriginalCounts, marks: f.w.OriginalMarks}
 	return o
 }
 
@@ -184,9 +208,19 @@ func (o *originals) queue(ctx context.Context, p redis.Pipeliner, f *pageFetch, 
 		return
 	}
 	o.v.queue(ctx, p)
+	w := f.w
 	for _, post := range posts {
-		if post.RepostOfID != "" && f.w.OriginalAuthors && post.RepostOfAuthorID != "" {
+		if post.RepostOfID == "" {
+			continue
+		}
+		if w.OriginalAuthors && post.RepostOfAuthorID != "" {
 			f.queueUser(ctx, p, post.RepostOfAuthorID)
+		}
+		if w.OriginalCounts {
+			o.counts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
+		}
+		if w.OriginalMarks {
+			o.marks[post.RepostOfID] = f.s.queueMarks(ctx, p, f.viewer, post.RepostOfID)
 		}
 	}
 }
@@ -195,34 +229,45 @@ func (o *originals) read(page *readplan.Page) {
 	for i, p := range o.v.posts() {
 		page.Originals[o.ids[i]] = p
 	}
-	for i, id := range o.ids {
-		if o.v.want.counts {
-			page.Counts[id] = o.v.views[i].counts()
-		}
-		if o.v.want.marks {
-			page.Marks[id] = o.v.views[i].marks()
-		}
+	for id, cmd := range o.counts {
+		page.Counts[id] = cmd.counts()
+	}
+	for id, cmd := range o.marks {
+		page.Marks[id] = cmd.marks()
 	}
 }
 
 // read moves the replies of posts' counters, likes and first comments that
 // have been read (queued in a pipeline that ran) into the page, once per
 // post: before stage 3 for stage 2's posts, after it for the late ones.
-func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) {
+func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) error {
 	w := f.w
 	for _, post := range posts {
-		v, ok := f.views[post.ID]
-		if !ok || v.cmd == nil || v.cmd.Err() != nil {
-			continue // not read yet (a late post before stage 3)
-		}
 		if w.Counts && !done(page.Counts, post.ID) {
-			page.Counts[post.ID] = v.counts()
+			f.readCounts(page, post.ID)
 		}
-		if w.Marks && !done(page.Marks, post.ID) {
-			page.Marks[post.ID] = v.marks()
+		if c, ok := f.marks[post.ID]; ok && w.Marks && !done(page.Marks, post.ID) {
+			page.Marks[post.ID] = c.marks()
 		}
-		if w.Comments > 0 && !done(page.Comments, post.ID) {
-			page.Comments[post.ID] = v.comments(post.ID, w.Comments)
+		if c, ok := f.comments[post.ID]; ok && w.Comments > 0 && !done(page.Comments, post.ID) {
+			cc, err := commentsFromReply(post.ID, w.Comments, c)
+			if err != nil {
+				return fmt.Errorf("first comments of post %s: %w", post.ID, err)
+			}
+			page.Comments[post.ID] = cc
+		}
+	}
+	return nil
+}
+
+// readCounts moves a post's counters into the page: from stage 3's read
+// when there is one, else from its hash when that held them.
+func (f *pageFetch) readCounts(page *readplan.Page, id string) {
+	if c, ok := f.counts[id]; ok {
+		page.Counts[id] = c.counts()
+	} else if c, ok := f.checked[id]; ok {
+		if pc, ok := c.v.counts(c.i); ok {
+			page.Counts[id] = pc
 		}
 	}
 }
