@@ -18,7 +18,7 @@ import (
 // maxCommandsPerPage bounds what Redis counts (script internals included)
 // for one warm reference page of the small data set: the page's layout
 // is what keeps it there.
-const maxCommandsPerPage = 400
+const maxCommandsPerPage = 320
 
 // rounds is how many times each reader's page is read while measuring.
 const rounds = 20
