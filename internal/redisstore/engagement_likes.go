@@ -54,7 +54,7 @@ func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) e
 	// reads whether the like stands when it runs the job.
 	var like *redis.Cmd
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		like = likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID)
+		like = likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID, "like")
 		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})
@@ -75,8 +75,8 @@ func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string)
 	if err != nil {
 		return err
 	}
-	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, s.keys.Likers(postID), viewerID)
+	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID, "unlike")
 		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})

@@ -50,6 +50,17 @@ type PostService struct{ *DB }
 // Post hash fields, in the order VisiblePosts reads them.
 var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor", "src", "lat", "lng", "place", "mentions", "media")
 
+// postCounterFields are the post hash's counters: the sizes of Likers,
+// PostComments and PostReposts, set (never incremented) by the scripts
+// that change those (lua/lib/counts.lua), so a page reads a post and its
+// counters with one HMGET. A post written before the counters existed
+// gets them on its first read by post_counters.lua or its first change.
+var postCounterFields = fieldArgs("nlikes", "ncomments", "nreposts")
+
+// postReadFields are read for a post's visibility check: the post and its
+// counters (in the order of postCounterFields after postFields).
+var postReadFields = append(append([]any{}, postFields...), postCounterFields...)
+
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
 //
@@ -341,6 +352,9 @@ func postHash(p *social.Post) []any {
 	}
 	if len(p.Media) > 0 {
 		args = append(args, "media", encodeMedia(p.Media))
+	}
+	for _, f := range postCounterFields {
+		args = append(args, f, 0)
 	}
 	args[0] = len(args) - 1
 	return args

@@ -67,5 +67,5 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 // queueUnlinkRepost queues taking a deleted repost out of its original's
 // reposts (and plain reposts): idempotent.
 func (s *DB) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
-	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original)}, id, author)
+	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original), s.keys.Post(original)}, id, author)
 }

@@ -26,7 +26,7 @@ func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []s
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		if f != nil {
-			f.queue(ctx, p, ids, authors)
+			f.queue(ctx, p, v, authors)
 		}
 		return nil
 	})
@@ -40,7 +40,7 @@ func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []s
 // a form that joins any pipeline: queue adds its commands, then verdict and
 // posts read the replies.
 //
-// Per post it reads the hash (HMGET) and, for a signed-in viewer, whether
+// Per post it reads the hash with its counters (HMGET) and, for a signed-in viewer, whether
 // the viewer is in the post's onlyTo and notTo sets (SISMEMBER); once per
 // batch the viewer's own Blocks and BlockedBy sets (SMEMBERS), which also
 // cover authors not known before the hashes arrive. Anonymous viewers see
@@ -71,7 +71,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 		if !social.IsID(id) {
 			continue
 		}
-		v.hash[i] = hmget(ctx, p, v.keys.Post(id), postFields)
+		v.hash[i] = hmget(ctx, p, v.keys.Post(id), postReadFields)
 		if v.viewer != "" {
 			v.only[i] = p.SIsMember(ctx, v.keys.PostOnlyTo(id), v.viewer)
 			v.not[i] = p.SIsMember(ctx, v.keys.PostNotTo(id), v.viewer)
@@ -89,6 +89,26 @@ func (v *visibility) post(i int) *social.Post {
 		return nil
 	}
 	return postFromValues(v.ids[i], v.hash[i].Val())
+}
+
+// counts returns the counters the i-th post's hash holds; false when the
+// post is missing or its hash has no counters yet (postCountersScript
+// reads and sets them).
+func (v *visibility) counts(i int) (social.PostCounts, bool) {
+	if v.hash[i] == nil {
+		return social.PostCounts{}, false
+	}
+	vals := v.hash[i].Val()
+	var n [3]int
+	for j := range n {
+		s, _ := vals[len(postFields)+j].(string)
+		c, err := strconv.Atoi(s)
+		if err != nil {
+			return social.PostCounts{}, false
+		}
+		n[j] = c
+	}
+	return social.PostCounts{Likes: n[0], Comments: n[1], Reposts: n[2]}, true
 }
 
 // access applies the visibility policy (social.PostAccess) to the i-th
@@ -158,16 +178,16 @@ func postFromValues(id string, vals []any) *social.Post {
 	return p
 }
 
-// PostCounts returns the counters of posts with one pipeline: ZCARD of
-// Likers, LLEN of PostComments and SCARD of PostReposts. A count is the
-// size of its list, so it can never drift from what the list holds.
+// PostCounts returns the counters of posts with one pipeline: the
+// counters each post's hash holds (queueCounts), which the scripts that
+// change Likers, PostComments and PostReposts set to their sizes.
 func (s *PostService) PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error) {
 	out := make([]social.PostCounts, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	cmds := make([]countCmds, len(ids))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			cmds[i] = s.queueCounts(ctx, p, id)
 		}

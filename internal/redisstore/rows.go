@@ -36,27 +36,29 @@ func userFromValues(id string, v []any) *social.User {
 	return &social.User{ID: id, Name: name, Email: email, Bio: bio, CreatedAt: msTime(created)}
 }
 
-// countCmds are the replies of one post's counters.
-type countCmds [3]*redis.IntCmd
+// countCmds is the reply of one post's counters.
+type countCmds struct{ cmd *redis.Cmd }
 
-// queueCounts queues the counters of a post: ZCARD of Likers, LLEN of
-// PostComments and SCARD of PostReposts.
+// queueCounts queues the counters of a post (postCountersScript: the
+// post hash's nlikes, ncomments and nreposts, which lua/lib/counts.lua
+// keeps equal to the sizes of Likers, PostComments and PostReposts).
 func (s *DB) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
 	if !social.IsID(id) {
 		return countCmds{}
 	}
-	return countCmds{
-		p.ZCard(ctx, s.keys.Likers(id)),
-		p.LLen(ctx, s.keys.PostComments(id)),
-		p.SCard(ctx, s.keys.PostReposts(id)),
-	}
+	k := s.keys
+	return countCmds{postCountersScript.EvalSha(ctx, p, []string{k.Post(id), k.Likers(id), k.PostComments(id), k.PostReposts(id)})}
 }
 
 func (c countCmds) counts() social.PostCounts {
-	if c[0] == nil {
+	if c.cmd == nil {
 		return social.PostCounts{}
 	}
-	return social.PostCounts{Likes: int(c[0].Val()), Comments: int(c[1].Val()), Reposts: int(c[2].Val())}
+	n, _ := c.cmd.Int64Slice()
+	if len(n) != 3 {
+		return social.PostCounts{}
+	}
+	return social.PostCounts{Likes: int(n[0]), Comments: int(n[1]), Reposts: int(n[2])}
 }
 
 // markCmds are the replies of one post's marks.

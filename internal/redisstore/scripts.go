@@ -36,10 +36,10 @@ var (
 
 	// Posts and fan-out (post.go, post_delete.go, fanout.go).
 	postScript         = newScript("post.lua")
-	repostLinkScript   = newScript("repost_link.lua")
+	repostLinkScript   = newScript("repost_link.lua", "counts")
 	repostClaimScript  = newScript("repost_claim.lua")
 	claimAgeScript     = newScript("repost_claim_age.lua")
-	repostUnlinkScript = newScript("repost_unlink.lua")
+	repostUnlinkScript = newScript("repost_unlink.lua", "counts")
 	authorPostScript   = newScript("author_post.lua", "home")
 	// deliverBatchScript delivers to recipients of any slots of one server:
 	// as is on one Redis; on Redis Cluster, deliverBatchClusterScript, the
@@ -68,15 +68,18 @@ var (
 	liveAllowScript = newScript("live_allow.lua", "allow")
 
 	// Likes and comments (engagement_likes.go, engagement_comments.go).
-	likeScript          = newScript("like.lua")
-	addCommentScript    = newScript("add_comment.lua")
-	deleteCommentScript = newScript("delete_comment.lua")
+	likeScript          = newScript("like.lua", "counts")
+	addCommentScript    = newScript("add_comment.lua", "counts")
+	deleteCommentScript = newScript("delete_comment.lua", "counts")
 	commentRowsScript   = newScript("comment_rows.lua", "cursor")
+
+	// Post counters (rows.go).
+	postCountersScript = newScriptPrelude("post_counters.lua", luaTable("COUNTERS", postCounterFields))
 )
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS
@@ -84,11 +87,31 @@ var luaFiles embed.FS
 // newScript returns the script of lua/name preceded by the libraries it
 // uses (lua/lib/<lib>.lua), in the order given.
 func newScript(name string, libs ...string) *redis.Script {
-	src := luaSource(name, libs...)
+	return newScriptPrelude(name, "", libs...)
+}
+
+// newScriptPrelude is newScript with Lua code generated from the store's
+// Go tables (luaTable) before the script.
+func newScriptPrelude(name, prelude string, libs ...string) *redis.Script {
+	src := prelude + luaSource(name, libs...)
 	scriptSources[name] = src
 	sc := redis.NewScript(src)
 	allScripts = append(allScripts, sc)
 	return sc
+}
+
+// luaTable is the Lua statement "local name = {'a', 'b'}" of strings.
+func luaTable(name string, values []any) string {
+	var b strings.Builder
+	b.WriteString("local " + name + " = {")
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "'%s'", v)
+	}
+	b.WriteString("}\n")
+	return b.String()
 }
 
 // newScriptFlags is newScript with a Redis 7 shebang line declaring flags,
@@ -192,6 +215,16 @@ func fieldArgs(fields ...string) []any {
 	out := make([]any, len(fields))
 	for i, f := range fields {
 		out[i] = f
+	}
+	return out
+}
+
+// ScriptNames maps each script's SHA1 to its file name, for measurements
+// that tell the scripts a client called apart (cmd/bench).
+func ScriptNames() map[string]string {
+	out := make(map[string]string, len(scriptSources))
+	for name, src := range scriptSources {
+		out[redis.NewScript(src).Hash()] = name
 	}
 	return out
 }

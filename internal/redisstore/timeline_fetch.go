@@ -16,12 +16,15 @@ import (
 //
 //  1. the page's candidate ids (home: the list script, whose entries carry
 //     each post's author; user timeline: the own-posts zset);
-//  2. one pipeline: the visibility check of the candidates, and joined to
-//     it the posts' authors, counters, the viewer's likes and the first
-//     comments of each post (commentRowsScript);
+//  2. one pipeline: the visibility check of the candidates, whose HMGET of
+//     each post's hash also brings its counters, and joined to it the
+//     posts' authors, the viewer's likes and the first comments of each
+//     post (commentRowsScript);
 //  3. one pipeline: what only stage 2 names — the authors of those
 //     comments, the reposted originals (visibility, counters, likes) and
-//     their authors (recorded in the repost as rauthor).
+//     their authors (recorded in the repost as rauthor); and the counters
+//     of posts whose hash had none (written before hashes held them:
+//     postCountersScript sets them).
 //
 // Stage 2 reads for all candidates, a few more than the page shows (see
 // candidates); stage 3 only for the posts on the page. Pages whose
@@ -34,7 +37,9 @@ type pageFetch struct {
 	viewer string
 	w      readplan.PageWants
 
-	// Stage-2 replies by post id (or user id for users).
+	// Stage-2 replies by post id (or user id for users); counts are those
+	// read in stage 3, checked the candidates' hashes with their counters.
+	checked  map[string]checkedPost
 	counts   map[string]countCmds
 	marks    map[string]markCmds
 	comments map[string]*redis.Cmd
@@ -50,24 +55,30 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
 		s: s.DB, viewer: viewerID, w: w,
-		counts:   make(map[string]countCmds, n),
+		checked:  make(map[string]checkedPost, n),
+		counts:   make(map[string]countCmds),
 		marks:    make(map[string]markCmds, n),
 		comments: make(map[string]*redis.Cmd, n),
 		users:    make(map[string]*redis.SliceCmd, n),
 	}
 }
 
-// queue joins stage 2 to the visibility pipeline of candidate posts ids;
-// authors[i], when known, is the author of ids[i].
-func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, ids, authors []string) {
+// checkedPost is a candidate of a visibility check: its hash holds the
+// post's counters.
+type checkedPost struct {
+	v *visibility
+	i int
+}
+
+// queue joins stage 2 to the visibility check v of the candidates;
+// authors[i], when known, is the author of the i-th.
+func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility, authors []string) {
 	s, w := f.s, f.w
-	for i, id := range ids {
+	for i, id := range v.ids {
 		if !social.IsID(id) {
 			continue
 		}
-		if w.Counts {
-			f.counts[id] = s.queueCounts(ctx, p, id)
-		}
+		f.checked[id] = checkedPost{v, i}
 		if w.Marks {
 			f.marks[id] = s.queueMarks(ctx, p, f.viewer, id)
 		}
@@ -107,7 +118,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	orig := f.newOriginals(c.Items)
 	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
 		before := len(f.users)
-		late := f.queueLate(ctx, p, c.Items)
+		late := f.queueLate(ctx, p, page, c.Items)
 		f.queueAuthors(ctx, p, page, c.Items)
 		orig.queue(ctx, p, f, c.Items)
 		if len(f.users) == before && len(orig.ids) == 0 && late == 0 {
@@ -130,12 +141,13 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 
 // queueLate queues the counters, likes and comments of the posts from a
 // later round of a page (most candidates hidden), which had no stage-2
-// reads (their comments' authors are then left to the loaders). It
-// returns how many reads it queued.
-func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, posts []*social.Post) int {
+// reads (their comments' authors are then left to the loaders), and the
+// counters that stage 2's hashes lacked. It returns how many reads it
+// queued.
+func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, page *readplan.Page, posts []*social.Post) int {
 	w, late := f.w, 0
 	for _, post := range posts {
-		if _, ok := f.counts[post.ID]; w.Counts && !ok {
+		if _, ok := f.counts[post.ID]; w.Counts && !ok && !done(page.Counts, post.ID) {
 			f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
 			late++
 		}
@@ -231,8 +243,8 @@ func (o *originals) read(page *readplan.Page) {
 func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) error {
 	w := f.w
 	for _, post := range posts {
-		if c, ok := f.counts[post.ID]; ok && w.Counts && !done(page.Counts, post.ID) {
-			page.Counts[post.ID] = c.counts()
+		if w.Counts && !done(page.Counts, post.ID) {
+			f.readCounts(page, post.ID)
 		}
 		if c, ok := f.marks[post.ID]; ok && w.Marks && !done(page.Marks, post.ID) {
 			page.Marks[post.ID] = c.marks()
@@ -246,6 +258,18 @@ func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) error {
 		}
 	}
 	return nil
+}
+
+// readCounts moves a post's counters into the page: from stage 3's read
+// when there is one, else from its hash when that held them.
+func (f *pageFetch) readCounts(page *readplan.Page, id string) {
+	if c, ok := f.counts[id]; ok {
+		page.Counts[id] = c.counts()
+	} else if c, ok := f.checked[id]; ok {
+		if pc, ok := c.v.counts(c.i); ok {
+			page.Counts[id] = pc
+		}
+	}
 }
 
 func done[V any](m map[string]V, id string) bool { _, ok := m[id]; return ok }

@@ -19,7 +19,8 @@
 -- (a comment id) find its place by binary search. Ids are handed out
 -- before this script runs, so two concurrent comments may arrive out of
 -- order: the usual case is a plain LPUSH, the other an insert after the
--- few newer ids already at the head.
+-- few newer ids already at the head. The post's ncomments is set to the
+-- list's length after the insert (lib/counts.lua).
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'OK' end
@@ -27,24 +28,32 @@ local earlier = redis.call('GET', KEYS[4])
 if earlier then return earlier end
 redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[2])
 redis.call('HSET', KEYS[2], unpack(ARGV, 3))
-local id = tonumber(ARGV[1])
-local head = redis.call('LINDEX', KEYS[3], 0)
-if not head or tonumber(head) < id then
-  redis.call('LPUSH', KEYS[3], ARGV[1])
-  return 'OK'
-end
-local pos = 1
-while true do
-  local chunk = redis.call('LRANGE', KEYS[3], pos, pos + 63)
-  if #chunk == 0 then
-    redis.call('RPUSH', KEYS[3], ARGV[1])
-    return 'OK'
+
+-- insert puts entry (an id) at its place in list.
+local function insert(list, entry)
+  local id = tonumber(entry)
+  local head = redis.call('LINDEX', list, 0)
+  if not head or tonumber(head) < id then
+    redis.call('LPUSH', list, entry)
+    return
   end
-  for _, v in ipairs(chunk) do
-    if tonumber(v) < id then
-      redis.call('LINSERT', KEYS[3], 'BEFORE', v, ARGV[1])
-      return 'OK'
+  local pos = 1
+  while true do
+    local chunk = redis.call('LRANGE', list, pos, pos + 63)
+    if #chunk == 0 then
+      redis.call('RPUSH', list, entry)
+      return
     end
+    for _, v in ipairs(chunk) do
+      if tonumber(v) < id then
+        redis.call('LINSERT', list, 'BEFORE', v, entry)
+        return
+      end
+    end
+    pos = pos + 64
   end
-  pos = pos + 64
 end
+
+insert(KEYS[3], ARGV[1])
+set_count(KEYS[1], 'ncomments', redis.call('LLEN', KEYS[3]))
+return 'OK'

@@ -14,6 +14,7 @@ if author ~= ARGV[2] and redis.call('HGET', KEYS[1], ARGV[4]) ~= ARGV[2] then
   return 'FORBIDDEN'
 end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
+set_count(KEYS[1], 'ncomments', redis.call('LLEN', KEYS[3]))
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], 'deleted', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
