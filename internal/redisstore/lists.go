@@ -38,7 +38,9 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListK
 	common := make([]*commonWalk, len(keys))
 	firsts := make([]int, len(keys))
 	queued := false
+	shared := newCommonShared()
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		shared = newCommonShared() // a retry queues the shared reads again
 		for i, k := range keys {
 			var err error
 			switch k.List {
@@ -58,8 +60,8 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListK
 					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after)
 				}
 			case social.ListCommonFollowing:
-				if common[i], err = s.newCommonWalk(k); err == nil {
-					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster())
+				if common[i], err = s.newCommonWalk(ctx, k); err == nil {
+					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster(), shared)
 				}
 			default:
 				err = fmt.Errorf("unknown list %q", k.List)
@@ -90,7 +92,7 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListK
 			out[i].Comments, errs[i] = c, wrapList(k, err)
 		}
 	}
-	if err := s.walkCommon(ctx, common); err != nil {
+	if err := s.walkCommon(ctx, common, shared); err != nil {
 		return nil, []error{err}
 	}
 	for i, w := range common {
