@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -197,7 +198,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		_, _ = rand.Read(key)
 	}
 	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles, Key: key,
-		TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL, Budget: g.Limiter}
+		TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL, Budget: g.Limiter,
+		// Half the cores save files; the others serve the rest.
+		Saving: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	if cfg.Media.Files != nil {
 		g.Resolver.Attachments.Files = cfg.Media.Files
 		// Keys name the post a file is stored for, for the media sweep.
