@@ -113,6 +113,7 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 		auth.RuleRegisterIP:        {Count: 10, Per: time.Hour},
 		auth.RuleRegisterName:      {Count: 5, Per: 15 * time.Minute},
 		ratelimit.RuleUploadUser:   {Count: 100, Per: time.Hour},
+		ratelimit.RuleRedisWork:    {Count: 300_000, Per: time.Minute},
 	}
 }
 
@@ -175,6 +176,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{Store: store, cfg: cfg, cors: newCORS(cfg.CORSOrigins)}
 	g.Limiter = ratelimit.New(rdb, store.Keys().RateLimit, cfg.Abuse.RateLimits)
+	// Operations' Redis commands count against their client's Redis-work
+	// budget (ratelimit.RuleRedisWork).
+	operation.MeterRedis(rdb)
 	g.Auth = &auth.Service{
 		Accounts:     store.AccountService,
 		Sessions:     store.SessionService,
