@@ -59,19 +59,36 @@ type commonShared struct {
 	sample    map[string]*redis.Cmd    // Cluster: commonSampleScript by list
 	card      map[string]*redis.IntCmd // Cluster: ZCARD by list
 	sampleHas map[[2]string]*redis.Cmd // Cluster: a sample checked against a list
+	// sizes are the sample sizes paid for, by list or pair: kept when a
+	// pipeline is sent again (its scripts were not loaded), so nothing
+	// is paid twice.
+	sizes map[string]int
 }
 
 func newCommonShared() *commonShared {
-	return &commonShared{count: map[[2]string]*redis.Cmd{}, sample: map[string]*redis.Cmd{},
-		card: map[string]*redis.IntCmd{}, sampleHas: map[[2]string]*redis.Cmd{}}
+	sh := &commonShared{sizes: map[string]int{}}
+	sh.reset()
+	return sh
 }
 
-// sampleSize is the members a total may sample: commonSample while the
-// operation's read budget lasts (it pays for them), one run when it is
-// spent, so a total costs a fixed few commands past the budget.
-func sampleSize(ctx context.Context) int {
+// reset forgets the commands queued, before a pipeline is built again.
+func (sh *commonShared) reset() {
+	sh.count, sh.sample = map[[2]string]*redis.Cmd{}, map[string]*redis.Cmd{}
+	sh.card, sh.sampleHas = map[string]*redis.IntCmd{}, map[[2]string]*redis.Cmd{}
+}
+
+// sampleSize is the members a total of key (a list, or a pair of lists)
+// may sample: commonSample while the operation's read budget lasts (it
+// pays for them), one run when it is spent, so a total costs a fixed few
+// commands past the budget.
+func (sh *commonShared) sampleSize(ctx context.Context, key string) int {
+	if n, ok := sh.sizes[key]; ok {
+		return n
+	}
 	n := social.TakeReadBudget(ctx, commonSample)
-	return max(commonSampleRun, n-n%commonSampleRun)
+	n = max(commonSampleRun, n-n%commonSampleRun)
+	sh.sizes[key] = n
+	return n
 }
 
 // queueStart queues the first round: whether either user blocked the
@@ -81,6 +98,7 @@ func sampleSize(ctx context.Context) int {
 // list and the size of the other's; the walk's second round checks the
 // sample against the other's list with the first chunk.
 func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string, cluster bool, sh *commonShared) {
+	w.blocked = w.blocked[:0] // queued again when the pipeline is sent again
 	for _, u := range []string{w.k.Parent, w.k.With} {
 		if viewerID != "" && u != viewerID {
 			w.blocked = append(w.blocked, p.SIsMember(ctx, k.Blocks(u), viewerID))
@@ -97,7 +115,7 @@ func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, 
 	default:
 		pair := [2]string{w.mine, w.theirs}
 		if w.count = sh.count[pair]; w.count == nil {
-			w.count = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs}, sampleSize(ctx), commonSampleRun)
+			w.count = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs}, sh.sampleSize(ctx, w.mine+"\x00"+w.theirs), commonSampleRun)
 			sh.count[pair] = w.count
 		}
 	}
@@ -109,7 +127,7 @@ func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, 
 func (sh *commonShared) sampleOf(ctx context.Context, p redis.Pipeliner, list string) *redis.Cmd {
 	c := sh.sample[list]
 	if c == nil {
-		c = commonSampleScript.EvalSha(ctx, p, []string{list}, sampleSize(ctx), commonSampleRun)
+		c = commonSampleScript.EvalSha(ctx, p, []string{list}, sh.sampleSize(ctx, list), commonSampleRun)
 		sh.sample[list] = c
 	}
 	return c
@@ -287,7 +305,7 @@ func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk, sh *commonSh
 		return nil
 	}
 	if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		clear(sh.sample)
+		clear(sh.sample) // sent again: queue them again
 		for _, w := range other {
 			w.sample = sh.sampleOf(ctx, p, w.theirs)
 		}

@@ -40,7 +40,7 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListK
 	queued := false
 	shared := newCommonShared()
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		shared = newCommonShared() // a retry queues the shared reads again
+		shared.reset() // sent again: queue the shared reads again
 		for i, k := range keys {
 			var err error
 			switch k.List {
@@ -60,7 +60,11 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []social.ListK
 					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after)
 				}
 			case social.ListCommonFollowing:
-				if common[i], err = s.newCommonWalk(ctx, k); err == nil {
+				// Made once: a walk pays for its first chunk when made.
+				if common[i] == nil {
+					common[i], err = s.newCommonWalk(ctx, k)
+				}
+				if err == nil {
 					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster(), shared)
 				}
 			default:
