@@ -42,8 +42,12 @@ func NewExecution(services *Resolver, store loader.Store, o ExecOptions) *Execut
 // fast path.
 func (e *Execution) Install(srv *handler.Server) {
 	// Every operation, whatever carries it, may make the store read past
-	// its pages' sizes only so far (social.ReadBudget).
+	// its pages' sizes only so far (social.ReadBudget); the operation
+	// rules give it one when they meter its Redis work.
 	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if social.HasReadBudget(ctx) {
+			return next(ctx)
+		}
 		return next(social.WithReadBudget(ctx, social.DefaultReadBudget))
 	})
 	srv.SetErrorPresenter(presentError)

@@ -49,6 +49,12 @@ type Attachments struct {
 	Base string
 	// Budget spends the per-user upload budget; nil: none.
 	Budget Limiter
+	// Saving holds a place for each post whose files are being checked
+	// and stored (nil: no bound). Checking an MP3's frames and copying a
+	// file are CPU work: a burst of uploads saved all at once would take
+	// every core from the requests around them, so the others wait their
+	// turn, up to their request's deadline.
+	Saving chan struct{}
 	// Now is the clock of expiries (time.Now when nil).
 	Now func() time.Time
 }
@@ -92,6 +98,15 @@ func (m *Attachments) save(ctx context.Context, userID string, in []*model.Media
 			if err := m.Budget.Allow(ctx, ratelimit.RuleUploadUser, userID); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if m.Saving != nil {
+		select {
+		case m.Saving <- struct{}{}:
+			defer func() { <-m.Saving }()
+		case <-ctx.Done():
+			return nil, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
+				Message: "the server is busy storing other files: retry in a second"}
 		}
 	}
 	var saved []social.Media

@@ -379,3 +379,38 @@ func TestUploadBudget(t *testing.T) {
 		t.Errorf("stored files = %v, want the first post's two", keys)
 	}
 }
+
+// TestUploadsSavedInTurn: while every place to save files is taken, a
+// post with a file waits, storing nothing; it is made once one frees.
+func TestUploadsSavedInTurn(t *testing.T) {
+	s := newMediaServer(t, httpapi.Uploads{})
+	author := s.Register(t, "author")
+	saving := s.Resolver.Attachments.Saving
+	if cap(saving) < 1 {
+		t.Fatalf("saving places: %d, want at least one", cap(saving))
+	}
+	for range cap(saving) {
+		saving <- struct{}{}
+	}
+	jpg := mediatest.JPEGWithGPS(t, 8, 8)
+	done := make(chan string, 1)
+	go func() {
+		r := send(t, multipartRequest(t, s.URL, author.Token, nil, []upload{{"a.jpg", "image/jpeg", jpg, ""}}))
+		done <- fmt.Sprintf("%q %v", r.Code(), r.Errors)
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("saved while every place was taken: %s", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if keys := s.keys(t); len(keys) != 0 {
+		t.Errorf("stored while waiting: %v", keys)
+	}
+	<-saving
+	if r := <-done; r != `"" []` {
+		t.Errorf("after a place freed: %s, want the post made", r)
+	}
+	if keys := s.keys(t); len(keys) != 1 {
+		t.Errorf("stored files = %v, want one", keys)
+	}
+}

@@ -179,6 +179,7 @@ func (c *Config) abuseSettings() []app.Setting {
 		limit(ratelimit.RuleRequestIP, "RATE_LIMIT_IP", "requests to /query per client address; over it the whole request gets 429"),
 		limit(ratelimit.RuleMutationUser, "RATE_LIMIT_MUTATIONS", "root mutation fields per user (per address when anonymous); aliases count one each"),
 		limit(ratelimit.RuleUploadUser, "RATE_LIMIT_UPLOAD", "media files a user may attach to posts (one event per file)"),
+		limit(ratelimit.RuleRedisWork, "RATE_LIMIT_REDIS", "units of Redis work (a command, or a candidate read past a page's first read) per client address and per user, past the first 250 of each operation; when spent, operations get RATE_LIMITED until it has room"),
 		limit(ratelimit.RuleAPQIP, "RATE_LIMIT_APQ", "persisted queries a client address may register (stored only once they pass the limits and validation); past it they run but are not kept"),
 		limit(auth.RuleLoginIP, "RATE_LIMIT_LOGIN_IP", "login attempts per client address"),
 		limit(auth.RuleLoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "login attempts per login as typed (a name and an e-mail address each have their own budget)"),

@@ -106,7 +106,7 @@ func StartGatewayBinary(tb testing.TB, name, path string, env Env) *Proc {
 	base := Env{"LISTEN_ADDR": "127.0.0.1:0", "JWT_SECRET": Secret, "LOG_FORMAT": "json", "FANOUT_WORKER": "false", "SHUTDOWN_TIMEOUT": "10s"}
 	// Every simulated client comes from 127.0.0.1: the per-address and
 	// per-user budgets would throttle the load these tests put on purpose.
-	for _, v := range []string{"IP", "MUTATIONS", "LOGIN_IP", "LOGIN_ACCOUNT", "REGISTER_IP", "REGISTER_NAME"} {
+	for _, v := range []string{"IP", "MUTATIONS", "REDIS", "LOGIN_IP", "LOGIN_ACCOUNT", "REGISTER_IP", "REGISTER_NAME"} {
 		base["RATE_LIMIT_"+v] = "off"
 	}
 	p := start(tb, name, path, merge(base, env))

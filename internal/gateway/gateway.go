@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -112,6 +113,7 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 		auth.RuleRegisterIP:        {Count: 10, Per: time.Hour},
 		auth.RuleRegisterName:      {Count: 5, Per: 15 * time.Minute},
 		ratelimit.RuleUploadUser:   {Count: 100, Per: time.Hour},
+		ratelimit.RuleRedisWork:    {Count: 300_000, Per: time.Minute},
 	}
 }
 
@@ -174,6 +176,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{Store: store, cfg: cfg, cors: newCORS(cfg.CORSOrigins)}
 	g.Limiter = ratelimit.New(rdb, store.Keys().RateLimit, cfg.Abuse.RateLimits)
+	// Operations' Redis commands count against their client's Redis-work
+	// budget (ratelimit.RuleRedisWork).
+	operation.MeterRedis(rdb)
 	g.Auth = &auth.Service{
 		Accounts:     store.AccountService,
 		Sessions:     store.SessionService,
@@ -191,13 +196,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
 	}
-	key := cfg.Media.SigningKey
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		_, _ = rand.Read(key)
-	}
-	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles, Key: key,
-		TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL, Budget: g.Limiter}
+	g.Resolver.Attachments = newAttachments(cfg, g.Limiter)
 	if cfg.Media.Files != nil {
 		g.Resolver.Attachments.Files = cfg.Media.Files
 		// Keys name the post a file is stored for, for the media sweep.
@@ -275,6 +274,19 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 		o.PersistedQueries = g.Store.APQCache(g.cfg.Abuse.APQ, nil)
 	}
 	return NewQuery(g.Resolver, g.Store, g.Auth, o)
+}
+
+// newAttachments returns the posts' files of cfg (without their storage).
+func newAttachments(cfg Config, budget *ratelimit.Limiter) *graph.Attachments {
+	key := cfg.Media.SigningKey
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		_, _ = rand.Read(key)
+	}
+	return &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles, Key: key,
+		TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL, Budget: budget,
+		// Half the cores save files; the others serve the rest.
+		Saving: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 }
 
 // postsAndPages is what the resolvers call Posts: the post service's

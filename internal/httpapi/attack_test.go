@@ -1,9 +1,13 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -20,6 +24,7 @@ import (
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
+	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -27,9 +32,10 @@ import (
 // Targets of the Redis-heavy alias attacks (docs/performance.md, "Redis
 // work per request"): each request costs Redis at most 50 ms of CPU, and
 // another client's median stays within 2× of its own while they run. The
-// test measures and reports both; it fails on them only with
-// REQUIRE_ATTACK_TARGETS=1, as the neighbour's target is not met yet
-// (docs/performance.md says by how much).
+// first does not depend on the machine's load and fails the test when missed;
+// the second does (the attacker and the probe share the test machine's
+// cores with the gateway), so the test reports it, and fails on it only
+// with REQUIRE_ATTACK_TARGETS=1.
 const (
 	maxRedisCPUPerRequest = 50 * time.Millisecond
 	maxNeighbourSlowdown  = 2.0
@@ -41,10 +47,16 @@ const (
 // 4 000 posts hidden from the attacker; 75 aliased commonFollowing pages
 // of two users following 10 000 each), then another client's median
 // latency while the attacks run over HTTP and over a websocket that does
-// not read.
+// not read, each attacker a client address of its own under the default
+// Redis-work budget.
 func TestRedisHeavyAttacks(t *testing.T) {
 	redistest.Slow(t, "seeds 15 000 users and 4 000 posts")
-	s := gatewaytest.New(t)
+	// The production default of the Redis-work budget; the clients are
+	// told apart by X-Forwarded-For from a trusted proxy.
+	s := gatewaytest.New(t, gatewaytest.Options{Abuse: &gateway.Abuse{
+		RateLimits:     map[string]ratelimit.Limit{ratelimit.RuleRedisWork: gateway.DefaultRateLimits()[ratelimit.RuleRedisWork]},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	}})
 	if !redistest.Real() {
 		t.Skip("needs a real redis-server for INFO cpu")
 	}
@@ -55,9 +67,8 @@ func TestRedisHeavyAttacks(t *testing.T) {
 	// Another client reads a page of 20 posts of an ordinary author.
 	probe := func() time.Duration {
 		start := time.Now()
-		r := gatewaytest.Post(t, url, "", page, nil)
-		if r.Status != http.StatusOK || len(r.Errors) > 0 {
-			t.Errorf("probe: %d %+v", r.Status, r.Errors)
+		if status, body := postFrom(t, url, "198.51.100.1", page); status != http.StatusOK || strings.Contains(body, `"errors"`) {
+			t.Errorf("probe: %d %s", status, body)
 		}
 		return time.Since(start)
 	}
@@ -66,29 +77,34 @@ func TestRedisHeavyAttacks(t *testing.T) {
 	for _, a := range []struct{ name, doc string }{{"hidden posts", hidden}, {"common following", common}} {
 		cpu, stats := redisCPU(t, s.Redis), commandStats(t, s.Redis)
 		const n = 20
-		for range n {
-			if r := gatewaytest.Post(t, url, "", a.doc, nil); r.Status != http.StatusOK || len(r.Errors) > 0 {
-				t.Fatalf("%s: %d %+v", a.name, r.Status, r.Errors)
+		for i := range n {
+			// A client each: the figure is a request's, not a budget's.
+			if status, body := postFrom(t, url, fmt.Sprintf("192.0.2.%d", i), a.doc); status != http.StatusOK || strings.Contains(body, `"errors"`) {
+				t.Fatalf("%s: %d %.300s", a.name, status, body)
 			}
 		}
 		per := (redisCPU(t, s.Redis) - cpu) / n
 		t.Logf("%s: %.1f ms of Redis CPU a request; by command: %s", a.name, per.Seconds()*1000, topCommands(stats, commandStats(t, s.Redis), n))
 		if per > maxRedisCPUPerRequest {
-			missed(t, "%s: %v of Redis CPU a request, over %v", a.name, per, maxRedisCPUPerRequest)
+			t.Errorf("%s: %v of Redis CPU a request, over %v", a.name, per, maxRedisCPUPerRequest)
 		}
 	}
 
+	// Each attacker is a fresh client address, sending the two documents
+	// back to back whatever the answers.
+	var attackers atomic.Int32
+	httpAttack := func(ctx context.Context) {
+		addr := fmt.Sprintf("203.0.113.%d", attackers.Add(1))
+		statuses := map[int]int{}
+		for i := 0; ctx.Err() == nil; i++ {
+			status, _ := postFrom(t, url, addr, []string{hidden, common}[i%2])
+			statuses[status]++
+		}
+		t.Logf("attacker %s: answers by status %v", addr, statuses)
+	}
 	during := map[string]time.Duration{}
 	for _, n := range []int{1, 2} {
-		during[fmt.Sprintf("%d HTTP attacker(s)", n)] = underAttack(t, n, probe, func(ctx context.Context) {
-			for i := 0; ctx.Err() == nil; i++ {
-				doc := hidden
-				if i%2 == 1 {
-					doc = common
-				}
-				gatewaytest.Post(t, url, "", doc, nil)
-			}
-		})
+		during[fmt.Sprintf("%d HTTP attacker(s)", n)] = underAttack(t, n, probe, httpAttack)
 	}
 	own := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
 	defer own.Close()
@@ -98,11 +114,7 @@ func TestRedisHeavyAttacks(t *testing.T) {
 		return time.Since(start)
 	}
 	pingBase := median(repeat(60, ping))
-	pingDuring := underAttack(t, 1, ping, func(ctx context.Context) {
-		for i := 0; ctx.Err() == nil; i++ {
-			gatewaytest.Post(t, url, "", []string{hidden, common}[i%2], nil)
-		}
-	})
+	pingDuring := underAttack(t, 1, ping, httpAttack)
 	t.Logf("a PING on a connection of its own: p50 %v alone, %v during 1 HTTP attacker", pingBase, pingDuring)
 	cpu := redisCPU(t, s.Redis)
 	during["an unread websocket"] = underAttack(t, 1, probe, func(ctx context.Context) { unreadSocket(ctx, t, url, hidden, common) })
@@ -203,7 +215,8 @@ func underAttack(t *testing.T, n int, probe func() time.Duration, attack func(ct
 // unreadSocket sends 300 heavy operations on one websocket and reads
 // nothing until ctx ends.
 func unreadSocket(ctx context.Context, t *testing.T, url string, docs ...string) {
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/query", &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/query", &websocket.DialOptions{
+		Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: http.Header{"X-Forwarded-For": {"203.0.113.200"}}})
 	if err != nil {
 		if ctx.Err() == nil {
 			t.Errorf("dial: %v", err)
@@ -229,6 +242,23 @@ func unreadSocket(ctx context.Context, t *testing.T, url string, docs ...string)
 	}
 	t.Logf("the unread websocket sent %d operations", sent.Load())
 	<-ctx.Done()
+}
+
+// postFrom posts a query as the client at addr (X-Forwarded-For, from a
+// trusted proxy) and returns the status and body.
+func postFrom(t *testing.T, url, addr, query string) (int, string) {
+	body, _ := json.Marshal(map[string]string{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, url+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", addr)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("post: %v", err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 func parallel(t *testing.T, n int, fn func(i int) error) {

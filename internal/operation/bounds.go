@@ -93,7 +93,14 @@ func deadline(d time.Duration) graphql.OperationMiddleware {
 		first := true
 		return func(rctx context.Context) *graphql.Response {
 			defer cancel()
-			resp := h(ctx)
+			// The transport's context, not ctx: it carries what the
+			// middleware after this one put in it (the read budget, the
+			// Redis-work meter), which ctx does not; the deadline is put
+			// on it again in case a transport's context is not ctx's.
+			dl, _ := ctx.Deadline()
+			rctx, stop := context.WithDeadlineCause(rctx, dl, ErrDeadline)
+			defer stop()
+			resp := h(rctx)
 			// Only in place of the first response: later calls ask whether
 			// there is another, and nil ends the operation.
 			wasFirst := first

@@ -66,6 +66,7 @@ type Rules struct {
 	guard *gqlguard.Guard
 	docs  graphql.Cache[*ast.QueryDocument]
 	apq   graphql.Cache[string]
+	work  *redisWork // nil: Redis work is not budgeted
 }
 
 // New returns the rules for operations of es.
@@ -79,11 +80,24 @@ func New(es graphql.ExecutableSchema, o Options) *Rules {
 	// gqlgen has parsed and validated rather than parse them again.
 	r.docs = smallOnly[*ast.QueryDocument]{lru.New[*ast.QueryDocument](1000), func(q string, _ *ast.QueryDocument) int { return len(q) }}
 	r.guard.UseParsed(func(q string) (*ast.QueryDocument, bool) { return r.docs.Get(context.Background(), q) })
+	if wl, ok := o.Limiter.(WorkLimiter); ok && wl.Has(ratelimit.RuleRedisWork) {
+		r.work = &redisWork{budget: wl, owing: map[string]time.Time{}}
+	}
 	r.apq = o.PersistedQueries
 	if r.apq == nil {
 		r.apq = smallOnly[string]{lru.New[string](1000), func(_, q string) int { return len(q) }}
 	}
 	return r
+}
+
+// RedisWorkOwed is how long a client address must wait before its
+// Redis-work budget has room again, as far as this process knows (0: it
+// may go on): the HTTP edge refuses its requests before reading them.
+func (r *Rules) RedisWorkOwed(addr string) time.Duration {
+	if r.work == nil {
+		return 0
+	}
+	return r.work.owed([]string{"ip:" + addr})
 }
 
 // Slots are the execution slots these rules admit operations to.
@@ -124,6 +138,11 @@ func (r *Rules) Install(srv *handler.Server) {
 	g := &gate{authn: r.o.Authn, slots: r.o.Slots, maxBytes: r.o.Limits.ResponseBytes}
 	srv.AroundOperations(g.around)
 	srv.AroundOperations(deadline(r.o.RequestTimeout))
+	// After the gate, which puts a websocket operation's viewer in the
+	// context.
+	if r.work != nil {
+		srv.AroundOperations(r.work.around)
+	}
 	srv.AroundFields(boundFields)
 	// The field middleware runs for every field: only when it has a
 	// budget to spend.

@@ -29,6 +29,10 @@ const (
 	RuleMutationUser = "mutation" // every root mutation field, per user (per address when anonymous)
 	RuleAPQIP        = "apq"      // persisted-query registrations, per client address
 	RuleUploadUser   = "upload"   // media files attached to posts, per user
+	// RuleRedisWork is Redis work: the units of every operation past its
+	// free share (internal/operation's Redis meter), per client address
+	// and per user.
+	RuleRedisWork = "redis"
 )
 
 // Limit is a budget: Count events per Per, of which all Count may come at
@@ -134,6 +138,35 @@ func (l *Limiter) Allow(ctx context.Context, rule, subject string) error {
 		Message:    fmt.Sprintf("too many requests (%s limit of %s): retry in %d s", rule, lim, Seconds(wait)),
 		RetryAfter: wait,
 	}
+}
+
+// Spend charges n events of rule's budget for subject after they
+// happened (work already done cannot be refused) and returns how long the
+// subject must wait before its budget has room again: 0 while it has some
+// left. What the budget could not pay is owed: the wait covers it.
+func (l *Limiter) Spend(ctx context.Context, rule, subject string, n int) (time.Duration, error) {
+	if l == nil || n <= 0 {
+		return 0, nil
+	}
+	lim, ok := l.limits[rule]
+	if !ok || lim.Off() {
+		return 0, nil
+	}
+	sum := sha256.Sum256([]byte(subject))
+	res, err := l.rl.AllowAtMost(ctx, l.key(rule, hex.EncodeToString(sum[:12])), redis_rate.Limit{
+		Rate: lim.Count, Burst: lim.Count, Period: lim.Per,
+	}, n)
+	if err != nil {
+		return 0, fmt.Errorf("rate limit %s: %w", rule, err)
+	}
+	if res.Remaining > 0 {
+		return 0, nil
+	}
+	if l.Limited != nil {
+		l.Limited(rule)
+	}
+	owed := time.Duration(n-res.Allowed) * lim.Per / time.Duration(lim.Count)
+	return owed + max(res.RetryAfter, 0), nil
 }
 
 // Seconds is a wait in whole seconds, rounded up (what Retry-After and

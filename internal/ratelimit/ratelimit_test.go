@@ -157,3 +157,31 @@ func BenchmarkAllow(b *testing.B) {
 		}
 	}
 }
+
+// TestSpend: work already done is charged in full; the wait is 0 while
+// the budget has room, and once it is spent covers what is owed beyond
+// it, per subject; an unset rule never waits.
+func TestSpend(t *testing.T) {
+	ctx := context.Background()
+	keys := redisstore.NewKeys(redistest.Prefix(t))
+	l := ratelimit.New(redistest.Client(t), keys.RateLimit, map[string]ratelimit.Limit{
+		"w": {Count: 100, Per: 100 * time.Second}, // one unit a second
+	})
+	tests := []struct {
+		name, rule, subject string
+		n                   int
+		min, max            time.Duration
+	}{
+		{"within the budget", "w", "a", 60, 0, 0},
+		{"the rest and 50 more: owed", "w", "a", 90, 50 * time.Second, 52 * time.Second},
+		{"another subject has its own", "w", "b", 100, 0, 2 * time.Second},
+		{"nothing spent", "w", "c", 0, 0, 0},
+		{"unset rule", "x", "a", 1000, 0, 0},
+	}
+	for _, tt := range tests {
+		wait, err := l.Spend(ctx, tt.rule, tt.subject, tt.n)
+		if err != nil || wait < tt.min || wait > tt.max {
+			t.Errorf("%s: Spend(%d) = %v, %v; want a wait in [%v, %v]", tt.name, tt.n, wait, err, tt.min, tt.max)
+		}
+	}
+}

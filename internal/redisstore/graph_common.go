@@ -37,40 +37,122 @@ type commonWalk struct {
 	sampleHas *redis.Cmd
 }
 
-func (s *DB) newCommonWalk(k readplan.ListKey) (*commonWalk, error) {
+func (s *DB) newCommonWalk(ctx context.Context, k readplan.ListKey) (*commonWalk, error) {
 	pos, err := edgeCursor(k.Page)
 	if err != nil {
 		return nil, err
 	}
-	return &commonWalk{k: k, user: s.keys.User(k.With), mine: s.keys.Following(k.Parent), theirs: s.keys.Following(k.With), pos: pos, chunk: commonChunk}, nil
+	// The first chunk reads what the page shows (the cost model counts
+	// it) and, while the operation's read budget lasts, more: enough to
+	// fill most pages of a sparse intersection in one round trip.
+	chunk := k.Page.First + 1
+	if chunk < commonChunk {
+		chunk += social.TakeReadBudget(ctx, commonChunk-chunk)
+	}
+	return &commonWalk{k: k, user: s.keys.User(k.With), mine: s.keys.Following(k.Parent), theirs: s.keys.Following(k.With), pos: pos, chunk: chunk}, nil
+}
+
+// commonShared holds the reads of one batch that depend only on the two
+// lists, not on the page: walks of the same two users (aliases with other
+// cursors or page sizes) share them, so their total is read once.
+type commonShared struct {
+	count     map[[2]string]*redis.Cmd // Redis: commonCountScript by (mine, theirs)
+	sample    map[string]*redis.Cmd    // Cluster: commonSampleScript by list
+	card      map[string]*redis.IntCmd // Cluster: ZCARD by list
+	sampleHas map[[2]string]*redis.Cmd // Cluster: a sample checked against a list
+	// sizes are the sample sizes paid for, by list or pair: kept when a
+	// pipeline is sent again (its scripts were not loaded), so nothing
+	// is paid twice.
+	sizes map[string]int
+}
+
+func newCommonShared() *commonShared {
+	sh := &commonShared{sizes: map[string]int{}}
+	sh.reset()
+	return sh
+}
+
+// reset forgets the commands queued, before a pipeline is built again.
+func (sh *commonShared) reset() {
+	sh.count, sh.sample = map[[2]string]*redis.Cmd{}, map[string]*redis.Cmd{}
+	sh.card, sh.sampleHas = map[string]*redis.IntCmd{}, map[[2]string]*redis.Cmd{}
+}
+
+// sampleSize is the members a total of key (a list, or a pair of lists)
+// may sample: commonSample while the operation's read budget lasts (it
+// pays for them), one run when it is spent, so a total costs a fixed few
+// commands past the budget.
+func (sh *commonShared) sampleSize(ctx context.Context, key string) int {
+	if n, ok := sh.sizes[key]; ok {
+		return n
+	}
+	n := social.TakeReadBudget(ctx, commonSample)
+	n = max(commonSampleRun, n-n%commonSampleRun)
+	sh.sizes[key] = n
+	return n
 }
 
 // queueStart queues the first round: whether either user blocked the
-// viewer, whether the other user exists, the total, and the first chunk.
-// On Cluster the two lists are in two slots, so instead of the total it
-// takes the sample of the user's list and the size of the other's; the
-// walk's second round checks the sample against the other's list with the
-// first chunk.
-func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string, cluster bool) {
+// viewer, whether the other user exists, the total (once per pair of
+// lists in the batch), and the first chunk. On Cluster the two lists are
+// in two slots, so instead of the total it takes the sample of the user's
+// list and the size of the other's; the walk's second round checks the
+// sample against the other's list with the first chunk.
+func (w *commonWalk) queueStart(ctx context.Context, p redis.Pipeliner, k Keys, viewerID string, cluster bool, sh *commonShared) {
+	w.blocked = w.blocked[:0] // queued again when the pipeline is sent again
 	for _, u := range []string{w.k.Parent, w.k.With} {
 		if viewerID != "" && u != viewerID {
 			w.blocked = append(w.blocked, p.SIsMember(ctx, k.Blocks(u), viewerID))
 		}
 	}
 	w.exists = p.Exists(ctx, w.user)
-	if cluster {
-		w.sample = commonSampleScript.EvalSha(ctx, p, []string{w.mine}, commonSample, commonSampleRun)
-		w.theirCard = p.ZCard(ctx, w.theirs)
-	} else {
-		w.count = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs}, commonSample, commonSampleRun)
+	switch {
+	case cluster:
+		w.sample = sh.sampleOf(ctx, p, w.mine)
+		if w.theirCard = sh.card[w.theirs]; w.theirCard == nil {
+			w.theirCard = p.ZCard(ctx, w.theirs)
+			sh.card[w.theirs] = w.theirCard
+		}
+	default:
+		pair := [2]string{w.mine, w.theirs}
+		if w.count = sh.count[pair]; w.count == nil {
+			w.count = commonCountScript.EvalSha(ctx, p, []string{w.mine, w.theirs}, sh.sampleSize(ctx, w.mine+"\x00"+w.theirs), commonSampleRun)
+			sh.count[pair] = w.count
+		}
 	}
 	w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
+}
+
+// sampleOf queues the sample of a list for a total on Cluster, once per
+// list in the batch.
+func (sh *commonShared) sampleOf(ctx context.Context, p redis.Pipeliner, list string) *redis.Cmd {
+	c := sh.sample[list]
+	if c == nil {
+		c = commonSampleScript.EvalSha(ctx, p, []string{list}, sh.sampleSize(ctx, list), commonSampleRun)
+		sh.sample[list] = c
+	}
+	return c
+}
+
+// checkSample queues, once per pair in the batch, the check of list's
+// sample against other (Cluster).
+func (sh *commonShared) checkSample(ctx context.Context, p redis.Pipeliner, sample *redis.Cmd, list, other string) *redis.Cmd {
+	pair := [2]string{list, other}
+	if c, ok := sh.sampleHas[pair]; ok {
+		return c
+	}
+	var c *redis.Cmd
+	if _, ms := sampleReply(sample); len(ms) > 0 {
+		c = p.Do(ctx, zmscoreArgs(other, members(ms))...)
+	}
+	sh.sampleHas[pair] = c
+	return c
 }
 
 // walkCommon finishes the common-following walks whose first round has
 // run: each further round is one pipeline for all walks still open (the
 // ZMSCOREs of their chunks, then the next chunks of those not yet full).
-func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk) error {
+func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk, sh *commonShared) error {
 	var open []*commonWalk
 	for _, w := range walks {
 		if w == nil {
@@ -89,7 +171,7 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk) error {
 		}
 	}
 	for len(open) > 0 {
-		if err := s.checkChunks(ctx, open); err != nil {
+		if err := s.checkChunks(ctx, open, sh); err != nil {
 			return err
 		}
 		var more []*commonWalk
@@ -116,7 +198,7 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk) error {
 			}
 		}
 	}
-	if err := s.commonTotals(ctx, walks); err != nil {
+	if err := s.commonTotals(ctx, walks, sh); err != nil {
 		return err
 	}
 	for _, w := range walks {
@@ -129,7 +211,7 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk) error {
 
 // checkChunks checks the chunks the open walks read (and their samples)
 // against the other user's list, in one pipeline.
-func (s *DB) checkChunks(ctx context.Context, open []*commonWalk) error {
+func (s *DB) checkChunks(ctx context.Context, open []*commonWalk, sh *commonShared) error {
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, w := range open {
 			w.has = nil
@@ -137,9 +219,7 @@ func (s *DB) checkChunks(ctx context.Context, open []*commonWalk) error {
 				w.has = p.Do(ctx, zmscoreArgs(w.theirs, w.read)...)
 			}
 			if w.sample != nil && w.sampleHas == nil {
-				if _, ms := sampleReply(w.sample); len(ms) > 0 {
-					w.sampleHas = p.Do(ctx, zmscoreArgs(w.theirs, members(ms))...)
-				}
+				w.sampleHas = sh.checkSample(ctx, p, w.sample, w.mine, w.theirs)
 			}
 		}
 		return nil
@@ -198,7 +278,7 @@ func (w *commonWalk) readChunk() bool {
 // counted whole (the same figure the count gives), else from a sample of
 // the other's list, checked against the user's, in two more rounds for all
 // such walks together.
-func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk) error {
+func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk, sh *commonShared) error {
 	var other []*commonWalk
 	for _, w := range walks {
 		switch {
@@ -226,8 +306,9 @@ func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk) error {
 		return nil
 	}
 	if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		clear(sh.sample) // sent again: queue them again
 		for _, w := range other {
-			w.sample = commonSampleScript.EvalSha(ctx, p, []string{w.theirs}, commonSample, commonSampleRun)
+			w.sample = sh.sampleOf(ctx, p, w.theirs)
 		}
 		return nil
 	}); err != nil {
@@ -235,10 +316,7 @@ func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk) error {
 	}
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, w := range other {
-			w.sampleHas = nil
-			if _, ms := sampleReply(w.sample); len(ms) > 0 {
-				w.sampleHas = p.Do(ctx, zmscoreArgs(w.mine, members(ms))...)
-			}
+			w.sampleHas = sh.checkSample(ctx, p, w.sample, w.theirs, w.mine)
 		}
 		return nil
 	}); err != nil && !isNil(err) {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -902,6 +903,74 @@ func TestCommonFollowingBounds(t *testing.T) {
 				t.Errorf("total %d, out of 0..%d", total, min(tt.mine, tt.theirs))
 			case tt.estimate && len(want) > 1000 && (total < len(want)*9/10 || total > len(want)*11/10):
 				t.Errorf("total %d, want within a tenth of %d", total, len(want))
+			}
+		})
+	}
+}
+
+// TestCommonFollowingAliasesShareTheTotal: pages of the same two users in
+// one batch (aliases with other sizes) read the sampled total once, and
+// each pays for its first chunk past first + 1 from the operation's read
+// budget; once the budget is spent, a page reads first + 1 and a
+// distinct pair's total one run, and the pages are still right.
+func TestCommonFollowingAliasesShareTheTotal(t *testing.T) {
+	s, rdb := graphStore(t)
+	ids := graphUsers(t, s, 3)
+	a, b, c := ids[0], ids[1], ids[2]
+	ctx := context.Background()
+	// a follows 3 000 users; b and c follow every other one of them, so
+	// the first chunk fills each page.
+	var mz, tz []redis.Z
+	for i := range 3000 {
+		m := strconv.Itoa(100000 + i)
+		mz = append(mz, redis.Z{Score: float64(1_700_000_000_000 + i), Member: m})
+		if i%2 == 0 {
+			tz = append(tz, redis.Z{Score: float64(i), Member: m})
+		}
+	}
+	rdb.ZAdd(ctx, s.Keys().Following(a), mz...)
+	rdb.ZAdd(ctx, s.Keys().Following(b), tz...)
+	rdb.ZAdd(ctx, s.Keys().Following(c), tz...)
+	key := func(with string, first int) readplan.ListKey {
+		return readplan.ListKey{List: readplan.ListCommonFollowing, Parent: a, With: with, Page: social.PageRequest{First: first}}
+	}
+	tests := []struct {
+		name   string
+		budget int
+		keys   []readplan.ListKey
+		left   int
+	}{
+		// One total (1 024) and three chunks past first + 1 (250, 249, 248).
+		{"one pair", 2000, []readplan.ListKey{key(b, 5), key(b, 6), key(b, 7)}, 2000 - 1024 - 250 - 249 - 248},
+		// Two pairs: the first's chunk and total spend the budget; the
+		// second page reads first + 1 and its total one run.
+		{"budget spent", 1200, []readplan.ListKey{key(b, 5), key(c, 5)}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bctx := social.WithReadBudget(ctx, tt.budget)
+			pages, errs := s.TimelineService.ListPages(bctx, "", tt.keys)
+			for i, k := range tt.keys {
+				if errs[i] != nil {
+					t.Fatalf("page %d: %v", i, errs[i])
+				}
+				// A page whose budget ran out may end short, with where to
+				// go on from.
+				got := pages[i].Users
+				full := len(got.Items) == k.Page.First || (got.HasNext && got.End != "" && len(got.Items) < k.Page.First)
+				if !full || got.Total < 1400 || got.Total > 1600 {
+					t.Errorf("page %d: %d users (next %v, end %q), total %d; want %d or a short page to go on from, total about 1 500",
+						i, len(got.Items), got.HasNext, got.End, got.Total, k.Page.First)
+				}
+			}
+			want := tt.left
+			if redistest.ClusterMode() {
+				// The total samples the user's list, then, the other's
+				// being the shorter, that one too: 1 024 more.
+				want = max(0, want-redisstore.CommonSample)
+			}
+			if left := social.ReadBudgetLeft(bctx); left != want {
+				t.Errorf("budget left %d, want %d", left, want)
 			}
 		})
 	}

@@ -39,7 +39,9 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 	common := make([]*commonWalk, len(keys))
 	firsts := make([]int, len(keys))
 	queued := false
+	shared := newCommonShared()
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		shared.reset() // sent again: queue the shared reads again
 		for i, k := range keys {
 			var err error
 			switch k.List {
@@ -59,8 +61,12 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after)
 				}
 			case readplan.ListCommonFollowing:
-				if common[i], err = s.newCommonWalk(k); err == nil {
-					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster())
+				// Made once: a walk pays for its first chunk when made.
+				if common[i] == nil {
+					common[i], err = s.newCommonWalk(ctx, k)
+				}
+				if err == nil {
+					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster(), shared)
 				}
 			default:
 				err = fmt.Errorf("unknown list %q", k.List)
@@ -91,7 +97,7 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 			out[i].Comments, errs[i] = c, wrapList(k, err)
 		}
 	}
-	if err := s.walkCommon(ctx, common); err != nil {
+	if err := s.walkCommon(ctx, common, shared); err != nil {
 		return nil, []error{err}
 	}
 	for i, w := range common {

@@ -27,6 +27,22 @@ func WithReadBudget(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, readBudgetKey{}, b)
 }
 
+// HasReadBudget reports whether ctx's operation has a read budget.
+func HasReadBudget(ctx context.Context) bool {
+	_, ok := ctx.Value(readBudgetKey{}).(*atomic.Int64)
+	return ok
+}
+
+// ReadBudgetLeft is what is left of ctx's read budget (0 when it has
+// none): with the budget it started with, what the operation spent.
+func ReadBudgetLeft(ctx context.Context) int {
+	b, ok := ctx.Value(readBudgetKey{}).(*atomic.Int64)
+	if !ok {
+		return 0
+	}
+	return int(max(b.Load(), 0))
+}
+
 // TakeReadBudget spends up to want candidates of the operation's budget
 // and returns how many it may read (want when the context has none).
 func TakeReadBudget(ctx context.Context, want int) int {
