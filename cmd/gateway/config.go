@@ -139,7 +139,7 @@ func (c *Config) settings() []app.Setting {
 		app.String(&c.SPADir, "spa-dir", "SPA_DIR", "", "directory served at /app/, for developing a single-page app on the gateway's origin (examples/spa/dist)"),
 		app.String(&c.TrustedDocuments, "trusted-documents", "TRUSTED_DOCUMENTS", "", "a persisted-query manifest (Apollo's format, or an object of SHA-256 to document): only its documents run, sent whole or by hash; others are refused (FORBIDDEN, or PERSISTED_QUERY_NOT_FOUND for an unknown hash); empty: any document"),
 		app.String(&c.Tracing.Endpoint, "trace-endpoint", "TRACE_ENDPOINT", "", "OTLP/HTTP collector URL (http://collector:4318) to export OpenTelemetry spans of requests, GraphQL operations and Redis flights to; empty: no tracing"),
-		{Flag: "trace-sample-ratio", Env: "TRACE_SAMPLE_RATIO", Def: "0.01", Usage: "share of requests traced, 0 to 1, when TRACE_ENDPOINT is set (a caller's traceparent decides for its requests)",
+		{Flag: "trace-sample-ratio", Env: "TRACE_SAMPLE_RATIO", Def: "0.01", Usage: "share of requests traced, 0 to 1, when TRACE_ENDPOINT is set (a traceparent sent through TRUSTED_PROXIES decides for its requests; other clients' is ignored)",
 			Set: func(v string) (err error) { c.Tracing.Ratio, err = strconv.ParseFloat(v, 64); return err }},
 	}
 	own = append(own, c.mediaSettings()...)

@@ -1,12 +1,14 @@
 package gateway_test
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 )
 
@@ -93,4 +95,38 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 		out = append(out, sp.Name())
 	}
 	return out
+}
+
+// TestTraceparentFromTrustedProxiesOnly: a caller's sampled traceparent
+// decides nothing unless it comes through a trusted proxy, or any client
+// could have its requests traced whatever TRACE_SAMPLE_RATIO says.
+func TestTraceparentFromTrustedProxiesOnly(t *testing.T) {
+	const caller = "4bf92f3577b34da6a3ce929d0e0e4736"
+	header := map[string]string{"Content-Type": "application/json",
+		"traceparent": "00-" + caller + "-00f067aa0ba902b7-01"}
+	for _, tt := range []struct {
+		name    string
+		trusted []netip.Prefix
+		want    bool // the caller's trace continued
+	}{
+		{"untrusted peer", nil, false},
+		{"trusted proxy", []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
+				sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
+			t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+			s := gatewaytest.New(t, gatewaytest.Options{Tracer: tp, Abuse: &gateway.Abuse{TrustedProxies: tt.trusted}})
+			status, _, body := s.Raw(t, "POST", "/query", header, strings.NewReader(`{"query":"{ __typename }"}`))
+			if status != 200 {
+				t.Fatalf("status %d: %s", status, body)
+			}
+			spans := rec.Ended()
+			continued := len(spans) > 0 && spans[0].SpanContext().TraceID().String() == caller
+			if continued != tt.want || (!tt.want && len(spans) != 0) {
+				t.Errorf("caller's trace continued = %v (spans %v), want %v", continued, names(spans), tt.want)
+			}
+		})
+	}
 }

@@ -71,6 +71,18 @@ func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	return peer.String()
 }
 
+// FromTrustedPeer reports whether the request's direct peer is one of the
+// trusted proxies: only such a peer's headers about the client (its
+// address, its trace) are believed.
+func FromTrustedPeer(r *http.Request, trusted []netip.Prefix) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	return err == nil && isTrusted(peer.Unmap(), trusted)
+}
+
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 	for _, p := range trusted {
 		if p.Contains(a) {
