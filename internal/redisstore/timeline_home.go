@@ -237,13 +237,42 @@ func (h *homePage) page(readAll, spent bool) social.Connection[*social.Post] {
 	return c
 }
 
+// takePulled appends to items what each pulled source's read brought (k
+// ids asked for), marks a source whose read came back short as done, and
+// tells reached the last id of each source that may hold more: how far
+// the round got, in either direction.
+func takePulled(items []homeItem, sources []*pullSource, k int, reached func(last int64)) []homeItem {
+	for _, src := range sources {
+		if src.cmd == nil {
+			continue
+		}
+		ids := src.cmd.Val()
+		for _, id := range ids {
+			v, _ := strconv.ParseInt(id, 10, 64)
+			items = append(items, homeItem{id: v, author: src.author})
+		}
+		if len(ids) < k {
+			src.done = true
+		} else {
+			reached(items[len(items)-1].id)
+		}
+		src.cmd = nil
+	}
+	return items
+}
+
 // openReads is how many sources a read round after the first reads.
-func (h *homePage) openReads() int {
+func (h *homePage) openReads() int { return openReads(h.below || h.listDone, h.sources) }
+
+// openReads is how many sources a read round reads, downwards or upwards:
+// the home list unless it is done with, and every pulled timeline not yet
+// exhausted; at least one.
+func openReads(listDone bool, sources []*pullSource) int {
 	n := 0
-	if !h.below && !h.listDone {
+	if !listDone {
 		n++
 	}
-	for _, src := range h.sources {
+	for _, src := range sources {
 		if !src.done {
 			n++
 		}
@@ -285,22 +314,11 @@ func (h *homePage) take(list *listRound, n int) bool {
 			more, bound = true, list.entries[len(list.entries)-1].id
 		}
 	}
-	for _, src := range h.sources {
-		if src.cmd == nil {
-			continue
-		}
-		ids := src.cmd.Val()
-		for _, id := range ids {
-			n, _ := strconv.ParseInt(id, 10, 64)
-			items = append(items, homeItem{id: n, author: src.author})
-		}
-		if len(ids) < n {
-			src.done = true
-		} else if last := items[len(items)-1].id; !more || last > bound {
+	items = takePulled(items, h.sources, n, func(last int64) {
+		if !more || last > bound {
 			more, bound = true, last
 		}
-		src.cmd = nil
-	}
+	})
 	slices.SortFunc(items, func(a, b homeItem) int { return cmp.Compare(b.id, a.id) })
 	// Filtered in place: a post pulled and also in the list counts once.
 	h.pending = items[:0]

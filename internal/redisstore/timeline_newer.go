@@ -127,18 +127,7 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 }
 
 // openReads is how many sources a read round reads.
-func (n *newerPage) openReads() int {
-	k := 0
-	if !n.below && !n.listEnd {
-		k++
-	}
-	for _, src := range n.sources {
-		if !src.done {
-			k++
-		}
-	}
-	return max(k, 1)
-}
+func (n *newerPage) openReads() int { return openReads(n.below || n.listEnd, n.sources) }
 
 // queueList queues homePageScript's newer read of up to k entries above
 // the read position (at least the floor), or only its checks when k is 0.
@@ -249,22 +238,7 @@ func (n *newerPage) collect(list *redis.Cmd, k int) (items []homeItem, bound int
 			limit(r.entries[len(r.entries)-1].id)
 		}
 	}
-	for _, src := range n.sources {
-		if src.cmd == nil {
-			continue
-		}
-		ids := src.cmd.Val()
-		for _, id := range ids {
-			v, _ := strconv.ParseInt(id, 10, 64)
-			items = append(items, homeItem{id: v, author: src.author})
-		}
-		if len(ids) < k {
-			src.done = true
-		} else {
-			limit(items[len(items)-1].id)
-		}
-		src.cmd = nil
-	}
+	items = takePulled(items, n.sources, k, limit)
 	return items, bound, more, nil
 }
 
