@@ -25,6 +25,7 @@ import (
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -299,44 +300,61 @@ func median(d []time.Duration) time.Duration {
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
-// redisCPU is the CPU time the Redis server has used (user and system).
+// redisCPU is the CPU time (user and system) the Redis servers have used,
+// summed over the masters of a cluster.
 func redisCPU(tb testing.TB, rdb redis.UniversalClient) time.Duration {
 	tb.Helper()
-	info, err := rdb.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	var mu sync.Mutex
 	total := 0.0
-	for line := range strings.SplitSeq(info, "\r\n") {
+	eachInfo(tb, rdb, "cpu", func(line string) {
 		k, v, _ := strings.Cut(line, ":")
 		if k == "used_cpu_user" || k == "used_cpu_sys" {
 			f, _ := strconv.ParseFloat(v, 64)
+			mu.Lock()
 			total += f
+			mu.Unlock()
 		}
-	}
+	})
 	return time.Duration(total * float64(time.Second))
 }
 
 // commandStats is INFO commandstats: microseconds spent in each command.
 func commandStats(tb testing.TB, rdb redis.UniversalClient) map[string]float64 {
 	tb.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	var mu sync.Mutex
 	out := map[string]float64{}
-	for line := range strings.SplitSeq(info, "\r\n") {
+	eachInfo(tb, rdb, "commandstats", func(line string) {
 		name, fields, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
 		if !ok || name == line {
-			continue
+			return
 		}
 		for f := range strings.SplitSeq(fields, ",") {
 			if v, ok := strings.CutPrefix(f, "usec="); ok {
-				out[name], _ = strconv.ParseFloat(v, 64)
+				u, _ := strconv.ParseFloat(v, 64)
+				mu.Lock()
+				out[name] += u
+				mu.Unlock()
 			}
 		}
-	}
+	})
 	return out
+}
+
+// eachInfo calls f with every line of INFO section of every server that
+// holds data: on a cluster, a client's INFO reaches one node, and figures
+// read from different nodes do not subtract.
+func eachInfo(tb testing.TB, rdb redis.UniversalClient, section string, f func(line string)) {
+	tb.Helper()
+	err := redisstore.EachServer(context.Background(), rdb, func(ctx context.Context, c redis.UniversalClient) error {
+		info, err := c.Info(ctx, section).Result()
+		for line := range strings.SplitSeq(info, "\r\n") {
+			f(line)
+		}
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // topCommands names the three commands that took the most time between
