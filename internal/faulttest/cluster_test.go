@@ -34,8 +34,9 @@ import (
 // without a restart (the time is logged); every post acknowledged before
 // the replicas were last seen caught up is there, so is every post
 // acknowledged after the failover, nothing is duplicated, fan-out finishes
-// every post that survived, and the live subscriber hears of new posts.
+// every one of those posts, and the live subscriber hears of new posts.
 // Posts acknowledged in the moment between that check and the kill may be
+// lost, or survive while their fan-out job (queued on another master) is
 // lost: Redis replicates asynchronously (docs/reliability.md).
 func TestClusterProcesses(t *testing.T) {
 	c := newCluster(t)
@@ -129,17 +130,24 @@ func TestClusterProcesses(t *testing.T) {
 
 	// What was acknowledged is there, apart from the replication window.
 	ctx := context.Background()
-	var kept []string
+	// A post acknowledged in the window may survive while its fan-out
+	// job, queued on another master, was lost with the victim
+	// (docs/reliability.md): only the posts acknowledged outside the
+	// window must reach every home list.
+	var kept, window []string
 	lost := 0
 	for _, a := range acks {
 		n, err := rdb.Exists(ctx, u.store.Keys().Post(a.id)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
+		strict := a.at.Before(cut) || a.at.After(recovered)
 		switch {
-		case n == 1:
+		case n == 1 && strict:
 			kept = append(kept, a.id)
-		case a.at.Before(cut) || a.at.After(recovered):
+		case n == 1:
+			window = append(window, a.id)
+		case strict:
 			t.Errorf("post %s acknowledged at %s is gone (cut %s, kill %s, recovered %s)", a.id,
 				a.at.Format(time.StampMilli), cut.Format(time.StampMilli), killedAt.Format(time.StampMilli), recovered.Format(time.StampMilli))
 		default:
@@ -148,6 +156,7 @@ func TestClusterProcesses(t *testing.T) {
 	}
 	t.Logf("%d posts acknowledged under load, %d lost in the replication window between the last check and the kill", len(acks), lost)
 	u.waitDelivered(t, kept, 60*time.Second)
+	t.Logf("%d posts acknowledged in the window survived; %d of them reached every home list", len(window), u.deliveredAll(t, window))
 
 	// The live subscriber still hears of new posts, whichever master now
 	// serves its channel.
@@ -211,6 +220,21 @@ func infoInt(info, field string) int64 {
 		}
 	}
 	return -1
+}
+
+// deliveredAll counts the posts every follower's home list holds.
+func (u *users) deliveredAll(t *testing.T, posts []string) int {
+	t.Helper()
+	missing := map[string]bool{}
+	for i := 1; i < len(u.ids); i++ {
+		c := count(u.home(t, i))
+		for _, p := range posts {
+			if c[p] == 0 {
+				missing[p] = true
+			}
+		}
+	}
+	return len(posts) - len(missing)
 }
 
 // waitDelivered waits until every follower's home list holds every post,
