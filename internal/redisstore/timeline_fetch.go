@@ -19,7 +19,9 @@ import (
 //  2. one pipeline: the visibility check of the candidates, whose HMGET of
 //     each post's hash also brings its counters and its newest comments
 //     (cm), and whose HGET of the viewer's flags (PostViewers) also brings
-//     the viewer's marks, and joined to it the posts' authors;
+//     the viewer's marks, and joined to it the posts' authors (and the
+//     first comments, commentRowsScript, when the page asks for more
+//     than cm packs);
 //  3. one pipeline: what only stage 2 names — the authors of those
 //     comments, the reposted originals (visibility, counters, marks) and
 //     their authors (recorded in the repost as rauthor); and what the
@@ -81,6 +83,11 @@ func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility,
 			continue
 		}
 		f.checked[id] = checkedPost{v, i}
+		if w.Comments >= packedComments {
+			// More than the hash packs (one more than asked tells
+			// whether there is a next page).
+			f.comments[id] = f.s.queueCommentRows(ctx, p, id, w.Comments+1, "", false)
+		}
 		if w.Authors && i < len(authors) {
 			f.queueUser(ctx, p, authors[i])
 		}
