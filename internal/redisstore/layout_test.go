@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -255,6 +256,13 @@ func TestOldLayoutMigrates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Likes written directly, as many as take more than one HSET to
+	// migrate.
+	var direct []redis.Z
+	for i := range 700 {
+		direct = append(direct, redis.Z{Score: float64(1_700_000_000_000 + i), Member: strconv.Itoa(2_000_000 + i)})
+	}
+	feedOK(t, f.rdb.ZAdd(ctx, k.Likers(f.public), direct...).Err())
 	oldLayout(t, f.engagementFixture, f.only, f.not, f.public)
 	// A writer of the new version before any read: its flag is rebuilt
 	// from what it mirrors.
@@ -281,6 +289,13 @@ func TestOldLayoutMigrates(t *testing.T) {
 			slices.Sort(b)
 			got[u] = string(b)
 		}
+		if p == f.public {
+			for _, z := range direct {
+				if u := z.Member.(string); got[u] == "l" {
+					delete(got, u)
+				}
+			}
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("post %s: PostViewers %v, want %v", p, got, want)
 		}
@@ -303,6 +318,32 @@ func TestOldLayoutMigrates(t *testing.T) {
 		t.Errorf("after unlike and unrepost: marks %+v", got)
 	}
 	f.wantVisible(t, "migrated")
+}
+
+// TestLargeAudienceFlags: an audience larger than one HSET writes has
+// every member's flag.
+func TestLargeAudienceFlags(t *testing.T) {
+	ctx := context.Background()
+	f := newEngagementFixture(t)
+	var audience []string
+	for i := range 600 { // users as their profile hash makes them exist
+		u := strconv.Itoa(3_000_000 + i)
+		feedOK(t, f.rdb.HSet(ctx, f.s.Keys().User(u), "name", "u"+u).Err())
+		audience = append(audience, u)
+	}
+	audience = append(audience, f.fan)
+	only := engPost(t, f.s, f.author, social.NewPost{Content: "many", OnlyTo: audience})
+	if n := f.rdb.HLen(ctx, f.s.Keys().PostViewers(only)).Val(); n != int64(len(audience)) {
+		t.Errorf("PostViewers holds %d users, want %d", n, len(audience))
+	}
+	posts, err := f.s.VisiblePosts(ctx, f.fan, []string{only})
+	if err != nil || posts[0] == nil {
+		t.Errorf("the last member does not see the post: %v", err)
+	}
+	posts, err = f.s.VisiblePosts(ctx, f.other, []string{only})
+	if err != nil || posts[0] != nil {
+		t.Errorf("an outsider sees the post: %v", err)
+	}
 }
 
 // TestDeletePostRemovesViewers: a deleted post's PostViewers goes with

@@ -35,8 +35,8 @@ var (
 	edgePageScript     = newScript("edge_page.lua")
 
 	// Posts and fan-out (post.go, post_delete.go, fanout.go).
-	postScript         = newScript("post.lua")
-	postMigrateScript  = newScript("post_migrate.lua")
+	postScript         = newScript("post.lua", "flags")
+	postMigrateScript  = newScript("post_migrate.lua", "flags")
 	repostLinkScript   = newScript("repost_link.lua", "counts")
 	repostClaimScript  = newScript("repost_claim.lua", "flags")
 	claimAgeScript     = newScript("repost_claim_age.lua")

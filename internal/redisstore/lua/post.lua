@@ -14,12 +14,8 @@ if #ARGV > n + 1 then
   for i = n + 2, #ARGV do
     fv[#fv + 1] = ARGV[i]
     fv[#fv + 1] = 'a'
-    if #fv >= 1000 then
-      redis.call('HSET', KEYS[3], unpack(fv))
-      fv = {}
-    end
   end
-  if #fv > 0 then redis.call('HSET', KEYS[3], unpack(fv)) end
+  set_flags(KEYS[3], fv)
 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2, n + 1))
 return 'OK'

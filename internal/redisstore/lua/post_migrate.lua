@@ -29,12 +29,8 @@ if not redis.call('HGET', KEYS[1], 'pv') then
   for _, u in ipairs(users) do
     fv[#fv + 1] = u
     fv[#fv + 1] = flags[u]
-    if #fv >= 1000 then
-      redis.call('HSET', KEYS[6], unpack(fv))
-      fv = {}
-    end
   end
-  if #fv > 0 then redis.call('HSET', KEYS[6], unpack(fv)) end
+  set_flags(KEYS[6], fv)
   redis.call('HSET', KEYS[1], 'pv', '1')
 end
 return redis.call('HGET', KEYS[6], ARGV[1]) or ''

@@ -12,3 +12,10 @@ local function set_flag(h, u, f, on)
     if cur == '' then redis.call('HDEL', h, u) else redis.call('HSET', h, u, cur) end
   end
 end
+-- set_flags writes users' flags into h: fv is a list of user, letters
+-- pairs, written a thousand arguments to an HSET.
+local function set_flags(h, fv)
+  for i = 1, #fv, 1000 do
+    redis.call('HSET', h, unpack(fv, i, math.min(i + 999, #fv)))
+  end
+end
