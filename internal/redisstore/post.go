@@ -33,7 +33,8 @@ type PostService struct{ *DB }
 //  1. one pipeline that checks the audience users exist and the reposted
 //     post is visible to the author, and INCRs PostSeq for the id (a retry
 //     of INCR, or a failed check, only leaves a gap in the ids);
-//  2. postScript: the audience set, then the hash, in one atomic step in
+//  2. postScript: the audience set (with its members' flags in
+//     PostViewers), then the hash, in one atomic step in
 //     the post's slot; it recognises its own earlier run (the id is fresh,
 //     so a hash already there is this very write retried);
 //  3. one pipeline: XADD of the fan-out job, the repost link (SADD into the
