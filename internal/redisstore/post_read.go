@@ -100,7 +100,8 @@ func (v *visibility) settle(ctx context.Context) error {
 	}
 	var todo []int
 	for i := range v.ids {
-		if v.hash[i] != nil && v.value(i, postViewersIndex) == "" && v.value(i, 0) != "" {
+		// A post that exists (it has an author) without pv.
+		if v.hash[i] != nil && v.value(i, 0) != "" && v.value(i, postViewersIndex) == "" {
 			todo = append(todo, i)
 		}
 	}
