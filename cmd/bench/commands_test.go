@@ -16,9 +16,14 @@ import (
 )
 
 // maxCommandsPerPage bounds what Redis counts (script internals included)
-// for one warm reference page of the small data set: the page's layout
-// is what keeps it there.
-const maxCommandsPerPage = 320
+// for one warm reference page of the small data set, and maxSentPerPage
+// what the client sends: the page's layout is what keeps them there (a
+// third of what the page cost before it read a post's comments and the
+// viewer's flags with the post).
+const (
+	maxCommandsPerPage = 97
+	maxSentPerPage     = 84
+)
 
 // rounds is how many times each reader's page is read while measuring.
 const rounds = 20
@@ -92,6 +97,9 @@ func TestReferencePageCommands(t *testing.T) {
 	t.Log(b.String())
 	if per := float64(counted) / n; per > maxCommandsPerPage {
 		t.Errorf("Redis counts %.1f commands per reference page; at most %d expected", per, maxCommandsPerPage)
+	}
+	if per := float64(sent.total) / n; per > maxSentPerPage {
+		t.Errorf("the client sends %.1f commands per reference page; at most %d expected", per, maxSentPerPage)
 	}
 }
 

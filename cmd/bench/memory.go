@@ -263,11 +263,14 @@ func (b *Bench) postBytes(ctx context.Context, out *EntityBytes) ([]string, erro
 	return posts, nil
 }
 
-// likeBytes measures the posts' likers sets.
+// likeBytes measures the posts' likers sets and viewer flags (which also
+// hold the plain reposts' and the audiences' flags, a few a post).
 func (b *Bench) likeBytes(ctx context.Context, posts []string, out *EntityBytes) error {
 	likers := make([]string, len(posts))
+	viewers := make([]string, len(posts))
 	for i, p := range posts {
 		likers[i] = b.store.Keys().Likers(p)
+		viewers[i] = b.store.Keys().PostViewers(p)
 	}
 	likes, err := pipelineInts(ctx, b.rdb, likers, func(p redis.Pipeliner, key string) *redis.IntCmd { return p.ZCard(ctx, key) })
 	if err != nil {
@@ -276,7 +279,7 @@ func (b *Bench) likeBytes(ctx context.Context, posts []string, out *EntityBytes)
 	for _, n := range likes {
 		out.Likes += n
 	}
-	likeBytes, err := b.totalMemoryUsage(ctx, likers)
+	likeBytes, err := b.totalMemoryUsage(ctx, append(likers, viewers...))
 	if err != nil {
 		return err
 	}

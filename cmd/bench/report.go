@@ -182,7 +182,7 @@ func entitiesMarkdown(p printer, m *EntityBytes) {
 	p("| user (profile hash, name and e-mail index fields) | %d | %.0f |", m.Users, m.User)
 	p("| post (hash, audience and repost sets, author-timeline entry) | %d | %.0f |", m.Posts, m.Post)
 	p("| follow edge (both zset entries) | %d | %.0f |", m.Follows, m.Follow)
-	p("| like (likers zset entry) | %d | %.0f |", m.Likes, m.Like)
+	p("| like (likers zset entry and viewer flag) | %d | %.0f |", m.Likes, m.Like)
 	p("| comment (hash, list entry, index field) | %d | %.0f |", m.Comments, m.Comment)
 	p("")
 }

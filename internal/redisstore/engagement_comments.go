@@ -77,7 +77,7 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 	for range 2 {
 		res, err := addCommentScript.Run(ctx, s.rdb,
 			[]string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID), retry},
-			id, commentRetryWindow.Milliseconds(),
+			id, commentRetryWindow.Milliseconds(), s.keys.PostComment(postID, ""),
 			"author", viewerID, "content", content, "created", msString(created), "mentions", strings.Join(mentions, ","),
 		).Text()
 		switch {
@@ -138,7 +138,7 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	}
 	res, err := deleteCommentScript.Run(ctx, s.rdb,
 		[]string{s.keys.Post(postID), s.keys.PostComment(postID, commentID), s.keys.PostComments(postID)},
-		commentID, viewerID, deletedCommentTTL.Milliseconds(), postAuthorField,
+		commentID, viewerID, deletedCommentTTL.Milliseconds(), postAuthorField, s.keys.PostComment(postID, ""),
 	).Text()
 	if err != nil {
 		return fmt.Errorf("delete comment %s: %w", commentID, err)

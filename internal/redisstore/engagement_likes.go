@@ -35,7 +35,7 @@ const postAuthorField = "author"
 // exists.
 func (s *EngagementService) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
 	v := s.newVisibility(viewerID, []string{postID})
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
+	if err := v.check(ctx); err != nil {
 		return nil, fmt.Errorf("check post %s: %w", postID, err)
 	}
 	if v.access(0) != social.Visible {
@@ -54,7 +54,7 @@ func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) e
 	// reads whether the like stands when it runs the job.
 	var like *redis.Cmd
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		like = likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID, "like")
+		like = likeScript.EvalSha(ctx, p, s.likeKeys(postID), viewerID, "like")
 		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})
@@ -76,7 +76,7 @@ func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string)
 		return err
 	}
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID, "unlike")
+		likeScript.EvalSha(ctx, p, s.likeKeys(postID), viewerID, "unlike")
 		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})
@@ -84,6 +84,11 @@ func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string)
 		return fmt.Errorf("unlike post %s: %w", postID, err)
 	}
 	return nil
+}
+
+// likeKeys are likeScript's keys.
+func (s *DB) likeKeys(postID string) []string {
+	return []string{s.keys.Post(postID), s.keys.Likers(postID), s.keys.PostViewers(postID)}
 }
 
 // Marks reports, for each post, whether viewerID likes it and has a plain

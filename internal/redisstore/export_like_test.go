@@ -14,7 +14,7 @@ func (s *Store) LikeWithoutNote(ctx context.Context, viewerID, postID string) er
 		return err
 	}
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		likeScript.EvalSha(ctx, p, []string{s.keys.Post(postID), s.keys.Likers(postID)}, viewerID, "like")
+		likeScript.EvalSha(ctx, p, s.likeKeys(postID), viewerID, "like")
 		return nil
 	})
 	return pipelineErr(cmds, err)

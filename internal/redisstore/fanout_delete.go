@@ -19,7 +19,7 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 	k := s.keys
 	entry := homeEntry(post, author)
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post))
+		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post))
 		p.ZRem(ctx, k.UserPosts(author), post)
 		p.ZRem(ctx, k.PublicPosts(author), post)
 		p.LRem(ctx, k.Home(author), 0, entry)

@@ -106,6 +106,15 @@ func (k Keys) PostReposts(id string) string { return k.postKey(id, ":reposts") }
 // id of their one plain repost of it (viewerHasReposted).
 func (k Keys) PostPlainReposts(id string) string { return k.postKey(id, ":plain") }
 
+// PostViewers is the hash of what a post means to each viewer it has to
+// do with: user id → flag letters, l (likes it: in Likers), r (has a
+// plain repost of it: in PostPlainReposts) and a (in its audience set,
+// PostOnlyTo or PostNotTo, as the post's vis says), so a page reads a
+// viewer's marks and audience membership with one HGET. Written in the
+// same script as what each letter mirrors; kept only for posts whose hash
+// has layout (post_migrate.lua builds it for older posts).
+func (k Keys) PostViewers(id string) string { return k.postKey(id, ":v") }
+
 // UserPosts is u's own timeline: a zset of post ids scored by id.
 func (k Keys) UserPosts(u string) string { return k.userKey(u, ":posts") }
 

@@ -58,7 +58,7 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 			case readplan.ListComments:
 				var after string
 				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) {
-					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after)
+					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after, false)
 				}
 			case readplan.ListCommonFollowing:
 				// Made once: a walk pays for its first chunk when made.

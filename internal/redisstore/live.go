@@ -101,6 +101,9 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 	if err := pipelineErr(cmds, err); err != nil {
 		return nil, fmt.Errorf("check %d live posts for %s: %w", len(ids), viewerID, err)
 	}
+	if err := v.settle(ctx); err != nil {
+		return nil, err
+	}
 	flags, err := allow.Int64Slice()
 	if err != nil || len(flags) != len(ids) {
 		return nil, fmt.Errorf("check live posts for %s: allow reply %v: %w", viewerID, allow.Val(), err)

@@ -33,7 +33,8 @@ type PostService struct{ *DB }
 //  1. one pipeline that checks the audience users exist and the reposted
 //     post is visible to the author, and INCRs PostSeq for the id (a retry
 //     of INCR, or a failed check, only leaves a gap in the ids);
-//  2. postScript: the audience set, then the hash, in one atomic step in
+//  2. postScript: the audience set (with its members' flags in
+//     PostViewers), then the hash, in one atomic step in
 //     the post's slot; it recognises its own earlier run (the id is fresh,
 //     so a hash already there is this very write retried);
 //  3. one pipeline: XADD of the fan-out job, the repost link (SADD into the
@@ -57,9 +58,20 @@ var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost
 // gets them on its first read by post_counters.lua or its first change.
 var postCounterFields = fieldArgs("nlikes", "ncomments", "nreposts")
 
-// postReadFields are read for a post's visibility check: the post and its
-// counters (in the order of postCounterFields after postFields).
-var postReadFields = append(append([]any{}, postFields...), postCounterFields...)
+// postLayoutFields follow the counters in what a page reads of a post:
+// cm, its newest comments packed (lua/lib/packed.lua), and pv, set when
+// the post's PostViewers is kept (post.lua writes it with every new post;
+// post_migrate.lua builds PostViewers for an older one and sets it).
+var postLayoutFields = fieldArgs(packedCommentsField, postViewersField)
+
+const (
+	packedCommentsField = "cm"
+	postViewersField    = "pv"
+)
+
+// postReadFields are read for a post's visibility check: the post, its
+// counters and postLayoutFields, in this order.
+var postReadFields = append(append(append([]any{}, postFields...), postCounterFields...), postLayoutFields...)
 
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
@@ -154,6 +166,9 @@ func (s *PostService) checkNewPost(ctx context.Context, authorID string, np soci
 	}
 	stale := ""
 	if c.orig != nil {
+		if err := c.orig.v.settle(ctx); err != nil {
+			return c, err
+		}
 		if stale, c.existing, err = s.checkOrigin(ctx, authorID, np, c.orig); err != nil || c.existing != nil {
 			return c, err
 		}
@@ -199,7 +214,7 @@ func (s *PostService) checkOrigin(ctx context.Context, authorID string, np socia
 // taking over stale ("" for none): nil when the claim is the new id's, the
 // repost another request claimed first when it exists, else CONFLICT.
 func (s *PostService) claimPlain(ctx context.Context, authorID, original, id, stale string) (*social.Post, error) {
-	holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(original), s.keys.PostPlainReposts(original)},
+	holder, err := repostClaimScript.Run(ctx, s.rdb, []string{s.keys.Post(original), s.keys.PostPlainReposts(original), s.keys.PostViewers(original)},
 		authorID, id, stale).Text()
 	switch {
 	case err != nil:
@@ -237,7 +252,7 @@ func (s *PostService) writePost(ctx context.Context, authorID string, np social.
 	if c.vis == social.NotTo {
 		set = s.keys.PostNotTo(c.id)
 	}
-	if err := postScript.Run(ctx, s.rdb, []string{s.keys.Post(c.id), set}, args...).Err(); err != nil {
+	if err := postScript.Run(ctx, s.rdb, []string{s.keys.Post(c.id), set, s.keys.PostViewers(c.id)}, args...).Err(); err != nil {
 		return nil, fmt.Errorf("write post %s: %w", c.id, err)
 	}
 	return post, nil
@@ -356,6 +371,7 @@ func postHash(p *social.Post) []any {
 	for _, f := range postCounterFields {
 		args = append(args, f, 0)
 	}
+	args = append(args, postViewersField, 1)
 	args[0] = len(args) - 1
 	return args
 }

@@ -20,7 +20,7 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 		return social.Errorf(social.NotFound, "post %s not found", postID)
 	}
 	v := s.newVisibility(viewerID, []string{postID})
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil }); err != nil {
+	if err := v.check(ctx); err != nil {
 		return fmt.Errorf("load post %s: %w", postID, err)
 	}
 	if v.access(0) != social.Visible {
@@ -67,5 +67,5 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 // queueUnlinkRepost queues taking a deleted repost out of its original's
 // reposts (and plain reposts): idempotent.
 func (s *DB) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
-	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original), s.keys.Post(original)}, id, author)
+	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original), s.keys.Post(original), s.keys.PostViewers(original)}, id, author)
 }

@@ -22,7 +22,7 @@ func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []s
 // same posts (by their authors, when known) in its pipeline.
 func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
 	v := s.newVisibility(viewerID, ids)
-	// ZSCORE of a like that is not there answers nil: not an error.
+	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		if f != nil {
@@ -33,54 +33,146 @@ func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []s
 	if err := pipelineErr(cmds, err); err != nil {
 		return nil, fmt.Errorf("load %d posts: %w", len(ids), err)
 	}
+	if err := v.settle(ctx); err != nil {
+		return nil, err
+	}
 	return v.posts(), nil
 }
 
 // visibility is the read-time check of a batch of posts for one viewer, in
-// a form that joins any pipeline: queue adds its commands, then verdict and
-// posts read the replies.
+// a form that joins any pipeline: queue adds its commands, the pipeline
+// runs, settle reads what older posts lack, then verdict and posts read
+// the replies.
 //
-// Per post it reads the hash with its counters (HMGET) and, for a signed-in viewer, whether
-// the viewer is in the post's onlyTo and notTo sets (SISMEMBER); once per
-// batch the viewer's own Blocks and BlockedBy sets (SMEMBERS), which also
-// cover authors not known before the hashes arrive. Anonymous viewers see
-// PUBLIC and NOT_TO posts, never ONLY_TO ones; an author always sees their
-// own posts.
+// Per post it reads the hash with its counters and packed comments
+// (HMGET) and, for a signed-in viewer, the viewer's flags in PostViewers
+// (HGET): whether the viewer is in the post's audience set, likes it and
+// has a plain repost of it; once per batch the union of the viewer's own
+// Blocks and BlockedBy sets (SUNION), which also covers authors not known
+// before the hashes arrive. Anonymous viewers see PUBLIC posts only; an
+// author always sees their own posts.
 type visibility struct {
-	keys              Keys
-	viewer            string
-	ids               []string
-	hash              []*redis.SliceCmd
-	only, not         []*redis.BoolCmd
-	blocks, blockedBy *redis.StringSliceCmd
-	blocked           map[string]bool // built by access on first use
+	db       *DB
+	viewer   string
+	ids      []string
+	hash     []*redis.SliceCmd
+	flags    []*redis.StringCmd // the viewer's field of PostViewers
+	migrated map[int]string     // the flags of posts settle migrated
+	settled  bool
+	blocks   *redis.StringSliceCmd // Blocks ∪ BlockedBy
+	blocked  map[string]bool       // built by access on first use
 }
 
 func (s *DB) newVisibility(viewerID string, ids []string) *visibility {
-	return &visibility{keys: s.keys, viewer: viewerID, ids: ids}
+	return &visibility{db: s, viewer: viewerID, ids: ids}
 }
 
 // queue adds the commands of the check to a pipeline.
 func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
+	k := v.db.keys
 	v.hash = make([]*redis.SliceCmd, len(v.ids))
 	if v.viewer != "" {
-		v.only = make([]*redis.BoolCmd, len(v.ids))
-		v.not = make([]*redis.BoolCmd, len(v.ids))
+		v.flags = make([]*redis.StringCmd, len(v.ids))
 	}
 	for i, id := range v.ids {
 		if !social.IsID(id) {
 			continue
 		}
-		v.hash[i] = hmget(ctx, p, v.keys.Post(id), postReadFields)
+		v.hash[i] = hmget(ctx, p, k.Post(id), postReadFields)
 		if v.viewer != "" {
-			v.only[i] = p.SIsMember(ctx, v.keys.PostOnlyTo(id), v.viewer)
-			v.not[i] = p.SIsMember(ctx, v.keys.PostNotTo(id), v.viewer)
+			v.flags[i] = p.HGet(ctx, k.PostViewers(id), v.viewer)
 		}
 	}
 	if v.viewer != "" && len(v.ids) > 0 {
-		v.blocks = p.SMembers(ctx, v.keys.Blocks(v.viewer))
-		v.blockedBy = p.SMembers(ctx, v.keys.BlockedBy(v.viewer))
+		v.blocks = p.SUnion(ctx, k.Blocks(v.viewer), k.BlockedBy(v.viewer))
 	}
+}
+
+// settle completes the check once its pipeline ran: the posts whose hash
+// has no pv (written before PostViewers existed) get their PostViewers
+// built by postMigrateScript, which answers the viewer's flags. That is
+// one more round trip, only for a batch holding such posts, and once per
+// post.
+func (v *visibility) settle(ctx context.Context) error {
+	v.settled = true
+	if v.viewer == "" {
+		return nil
+	}
+	var todo []int
+	for i := range v.ids {
+		// A post that exists (it has an author) without pv.
+		if v.hash[i] != nil && v.value(i, 0) != "" && v.value(i, postViewersIndex) == "" {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	k := v.db.keys
+	cmds := make([]*redis.Cmd, len(todo))
+	sent, err := v.db.pipelined(ctx, func(p redis.Pipeliner) error {
+		for j, i := range todo {
+			id := v.ids[i]
+			cmds[j] = postMigrateScript.EvalSha(ctx, p, []string{k.Post(id), k.Likers(id), k.PostPlainReposts(id),
+				k.PostOnlyTo(id), k.PostNotTo(id), k.PostViewers(id)}, v.viewer)
+		}
+		return nil
+	})
+	if err := pipelineErr(sent, err); err != nil {
+		return fmt.Errorf("build the viewer flags of %d posts: %w", len(todo), err)
+	}
+	v.migrated = make(map[int]string, len(todo))
+	for j, i := range todo {
+		v.migrated[i], _ = cmds[j].Val().(string)
+	}
+	return nil
+}
+
+// check runs the check on its own: its pipeline, then settle.
+func (v *visibility) check(ctx context.Context) error {
+	// HGET of a flag that is not there answers nil: not an error.
+	cmds, err := v.db.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil })
+	if err := pipelineErr(cmds, err); err != nil {
+		return err
+	}
+	return v.settle(ctx)
+}
+
+// Where postReadFields puts the counters and the layout fields.
+var (
+	postCountersIndex = len(postFields)
+	packedIndex       = postCountersIndex + len(postCounterFields)
+	postViewersIndex  = packedIndex + 1
+)
+
+// value is field j of postReadFields in the i-th post's hash ("" when
+// missing).
+func (v *visibility) value(i, j int) string {
+	s, _ := v.hash[i].Val()[j].(string)
+	return s
+}
+
+// viewerFlags are the viewer's flag letters of the i-th post.
+func (v *visibility) viewerFlags(i int) string {
+	if !v.settled {
+		panic("redisstore: a visibility check read before settle")
+	}
+	if f, ok := v.migrated[i]; ok {
+		return f
+	}
+	if v.flags == nil || v.flags[i] == nil {
+		return ""
+	}
+	return v.flags[i].Val()
+}
+
+// marks are the viewer's marks of the i-th post.
+func (v *visibility) marks(i int) social.Marks {
+	if v.viewer == "" {
+		return social.Marks{}
+	}
+	f := v.viewerFlags(i)
+	return social.Marks{Liked: strings.Contains(f, "l"), Reposted: strings.Contains(f, "r")}
 }
 
 // post returns the i-th post as stored, or nil when it does not exist.
@@ -98,17 +190,31 @@ func (v *visibility) counts(i int) (social.PostCounts, bool) {
 	if v.hash[i] == nil {
 		return social.PostCounts{}, false
 	}
-	vals := v.hash[i].Val()
 	var n [3]int
 	for j := range n {
-		s, _ := vals[len(postFields)+j].(string)
-		c, err := strconv.Atoi(s)
+		c, err := strconv.Atoi(v.value(i, postCountersIndex+j))
 		if err != nil {
 			return social.PostCounts{}, false
 		}
 		n[j] = c
 	}
 	return social.PostCounts{Likes: n[0], Comments: n[1], Reposts: n[2]}, true
+}
+
+// comments returns the first comments of the i-th post from its hash (cm
+// and ncomments), as PostComments would page first of them; false when
+// the hash cannot tell: first is more than it packs, or it has no cm and
+// comments (older data), or the post is missing.
+func (v *visibility) comments(i, first int) (social.Connection[*social.Comment], bool) {
+	if v.hash[i] == nil || first >= packedComments {
+		return social.Connection[*social.Comment]{}, false
+	}
+	total, err := strconv.Atoi(v.value(i, postCountersIndex+1))
+	packed, ok := v.hash[i].Val()[packedIndex].(string)
+	if err != nil || (!ok && total != 0) {
+		return social.Connection[*social.Comment]{}, false
+	}
+	return unpackComments(v.ids[i], packed, total, first)
 }
 
 // access applies the visibility policy (social.PostAccess) to the i-th
@@ -123,14 +229,14 @@ func (v *visibility) access(i int) social.Access {
 		for _, u := range v.blocks.Val() {
 			v.blocked[u] = true
 		}
-		for _, u := range v.blockedBy.Val() {
-			v.blocked[u] = true
-		}
 	}
+	// A post has one audience set, PostOnlyTo or PostNotTo as its vis
+	// says, and the viewer's a flag mirrors membership of it.
+	in := strings.Contains(v.viewerFlags(i), "a")
 	return social.PostAccess(v.viewer, p, social.AccessFacts{
 		Blocked:  v.blocked[p.AuthorID],
-		InOnlyTo: v.only[i].Val(),
-		InNotTo:  v.not[i].Val(),
+		InOnlyTo: in && p.Visibility == social.OnlyTo,
+		InNotTo:  in && p.Visibility == social.NotTo,
 	})
 }
 

@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -83,8 +85,15 @@ func (c markCmds) marks() social.Marks {
 	return social.Marks{Liked: c.liked.Err() == nil, Reposted: c.reposted.Val() != ""}
 }
 
-func (s *DB) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string) *redis.Cmd {
-	return commentRowsScript.EvalSha(ctx, p, []string{s.keys.PostComments(postID)}, n, s.keys.PostComment(postID, ""), after)
+// queueCommentRows queues the read of n of a post's comments after the
+// cursor after (commentRowsScript); pack also writes the post hash's cm
+// (lua/lib/packed.lua).
+func (s *DB) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string, pack bool) *redis.Cmd {
+	keys := []string{s.keys.PostComments(postID)}
+	if pack {
+		keys = append(keys, s.keys.Post(postID))
+	}
+	return commentRowsScript.EvalSha(ctx, p, keys, n, s.keys.PostComment(postID, ""), after)
 }
 
 // commentsFromReply turns a commentRowsScript reply into the first page
@@ -118,4 +127,40 @@ func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connect
 		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
 	}
 	return c, nil
+}
+
+// packedComments is how many of its newest comments a post hash packs in
+// cm (PACKED in lua/lib/packed.lua): a page asking for fewer knows from
+// them whether there are more.
+const packedComments = 4
+
+// unpackComments turns a post hash's cm, and its ncomments total, into the
+// first page of first of its comments, as commentsFromReply reads the
+// same rows from commentRowsScript; false when cm is not as
+// lua/lib/packed.lua writes it.
+func unpackComments(postID, packed string, total, first int) (social.Connection[*social.Comment], bool) {
+	c := social.Connection[*social.Comment]{Total: total}
+	rows := 0
+	for packed != "" {
+		var f [4]string
+		for j := range f {
+			var ok bool
+			if f[j], packed, ok = strings.Cut(packed, " "); !ok {
+				return c, false
+			}
+		}
+		n, err := strconv.Atoi(f[3])
+		if err != nil || n < 0 || n > len(packed) {
+			return c, false
+		}
+		content := packed[:n]
+		packed = packed[n:]
+		if rows++; rows > first {
+			continue
+		}
+		c.Items = append(c.Items, &social.Comment{ID: f[0], PostID: postID, AuthorID: f[1], Content: content, CreatedAt: msTime(f[2])})
+		c.Cursors = append(c.Cursors, social.EncodeCursor(f[0]))
+	}
+	c.HasNext = rows > first
+	return c, true
 }

@@ -35,11 +35,12 @@ var (
 	edgePageScript     = newScript("edge_page.lua")
 
 	// Posts and fan-out (post.go, post_delete.go, fanout.go).
-	postScript         = newScript("post.lua")
+	postScript         = newScript("post.lua", "flags")
+	postMigrateScript  = newScript("post_migrate.lua", "flags")
 	repostLinkScript   = newScript("repost_link.lua", "counts")
-	repostClaimScript  = newScript("repost_claim.lua")
+	repostClaimScript  = newScript("repost_claim.lua", "flags")
 	claimAgeScript     = newScript("repost_claim_age.lua")
-	repostUnlinkScript = newScript("repost_unlink.lua", "counts")
+	repostUnlinkScript = newScript("repost_unlink.lua", "counts", "flags")
 	authorPostScript   = newScript("author_post.lua", "home")
 	// deliverBatchScript delivers to recipients of any slots of one server:
 	// as is on one Redis; on Redis Cluster, deliverBatchClusterScript, the
@@ -68,10 +69,10 @@ var (
 	liveAllowScript = newScript("live_allow.lua", "allow")
 
 	// Likes and comments (engagement_likes.go, engagement_comments.go).
-	likeScript          = newScript("like.lua", "counts")
-	addCommentScript    = newScript("add_comment.lua", "counts")
-	deleteCommentScript = newScript("delete_comment.lua", "counts")
-	commentRowsScript   = newScript("comment_rows.lua", "cursor")
+	likeScript          = newScript("like.lua", "counts", "flags")
+	addCommentScript    = newScript("add_comment.lua", "counts", "packed")
+	deleteCommentScript = newScript("delete_comment.lua", "counts", "packed")
+	commentRowsScript   = newScript("comment_rows.lua", "cursor", "packed")
 
 	// Post counters (rows.go).
 	postCountersScript = newScriptPrelude("post_counters.lua", luaTable("COUNTERS", postCounterFields))
@@ -79,7 +80,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS

@@ -17,14 +17,18 @@ import (
 //  1. the page's candidate ids (home: the list script, whose entries carry
 //     each post's author; user timeline: the own-posts zset);
 //  2. one pipeline: the visibility check of the candidates, whose HMGET of
-//     each post's hash also brings its counters, and joined to it the
-//     posts' authors, the viewer's likes and the first comments of each
-//     post (commentRowsScript);
+//     each post's hash also brings its counters and its newest comments
+//     (cm), and whose HGET of the viewer's flags (PostViewers) also brings
+//     the viewer's marks, and joined to it the posts' authors (and the
+//     first comments, commentRowsScript, when the page asks for more
+//     than cm packs);
 //  3. one pipeline: what only stage 2 names — the authors of those
-//     comments, the reposted originals (visibility, counters, likes) and
-//     their authors (recorded in the repost as rauthor); and the counters
-//     of posts whose hash had none (written before hashes held them:
-//     postCountersScript sets them).
+//     comments, the reposted originals (visibility, counters, marks) and
+//     their authors (recorded in the repost as rauthor); and what the
+//     hashes of posts written before they held it lack: the counters
+//     (postCountersScript sets them) and the first comments
+//     (commentRowsScript, which sets cm; the authors of those comments
+//     are left to the loaders).
 //
 // Stage 2 reads for all candidates, a few more than the page shows (see
 // candidates); stage 3 only for the posts on the page. Pages whose
@@ -73,18 +77,16 @@ type checkedPost struct {
 // queue joins stage 2 to the visibility check v of the candidates;
 // authors[i], when known, is the author of the i-th.
 func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility, authors []string) {
-	s, w := f.s, f.w
+	w := f.w
 	for i, id := range v.ids {
 		if !social.IsID(id) {
 			continue
 		}
 		f.checked[id] = checkedPost{v, i}
-		if w.Marks {
-			f.marks[id] = s.queueMarks(ctx, p, f.viewer, id)
-		}
-		if w.Comments > 0 {
-			// One more than asked tells whether there is a next page.
-			f.comments[id] = s.queueCommentRows(ctx, p, id, w.Comments+1, "")
+		if w.Comments >= packedComments {
+			// More than the hash packs (one more than asked tells
+			// whether there is a next page).
+			f.comments[id] = f.s.queueCommentRows(ctx, p, id, w.Comments+1, "", false)
 		}
 		if w.Authors && i < len(authors) {
 			f.queueUser(ctx, p, authors[i])
@@ -129,6 +131,9 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
 		return nil, fmt.Errorf("load page details: %w", err)
 	}
+	if err := orig.v.settle(ctx); err != nil {
+		return nil, err
+	}
 	if err := f.read(page, c.Items); err != nil { // the late posts' replies
 		return nil, err
 	}
@@ -139,11 +144,10 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	return page, nil
 }
 
-// queueLate queues the counters, likes and comments of the posts from a
-// later round of a page (most candidates hidden), which had no stage-2
-// reads (their comments' authors are then left to the loaders), and the
-// counters that stage 2's hashes lacked. It returns how many reads it
-// queued.
+// queueLate queues what stage 2's hashes lacked (older posts): the
+// counters and the first comments (their authors are then left to the
+// loaders); and the marks of posts no visibility check of the page read.
+// It returns how many reads it queued.
 func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, page *readplan.Page, posts []*social.Post) int {
 	w, late := f.w, 0
 	for _, post := range posts {
@@ -151,12 +155,13 @@ func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, page *read
 			f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
 			late++
 		}
-		if _, ok := f.marks[post.ID]; w.Marks && !ok {
+		if _, ok := f.marks[post.ID]; w.Marks && !ok && !done(page.Marks, post.ID) {
 			f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
 			late++
 		}
-		if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok {
-			f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "")
+		if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok && !done(page.Comments, post.ID) {
+			// One more than asked tells whether there is a next page.
+			f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "", true)
 			late++
 		}
 	}
@@ -187,11 +192,11 @@ type originals struct {
 	ids    []string
 	v      *visibility
 	counts map[string]countCmds
-	marks  map[string]markCmds
+	marks  bool
 }
 
 func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
-	o := &originals{counts: map[string]countCmds{}, marks: map[string]markCmds{}}
+	o := &originals{counts: map[string]countCmds{}, marks: f.w.OriginalMarks}
 	if f.w.Reposts {
 		for _, post := range posts {
 			if post.RepostOfID != "" {
@@ -219,21 +224,18 @@ func (o *originals) queue(ctx context.Context, p redis.Pipeliner, f *pageFetch, 
 		if w.OriginalCounts {
 			o.counts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
 		}
-		if w.OriginalMarks {
-			o.marks[post.RepostOfID] = f.s.queueMarks(ctx, p, f.viewer, post.RepostOfID)
-		}
 	}
 }
 
 func (o *originals) read(page *readplan.Page) {
 	for i, p := range o.v.posts() {
 		page.Originals[o.ids[i]] = p
+		if o.marks {
+			page.Marks[o.ids[i]] = o.v.marks(i)
+		}
 	}
 	for id, cmd := range o.counts {
 		page.Counts[id] = cmd.counts()
-	}
-	for id, cmd := range o.marks {
-		page.Marks[id] = cmd.marks()
 	}
 }
 
@@ -246,15 +248,40 @@ func (f *pageFetch) read(page *readplan.Page, posts []*social.Post) error {
 		if w.Counts && !done(page.Counts, post.ID) {
 			f.readCounts(page, post.ID)
 		}
-		if c, ok := f.marks[post.ID]; ok && w.Marks && !done(page.Marks, post.ID) {
-			page.Marks[post.ID] = c.marks()
+		if w.Marks && !done(page.Marks, post.ID) {
+			f.readMarks(page, post.ID)
 		}
-		if c, ok := f.comments[post.ID]; ok && w.Comments > 0 && !done(page.Comments, post.ID) {
-			cc, err := commentsFromReply(post.ID, w.Comments, c)
-			if err != nil {
-				return fmt.Errorf("first comments of post %s: %w", post.ID, err)
+		if w.Comments > 0 && !done(page.Comments, post.ID) {
+			if err := f.readComments(page, post.ID); err != nil {
+				return err
 			}
-			page.Comments[post.ID] = cc
+		}
+	}
+	return nil
+}
+
+// readMarks moves the viewer's marks of a post into the page: from its
+// visibility check, else from stage 3's read.
+func (f *pageFetch) readMarks(page *readplan.Page, id string) {
+	if c, ok := f.checked[id]; ok {
+		page.Marks[id] = c.v.marks(c.i)
+	} else if c, ok := f.marks[id]; ok {
+		page.Marks[id] = c.marks()
+	}
+}
+
+// readComments moves the first comments of a post into the page: from its
+// hash when that tells (cm), else from stage 3's commentRowsScript.
+func (f *pageFetch) readComments(page *readplan.Page, id string) error {
+	if c, ok := f.comments[id]; ok {
+		cc, err := commentsFromReply(id, f.w.Comments, c)
+		if err != nil {
+			return fmt.Errorf("first comments of post %s: %w", id, err)
+		}
+		page.Comments[id] = cc
+	} else if c, ok := f.checked[id]; ok {
+		if cc, ok := c.v.comments(c.i, f.w.Comments); ok {
+			page.Comments[id] = cc
 		}
 	}
 	return nil

@@ -12,7 +12,8 @@
 -- and answer it.
 --
 -- KEYS: Post, PostComment(id), PostComments, CommentRetry. ARGV: the id,
--- the mark's TTL (ms), then the hash's fields and values. Returns OK, GONE
+-- the mark's TTL (ms), PostComment's key prefix (the key without the id),
+-- then the hash's fields and values. Returns OK, GONE
 -- or the id of the earlier comment.
 --
 -- The list is kept sorted by id, descending, which is what lets a cursor
@@ -20,14 +21,15 @@
 -- before this script runs, so two concurrent comments may arrive out of
 -- order: the usual case is a plain LPUSH, the other an insert after the
 -- few newer ids already at the head. The post's ncomments is set to the
--- list's length after the insert (lib/counts.lua).
+-- list's length after the insert (lib/counts.lua), and its cm to the newest
+-- comments (lib/packed.lua).
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'OK' end
 local earlier = redis.call('GET', KEYS[4])
 if earlier then return earlier end
 redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[2])
-redis.call('HSET', KEYS[2], unpack(ARGV, 3))
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
 
 -- insert puts entry (an id) at its place in list.
 local function insert(list, entry)
@@ -56,4 +58,5 @@ end
 
 insert(KEYS[3], ARGV[1])
 set_count(KEYS[1], 'ncomments', redis.call('LLEN', KEYS[3]))
+pack_comments(KEYS[1], KEYS[3], ARGV[3])
 return 'OK'

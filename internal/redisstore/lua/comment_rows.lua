@@ -9,6 +9,10 @@
 -- comments: they share the post's {p<id>} hash tag with KEYS[1], so they
 -- are in the slot the script runs on, also in Redis Cluster. Declaring
 -- them in KEYS would take a round trip to learn their ids first.
+--
+-- KEYS[2], when given, is the post's hash, whose packed newest comments
+-- (cm, lib/packed.lua) the script writes: a page's read of a post whose
+-- hash has no cm (written before hashes held them) sets it, once.
 
 local len = redis.call('LLEN', KEYS[1])
 local start = 0
@@ -24,4 +28,5 @@ for _, id in ipairs(ids) do
   out[#out + 1] = h[2]
   out[#out + 1] = h[3]
 end
+if KEYS[2] then pack_comments(KEYS[2], KEYS[1], ARGV[2]) end
 return out

@@ -2,7 +2,12 @@
 -- in one step, if the viewer (ARGV[2]) wrote the comment or the post. The
 -- comments of a deleted post are gone with it, whatever cleanup is left. It
 -- leaves a short-lived tombstone naming the deleter, so go-redis retrying a
--- run that already succeeded answers OK rather than GONE.
+-- run that already succeeded answers OK rather than GONE. The post's
+-- ncomments and cm (lib/packed.lua) follow the list.
+--
+-- KEYS: Post, PostComment(id), PostComments. ARGV: the id, the viewer, the
+-- tombstone's TTL (ms), the post hash's author field, PostComment's key
+-- prefix.
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
 local author = redis.call('HGET', KEYS[2], 'author')
@@ -16,6 +21,7 @@ end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 set_count(KEYS[1], 'ncomments', redis.call('LLEN', KEYS[3]))
 redis.call('DEL', KEYS[2])
+pack_comments(KEYS[1], KEYS[3], ARGV[5])
 redis.call('HSET', KEYS[2], 'deleted', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 'OK'
