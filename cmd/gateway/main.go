@@ -30,6 +30,7 @@ import (
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstats"
+	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/tracing"
 	"github.com/socialgw/gateway/internal/trusted"
 )
@@ -240,6 +241,7 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 		SPADir:           cfg.SPADir,
 		Tracer:           tracer,
 		Trusted:          docs,
+		ProfileCache:     redisstore.ProfileCache{Size: cfg.ProfileCache.Size, MaxAge: cfg.ProfileCache.MaxAge, Log: log},
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
