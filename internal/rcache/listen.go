@@ -22,8 +22,9 @@ const invalidateChannel = "__redis__:invalidate"
 func (t *Tracker) listen(ctx context.Context, l *listener, addr string, base *redis.Options) {
 	defer t.wg.Done()
 	pause := 50 * time.Millisecond
+	quiet := false // a failure already logged, no success since
 	for ctx.Err() == nil {
-		err := t.session(ctx, l, addr, base)
+		up, err := t.session(ctx, l, addr, base)
 		t.report(l, addr, false)
 		if ctx.Err() != nil {
 			return
@@ -32,7 +33,15 @@ func (t *Tracker) listen(ctx context.Context, l *listener, addr string, base *re
 			t.log.Info("client cache off: the server has no CLIENT TRACKING", "addr", addr, "err", err)
 			return
 		}
-		t.log.Warn("client cache: tracking lost, cache emptied until it is back", "addr", addr, "err", err)
+		if up {
+			pause, quiet = 50*time.Millisecond, false
+		}
+		if quiet {
+			t.log.Debug("client cache: tracking still down", "addr", addr, "err", err)
+		} else {
+			t.log.Warn("client cache: tracking lost, cache emptied until it is back", "addr", addr, "err", err)
+			quiet = true
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(pause):
@@ -42,7 +51,7 @@ func (t *Tracker) listen(ctx context.Context, l *listener, addr string, base *re
 }
 
 // session runs one tracking connection until it fails.
-func (t *Tracker) session(ctx context.Context, l *listener, addr string, base *redis.Options) error {
+func (t *Tracker) session(ctx context.Context, l *listener, addr string, base *redis.Options) (up bool, err error) {
 	opt := *base
 	opt.Protocol = 2 // invalidations arrive as pub/sub messages
 	opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1, 0, 0
@@ -72,6 +81,7 @@ func (t *Tracker) session(ctx context.Context, l *listener, addr string, base *r
 		case *redis.Subscription:
 			if m.Channel == invalidateChannel && m.Kind == "subscribe" {
 				t.report(l, addr, true)
+				up = true
 			}
 		case *redis.Message:
 			t.sink.Invalidate(m.PayloadSlice...)
@@ -82,14 +92,14 @@ func (t *Tracker) session(ctx context.Context, l *listener, addr string, base *r
 		case err == nil:
 		case timeout(err) && !pinged && ctx.Err() == nil:
 			if err := ps.Ping(ctx); err != nil {
-				return err
+				return up, err
 			}
 			pinged = true
 		default:
 			// A broken or silent connection, or FLUSHALL/FLUSHDB (an
 			// invalidation of nil keys, which go-redis refuses to parse):
 			// all the same, start again from an empty cache.
-			return err
+			return up, err
 		}
 	}
 }

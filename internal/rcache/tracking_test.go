@@ -3,8 +3,6 @@ package rcache_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +19,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 func tracked(t *testing.T, rdb redis.UniversalClient, prefix string) *rcache.Cache[string] {
 	t.Helper()
 	c := rcache.New[string](100, time.Hour)
-	tr := rcache.StartTracker(rdb, c, rcache.TrackerConfig{Prefixes: []string{prefix}, Log: quiet(t)})
+	tr := rcache.StartTracker(rdb, c, rcache.TrackerConfig{Prefixes: []string{prefix}, Log: redistest.Logger(t)})
 	t.Cleanup(tr.Close)
 	redistest.Eventually(t, 10*time.Second, "tracking up", c.Live)
 	return c
@@ -128,17 +126,4 @@ func keysOnEveryServer(t *testing.T, rdb redis.UniversalClient, prefix string) [
 		t.Fatalf("keys on %d of %d servers", len(keys), len(servers))
 	}
 	return keys
-}
-
-// quiet returns a logger writing to t.Log (the tracker stops logging
-// when its Close, a clean-up, returns).
-func quiet(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(logWriter{t}, nil))
-}
-
-type logWriter struct{ t *testing.T }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }

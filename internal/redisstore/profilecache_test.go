@@ -20,7 +20,7 @@ import (
 func cachedStore(t *testing.T, rdb redis.UniversalClient, prefix string) *redisstore.Store {
 	t.Helper()
 	s := redisstore.New(rdb, prefix)
-	t.Cleanup(s.CacheProfiles(redisstore.ProfileCache{Size: 1000, MaxAge: time.Hour}))
+	t.Cleanup(s.CacheProfiles(redisstore.ProfileCache{Size: 1000, MaxAge: time.Hour, Log: redistest.Logger(t)}))
 	redistest.Eventually(t, 10*time.Second, "profile cache tracking up", s.ProfileCacheLive)
 	return s
 }
@@ -173,4 +173,45 @@ func usersOnEveryServer(t *testing.T, s *redisstore.Store) []string {
 		t.Fatalf("users on %d of %d masters", len(ids), len(masters))
 	}
 	return ids
+}
+
+// TestProfileCacheClusterFailover kills the master of a cached profile's
+// slot, on a cluster of its own: the cache is emptied, tracking comes
+// back on the promoted replica, and an edit made there is announced.
+func TestProfileCacheClusterFailover(t *testing.T) {
+	c, rdb := redistest.OwnCluster(t)
+	other, err := redisstore.Connect(c.URL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	s := cachedStore(t, rdb, "f:")
+	writer := redisstore.New(other, "f:")
+	ctx := context.Background()
+	id := users(t, s, 1)[0]
+	cachedRead(t, s, id)
+	master, err := c.Master(s.Keys().User(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := redis.NewClient(&redis.Options{Addr: master.Addr})
+	if n, err := direct.Do(ctx, "WAIT", 1, 2000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT for the replica: %d, %v", n, err)
+	}
+	_ = direct.Close()
+	flushes := s.ProfileCacheStats().Flushes
+
+	master.Stop()
+	redistest.Eventually(t, 30*time.Second, "the cache emptied", func() bool { return s.ProfileCacheStats().Flushes > flushes })
+	redistest.Eventually(t, 60*time.Second, "the edit made after the failover", func() bool {
+		return writer.UpdateBio(ctx, id, "after the failover") == nil
+	})
+	redistest.Eventually(t, 30*time.Second, "tracking back on every master", s.ProfileCacheLive)
+	cachedRead(t, s, id)
+	if err := writer.UpdateBio(ctx, id, "edited on the new master"); err != nil {
+		t.Fatal(err)
+	}
+	redistest.Eventually(t, 10*time.Second, "the edit announced by the promoted replica", func() bool {
+		return bio(t, s, id) == "edited on the new master"
+	})
 }
