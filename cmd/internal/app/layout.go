@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/socialgw/gateway/internal/redisstore"
 )
@@ -24,21 +23,7 @@ func MigrateProfiles(ctx context.Context, store *redisstore.DB, log *slog.Logger
 		}
 		return true
 	}
-	if migrate() {
-		return
+	if !migrate() {
+		go everySecond(ctx, migrate)
 	}
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if migrate() {
-				return
-			}
-		}
-	}()
 }
