@@ -46,13 +46,18 @@ func TestTrackerDropsReplyOlderThanInvalidation(t *testing.T) {
 	prefix := redistest.Prefix(t) + "c:"
 	c := tracked(t, rdb, prefix)
 	key := prefix + "k"
+	announced := func(what string, after int64) {
+		redistest.Eventually(t, 10*time.Second, what, func() bool { return c.Stats().Invalidations > after })
+	}
+	before := c.Stats().Invalidations
 	rdb.Set(ctx, key, "old", 0)
+	announced("the first write's invalidation", before)
 
 	tk := c.Begin(key)
 	old := rdb.Get(ctx, key).Val()
-	before := c.Stats().Invalidations
+	before = c.Stats().Invalidations
 	rdb.Set(ctx, key, "new", 0)
-	redistest.Eventually(t, 10*time.Second, "the write's invalidation", func() bool { return c.Stats().Invalidations > before })
+	announced("the write's invalidation", before)
 	c.Finish(tk, old, true)
 	if v, ok := c.Get(key); ok {
 		t.Fatalf("the cache kept %q, read before a write it was told about", v)

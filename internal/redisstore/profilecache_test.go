@@ -79,6 +79,11 @@ func TestProfileCacheQuietOnOtherWrites(t *testing.T) {
 	a := cachedStore(t, redistest.Client(t), prefix)
 	b := redisstore.New(redistest.Client(t), prefix)
 	ids := users(t, a, 2)
+	// The two registrations' announcements, which may come from two
+	// masters in any order, are in before counting.
+	redistest.Eventually(t, 10*time.Second, "the registrations announced", func() bool {
+		return a.ProfileCacheStats().Invalidations >= 2
+	})
 	cachedRead(t, a, ids[0])
 	before := a.ProfileCacheStats().Invalidations
 	if err := b.Follow(ctx, ids[0], ids[1]); err != nil {
