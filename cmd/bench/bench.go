@@ -112,6 +112,7 @@ func newGateway(rdb redis.UniversalClient, prefix string, shards int) (*gateway.
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 1,
 		GraphQL:             gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Loaders: loader.DefaultConfig()},
+		ProfileCache:        redisstore.DefaultProfileCache,
 	})
 }
 
@@ -125,7 +126,10 @@ func (b *Bench) seedMain(ctx context.Context) error {
 		case err == nil && d.Config.Users == c.Users && d.Config.Posts == c.Posts && d.Config.Seed == c.Seed:
 			b.logf("bench: reusing the data set under %q", c.Prefix)
 			b.data, b.reused = d, true
-			return nil
+			// A data set seeded by an earlier layout has its profiles
+			// under their earlier name.
+			_, err := b.store.MigrateProfiles(ctx)
+			return err
 		case err == nil:
 			b.logf("bench: the data set under %q is %d users, %d posts, seed %d: seeding again",
 				c.Prefix, d.Config.Users, d.Config.Posts, d.Config.Seed)

@@ -19,6 +19,7 @@ import (
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/tracing"
 )
 
@@ -63,6 +64,8 @@ type Config struct {
 	// subscriptions open in the process, per user and in all.
 	LiveMaxPerUser       int
 	LiveMaxSubscriptions int
+	// ProfileCache keeps users' profiles in the process (REDIS_CLIENT_CACHE).
+	ProfileCache redisstore.ProfileCache
 	// Sockets bound websockets: how many, per address, how long idle.
 	Sockets httpapi.SocketLimits
 
@@ -129,6 +132,8 @@ func (c *Config) settings() []app.Setting {
 		app.Int(&c.Limits.ResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", itoa(def.ResponseBytes), "largest response: documents whose response could exceed it are refused, responses that do are stopped; 0 disables"),
 		app.Int(&c.MaxConcurrent, "max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", "32", "queries and mutations executing at once; more wait up to QUEUE_WAIT, then get 503; 0 disables"),
 		app.Duration(&c.QueueWait, "queue-wait", "QUEUE_WAIT", "500ms", "how long a request waits for an execution slot before 503"),
+		app.Int(&c.ProfileCache.Size, "redis-client-cache", "REDIS_CLIENT_CACHE", itoa(redisstore.DefaultProfileCache.Size), "users' profiles kept in this process, fresh by Redis's invalidations (client-side caching; docs/performance.md, \"Profile cache\"); 0 turns the cache off"),
+		app.Duration(&c.ProfileCache.MaxAge, "redis-client-cache-max-age", "REDIS_CLIENT_CACHE_MAX_AGE", "1m", "longest a cached profile is served after it was read, whatever Redis announces"),
 		app.Int(&c.LiveMaxPerUser, "live-max-per-user", "LIVE_MAX_PER_USER", itoa(live.DefaultMaxPerViewer), "live subscriptions one user may hold open on this process; one more is refused (RATE_LIMITED)"),
 		app.Int(&c.LiveMaxSubscriptions, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", itoa(live.DefaultMaxStreams), "live subscriptions this process holds open in all (about 61 KB each when idle); one more is refused (RATE_LIMITED)"),
 		app.Int(&c.Sockets.Max, "ws-max-connections", "WS_MAX_CONNECTIONS", "20000", "websockets this process holds open (fewer when the open-file limit leaves less room); one more upgrade gets 503"),

@@ -30,6 +30,7 @@ import (
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstats"
+	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/tracing"
 	"github.com/socialgw/gateway/internal/trusted"
 )
@@ -88,6 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
+	app.MigrateProfiles(ctx, gw.Store.DB, log)
 	// After the demo, which writes only into an empty database.
 	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store.DB, cfg.Feed.Reclaim, log)
 	if err != nil {
@@ -239,6 +241,7 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 		SPADir:           cfg.SPADir,
 		Tracer:           tracer,
 		Trusted:          docs,
+		ProfileCache:     redisstore.ProfileCache{Size: cfg.ProfileCache.Size, MaxAge: cfg.ProfileCache.MaxAge, Log: log},
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},

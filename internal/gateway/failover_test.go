@@ -8,8 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
-	"github.com/socialgw/gateway/internal/redisproc"
-	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
@@ -22,19 +20,7 @@ import (
 // (REDIS_CLUSTER_TESTS=1), on a cluster of its own: killing a master of
 // the shared one would disturb the other tests.
 func TestClusterFailover(t *testing.T) {
-	if !redistest.ClusterMode() {
-		t.Skip("needs REDIS_CLUSTER_TESTS=1 (a local Redis Cluster)")
-	}
-	c, err := redisproc.StartCluster(3, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	rdb, err := redisstore.Connect(c.URL(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
+	c, rdb := redistest.OwnCluster(t)
 	s := gatewaytest.New(t, gatewaytest.Options{Redis: rdb})
 	ctx := context.Background()
 

@@ -67,6 +67,9 @@ type Config struct {
 	// Tracer, when set, traces requests, operations and Redis flights
 	// (internal/tracing); nil: no tracing, and no cost.
 	Tracer trace.TracerProvider
+	// ProfileCache keeps users' profiles in the process, kept fresh by
+	// Redis's invalidations (the zero value: off).
+	ProfileCache redisstore.ProfileCache
 	// Trusted, when set, are the only documents that run (sent whole or
 	// by hash); they are also the persisted-query cache, instead of
 	// Redis's.
@@ -159,6 +162,8 @@ type Gateway struct {
 
 	cfg  Config
 	cors *cors.Cors
+	// stopCache ends the profile cache's tracking.
+	stopCache func()
 }
 
 // New wires the application over rdb.
@@ -175,6 +180,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		return nil, fmt.Errorf("password concurrency must be at least 1")
 	}
 	g := &Gateway{Store: store, cfg: cfg, cors: newCORS(cfg.CORSOrigins)}
+	g.stopCache = store.CacheProfiles(cfg.ProfileCache)
 	g.Limiter = ratelimit.New(rdb, store.Keys().RateLimit, cfg.Abuse.RateLimits)
 	// Operations' Redis commands count against their client's Redis-work
 	// budget (ratelimit.RuleRedisWork).
@@ -255,6 +261,7 @@ func (g *Gateway) Close() {
 	if g.Hub != nil {
 		g.Hub.Close()
 	}
+	g.stopCache()
 }
 
 // NewQueryHandler returns a /query handler over the gateway's services

@@ -35,6 +35,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 	g.Limiter.Limited = func(rule string) { limited.WithLabelValues(rule).Inc() }
 	registerBacklog(reg, g.Store.Client(), g.Store.FanoutQueue())
 	registerFastPath(reg, g.Fast)
+	registerProfileCache(reg, g.Store.DB)
 	if g.Hub != nil {
 		registerLive(reg, g.Hub)
 	}

@@ -301,20 +301,8 @@ func requireReal(t *testing.T) {
 // its replica took over, the hub has subscribed the channel there, told
 // the subscriber to catch up, and delivers again — without a restart.
 func TestHubClusterFailover(t *testing.T) {
-	if !redistest.ClusterMode() {
-		t.Skip("needs REDIS_CLUSTER_TESTS=1 (a local Redis Cluster)")
-	}
 	// A cluster of its own: the package's is shared with other tests.
-	c, err := redisproc.StartCluster(3, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	rdb, err := redisstore.Connect(c.URL(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rdb.Close() })
+	c, rdb := redistest.OwnCluster(t)
 	h := live.NewHub(rdb, live.HubConfig{Ping: 200 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond}, nil)
 	t.Cleanup(h.Close)
 	moving, staying := "{u1}:live", ""

@@ -133,6 +133,7 @@ func (s *DB) claim(ctx context.Context, in auth.NewAccount, id string, now time.
 func (s *DB) settleAbandoned(ctx context.Context, id string) error {
 	fate, err := registerAbandonScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id)},
 		regVoidTTL.Milliseconds()).Text()
+	s.profiles.Invalidate(s.keys.User(id))
 	if err != nil {
 		return fmt.Errorf("settle abandoned registration %s: %w", id, err)
 	}
@@ -187,19 +188,23 @@ func (s *AccountService) User(ctx context.Context, id string) (*social.User, err
 
 // Users loads users with one pipeline; missing users are nil entries.
 func (s *AccountService) Users(ctx context.Context, ids []string) ([]*social.User, error) {
-	cmds := make([]*redis.SliceCmd, len(ids))
+	reads := make([]userRead, len(ids))
+	queued := 0
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = s.queueUser(ctx, p, id)
+			reads[i] = s.queueUser(ctx, p, id)
+			if reads[i].queued() {
+				queued++
+			}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("load %d users: %w", len(ids), err)
-	}
 	out := make([]*social.User, len(ids))
-	for i, c := range cmds {
-		out[i] = userFromValues(ids[i], c.Val())
+	for i, r := range reads {
+		out[i] = s.user(r)
+	}
+	if err != nil && queued > 0 {
+		return nil, fmt.Errorf("load %d users: %w", len(ids), err)
 	}
 	return out, nil
 }
@@ -239,6 +244,9 @@ func (s *AccountService) UpdateBio(ctx context.Context, id, bio string) error {
 	// HSET would create a hash for a deleted user: check existence inside
 	// the same atomic step.
 	n, err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.User(id)}, "bio", bio).Int()
+	// Its author sees the edit at once; other gateways when Redis's
+	// invalidation reaches them.
+	s.profiles.Invalidate(s.keys.User(id))
 	if err != nil {
 		return fmt.Errorf("update bio of %s: %w", id, err)
 	}

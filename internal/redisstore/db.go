@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/rcache"
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // DB is the value every service of the store shares: one Redis client,
@@ -35,6 +38,8 @@ type DB struct {
 	publishCmd string
 	// files are the media files' blob store (media.go); nil: none.
 	files Files
+	// profiles caches users' profile hashes (profilecache.go); nil: off.
+	profiles *rcache.Cache[social.User]
 }
 
 // Open returns the shared value over rdb whose keys start with prefix,

@@ -89,12 +89,12 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 	if len(ids) == 0 {
 		return d, nil
 	}
-	var users []*redis.SliceCmd
+	var users []userRead
 	var counts []userCountCmds
 	var rel *relationCmds
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if w.Profiles {
-			users = make([]*redis.SliceCmd, len(ids))
+			users = make([]userRead, len(ids))
 			for i, id := range ids {
 				users[i] = s.queueUser(ctx, p, id)
 			}
@@ -115,8 +115,8 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 	}
 	if w.Profiles {
 		d.Users = make([]*social.User, len(ids))
-		for i, c := range users {
-			d.Users[i] = userFromValues(ids[i], c.Val())
+		for i, r := range users {
+			d.Users[i] = s.user(r)
 		}
 	}
 	if w.Counts {

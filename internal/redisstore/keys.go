@@ -48,8 +48,20 @@ func (k Keys) GraphPending(u string) string { return k.userKey(u, ":pending") }
 // every user; entries go once their user has nothing pending.
 func (k Keys) GraphPendingIndex() string { return k.prefix + "{gpending}:users" }
 
-// User is the profile and credentials hash of one user.
-func (k Keys) User(id string) string { return k.userKey(id, "") }
+// User is the profile and credentials hash of one user. It has a prefix
+// of its own (ProfilePrefix), in the user's slot: the gateways' profile
+// cache asks Redis to announce every write of a key with that prefix, and
+// no other key starts with it, so writes of home lists, follower sets and
+// the rest of a user's keys cost no announcement. MigrateProfiles moves
+// hashes from their earlier name (LegacyUser).
+func (k Keys) User(id string) string { return k.ProfilePrefix() + "{u" + id + "}" }
+
+// ProfilePrefix is what User keys, and only they, start with.
+func (k Keys) ProfilePrefix() string { return k.prefix + "up:" }
+
+// LegacyUser is the name a user's profile hash had before it got a prefix
+// of its own (User): read only by MigrateProfiles.
+func (k Keys) LegacyUser(id string) string { return k.userKey(id, "") }
 
 // userKey and postKey are the keys of a user's and a post's slot: one
 // concatenation, so one allocation (a page builds a dozen keys a post).
@@ -138,12 +150,12 @@ func (k Keys) HomeMark(u string) string { return k.userKey(u, ":homemark") }
 // Home, HomeMark, Following and LiveUser add after the id. They are
 // read off the builders above, so the layout is still written only here.
 func (k Keys) recipientKeyParts() []any {
-	head, _ := aroundID(k.User)
+	head, _ := aroundID(func(id string) string { return k.userKey(id, "") })
 	parts := []any{head}
 	for _, key := range []func(string) string{k.Home, k.HomeMark, k.Following, k.LiveUser} {
 		h, tail := aroundID(key)
 		if h != head {
-			panic("redisstore: a recipient key does not start as User does: " + key("<id>"))
+			panic("redisstore: a recipient key does not start as userKey does: " + key("<id>"))
 		}
 		parts = append(parts, tail)
 	}
@@ -239,6 +251,11 @@ func (k Keys) Celebrities() string { return k.prefix + "{celeb}:all" }
 // FeedSettings is the hash of the timeline settings every gateway and
 // worker of a deployment shares (ClaimFeed), by their variables' names.
 func (k Keys) FeedSettings() string { return k.prefix + "{cfg}:feed" }
+
+// Layout is the hash of the data layout changes made to the deployment's
+// keys, by name ("profiles": MigrateProfiles moved every profile hash to
+// its User name), so a later start skips the scan.
+func (k Keys) Layout() string { return k.prefix + "{cfg}:layout" }
 
 // CelebFollowing is the set of the Celebrities u follows, whose posts u's
 // home pages merge in at read time. At most one member per user u follows;

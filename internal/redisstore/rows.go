@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/rcache"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -20,9 +21,42 @@ import (
 // userFields are the hash fields read for a profile, in this order.
 var userFields = fieldArgs("name", "email", "bio", "created")
 
-// queueUser queues the profile read of one user.
-func (s *DB) queueUser(ctx context.Context, p redis.Pipeliner, id string) *redis.SliceCmd {
-	return hmget(ctx, p, s.keys.User(id), userFields)
+// userRead is one user's profile read: served by the profile cache
+// (profilecache.go), or queued with its ticket.
+type userRead struct {
+	id  string
+	hit *social.User
+	cmd *redis.SliceCmd
+	t   rcache.Ticket
+}
+
+// queueUser queues the profile read of one user, unless the profile cache
+// holds it.
+func (s *DB) queueUser(ctx context.Context, p redis.Pipeliner, id string) userRead {
+	key := s.keys.User(id)
+	if u, ok := s.profiles.Get(key); ok {
+		return userRead{id: id, hit: &u}
+	}
+	return userRead{id: id, t: s.profiles.Begin(key), cmd: hmget(ctx, p, key, userFields)}
+}
+
+// queued reports whether r went to Redis.
+func (r userRead) queued() bool { return r.cmd != nil }
+
+// user returns the profile r read, nil when the user does not exist, and
+// offers one read from Redis to the profile cache. Call it once a read,
+// after its pipeline ran.
+func (s *DB) user(r userRead) *social.User {
+	if r.cmd == nil {
+		return r.hit
+	}
+	u := userFromValues(r.id, r.cmd.Val())
+	if u == nil || r.cmd.Err() != nil {
+		s.profiles.Finish(r.t, social.User{}, false)
+		return u
+	}
+	s.profiles.Finish(r.t, *u, true)
+	return u
 }
 
 // userFromValues builds a user from an HMGET of userFields; nil when the

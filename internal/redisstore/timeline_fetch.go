@@ -47,7 +47,10 @@ type pageFetch struct {
 	counts   map[string]countCmds
 	marks    map[string]markCmds
 	comments map[string]*redis.Cmd
-	users    map[string]*redis.SliceCmd
+	users    map[string]userRead
+	// queuedUsers counts the reads of users that went to Redis (the
+	// others the profile cache served).
+	queuedUsers int
 }
 
 // newPageFetch starts the fetch of about posts posts' extras (a size hint:
@@ -63,7 +66,7 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 		counts:   make(map[string]countCmds),
 		marks:    make(map[string]markCmds, n),
 		comments: make(map[string]*redis.Cmd, n),
-		users:    make(map[string]*redis.SliceCmd, n),
+		users:    make(map[string]userRead, n),
 	}
 }
 
@@ -96,7 +99,11 @@ func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility,
 
 func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string) {
 	if _, ok := f.users[id]; !ok && social.IsID(id) {
-		f.users[id] = f.s.queueUser(ctx, p, id)
+		r := f.s.queueUser(ctx, p, id)
+		f.users[id] = r
+		if r.queued() {
+			f.queuedUsers++
+		}
 	}
 }
 
@@ -119,11 +126,11 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	// Stage 3: everything named by stage 2, in one pipeline.
 	orig := f.newOriginals(c.Items)
 	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
-		before := len(f.users)
+		before := f.queuedUsers
 		late := f.queueLate(ctx, p, page, c.Items)
 		f.queueAuthors(ctx, p, page, c.Items)
 		orig.queue(ctx, p, f, c.Items)
-		if len(f.users) == before && len(orig.ids) == 0 && late == 0 {
+		if f.queuedUsers == before && len(orig.ids) == 0 && late == 0 {
 			return errNothingQueued
 		}
 		return nil
@@ -137,8 +144,8 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 	if err := f.read(page, c.Items); err != nil { // the late posts' replies
 		return nil, err
 	}
-	for id, cmd := range f.users {
-		page.Users[id] = userFromValues(id, cmd.Val())
+	for id, r := range f.users {
+		page.Users[id] = f.s.user(r)
 	}
 	orig.read(page)
 	return page, nil

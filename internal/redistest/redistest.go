@@ -210,3 +210,26 @@ func Master(tb testing.TB, rdb redis.UniversalClient, key string) redis.Universa
 	}
 	return m
 }
+
+// OwnCluster starts a Redis Cluster of three masters with a replica each
+// for one test that kills or stops its nodes (the package's cluster is
+// shared with the other tests), and returns it with a client connected as
+// the gateway connects (redisstore.Connect); both stop when the test
+// ends. It skips the test unless REDIS_CLUSTER_TESTS=1.
+func OwnCluster(tb testing.TB) (*redisproc.Cluster, redis.UniversalClient) {
+	tb.Helper()
+	if !ClusterMode() {
+		tb.Skip("needs REDIS_CLUSTER_TESTS=1 (a local Redis Cluster)")
+	}
+	c, err := redisproc.StartCluster(3, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Stop)
+	rdb, err := redisstore.Connect(c.URL(), true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = rdb.Close() })
+	return c, rdb
+}

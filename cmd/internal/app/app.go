@@ -283,25 +283,28 @@ func ClaimFeed(ctx context.Context, store *redisstore.DB, reclaim bool, log *slo
 		return later, err
 	}
 	log.Warn("timeline settings not checked yet: redis does not answer", "err", err)
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			err := store.ClaimFeed(ctx, reclaim)
-			if err == nil {
-				log.Info("timeline settings checked")
-				return
-			}
-			if errors.Is(err, redisstore.ErrSettingsDiffer) {
-				later <- err
-				return
-			}
+	go everySecond(ctx, func() bool {
+		err := store.ClaimFeed(ctx, reclaim)
+		if err == nil {
+			log.Info("timeline settings checked")
+			return true
 		}
-	}()
+		if errors.Is(err, redisstore.ErrSettingsDiffer) {
+			later <- err
+			return true
+		}
+		return false
+	})
 	return later, nil
+}
+
+// everySecond calls done every second until it reports true or ctx ends.
+func everySecond(ctx context.Context, done func() bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	every(ctx, time.Second, func() {
+		if done() {
+			cancel()
+		}
+	})
 }
