@@ -139,9 +139,9 @@ func (s *NotificationService) notePage(ctx context.Context, viewerID, cursor str
 		return 0, 0, nil, social.Errorf(social.Unauthenticated, "authentication required")
 	}
 	k := s.keys
-	res, err := notePageScript.Run(ctx, s.rdb, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID)},
-		k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer)).Slice()
-	if err != nil || len(res) != 3 {
+	res, err := notePageScript.Run(ctx, s.rdb, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID), k.Blocks(viewerID), k.BlockedBy(viewerID), k.Mutes(viewerID)},
+		k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer), noteExcludedCap).Slice()
+	if err != nil || len(res) != 4 {
 		return 0, 0, nil, fmt.Errorf("read notifications of %s: %v %w", viewerID, res, err)
 	}
 	rs, _ := res[0].(string)
@@ -149,11 +149,12 @@ func (s *NotificationService) notePage(ctx context.Context, viewerID, cursor str
 	unread, _ := res[1].(int64)
 	flat, _ := res[2].([]any)
 	var out []*social.Notification
+	windows := map[int]noteWindow{}
 	for i := 0; i+3 < len(flat); i += 4 {
 		act, _ := flat[i].(string)
 		data, _ := flat[i+1].(string)
 		count, _ := flat[i+2].(int64)
-		f := strings.SplitN(data, "|", 5)
+		f := strings.Split(data, "|")
 		if len(f) < 5 {
 			continue
 		}
@@ -161,9 +162,13 @@ func (s *NotificationService) notePage(ctx context.Context, viewerID, cursor str
 		note := &social.Notification{ID: act, Kind: social.NoteKind(f[0]), PostID: f[1], CommentID: f[2],
 			ActorsCount: int(count), UpdatedAt: time.UnixMilli(ms).UTC()}
 		note.Actors = strs(flat[i+3])
+		if w, ok := k.parseWindow(viewerID, f); ok {
+			windows[len(out)] = w
+		}
 		out = append(out, note)
 	}
-	return read, int(unread), out, nil
+	out, err = s.readWindows(ctx, viewerID, out, windows, excludedFor(viewerID, strs(res[3])), actors)
+	return read, int(unread), out, err
 }
 
 // MarkNotificationsRead marks viewerID's notifications read up to upTo (a

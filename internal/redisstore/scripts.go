@@ -59,10 +59,13 @@ var (
 	feedClaimScript = newScript("feed_claim.lua")
 
 	// Notifications (notes.go).
-	noteScript      = newScript("note.lua", "notes")
-	notePageScript  = newScript("note_page.lua")
-	noteReadScript  = newScript("note_read.lua")
-	notePurgeScript = newScript("note_purge.lua", "notes")
+	noteScript        = newScript("note.lua", "notes")
+	noteAggScript     = newScript("note_agg.lua", "notes")
+	noteWindowsScript = newScript("note_windows.lua", "notes")
+	noteDropScript    = newScript("note_drop.lua", "notes")
+	notePageScript    = newScript("note_page.lua", "notes")
+	noteReadScript    = newScript("note_read.lua")
+	notePurgeScript   = newScript("note_purge.lua", "notes")
 
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")
@@ -79,7 +82,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS

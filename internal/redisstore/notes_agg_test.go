@@ -1,0 +1,107 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// takeJobs removes the queued fan-out jobs from the queue and returns
+// them, oldest first, for a test to run itself.
+func takeJobs(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) []map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	var out []map[string]string
+	for i := range redisstore.DefaultFanoutShards {
+		key := s.Keys().FanoutShard(i)
+		msgs, err := rdb.XRange(ctx, key, "-", "+").Result()
+		feedOK(t, err)
+		for _, m := range msgs {
+			job := map[string]string{}
+			for k, v := range m.Values {
+				job[k] = fmt.Sprint(v)
+			}
+			out = append(out, job)
+			feedOK(t, rdb.XDel(ctx, key, m.ID).Err())
+		}
+	}
+	return out
+}
+
+// TestAggregatedNotesFromSource: a notification of likes keeps no actors;
+// its actors and count are read from the post's likers. Jobs run in
+// reverse order still count every like, run again they raise nothing, a
+// mute leaves the muted liker out, and the notification goes with its last
+// like.
+func TestAggregatedNotesFromSource(t *testing.T) {
+	s, rdb := feedStore(t)
+	w := feedWorker(t, s, rdb)
+	ctx := context.Background()
+	u := feedUsers(t, s, 21)
+	owner, fans := u[0], u[1:]
+	p := feedPost(t, s, owner, social.NewPost{}).ID
+	drain(t, w)
+	for _, f := range fans {
+		feedOK(t, s.Like(ctx, f, p))
+	}
+	jobs := takeJobs(t, s, rdb)
+	slices.Reverse(jobs)
+	for _, j := range jobs {
+		feedOK(t, s.HandleFanoutJob(ctx, j))
+	}
+	newest := func() int64 {
+		n, err := s.NewestNotification(ctx, owner)
+		feedOK(t, err)
+		return n
+	}
+	top, err := rdb.ZRevRange(ctx, s.Keys().Likers(p), 0, 2).Result()
+	feedOK(t, err)
+	check := func(what string, count int, actors []string) {
+		t.Helper()
+		page, err := s.Notifications(ctx, owner, social.PageRequest{First: 5}, 3)
+		feedOK(t, err)
+		if count == 0 {
+			if len(page.Items) != 0 {
+				t.Fatalf("%s: %+v, want none", what, page.Items)
+			}
+			return
+		}
+		if len(page.Items) != 1 || page.Items[0].ActorsCount != count || !slices.Equal(page.Items[0].Actors, actors) {
+			t.Fatalf("%s: %+v, want %d actors, first %v", what, page.Items, count, actors)
+		}
+	}
+	check("jobs in reverse order", len(fans), top)
+	if n := rdb.HLen(ctx, s.Keys().NoteOpen(owner)).Val(); n != 2 {
+		t.Fatalf("noteopen holds %d fields, want the group and its windows", n)
+	}
+
+	raised := newest()
+	for _, j := range jobs {
+		feedOK(t, s.HandleFanoutJob(ctx, j))
+	}
+	if got := newest(); got != raised {
+		t.Fatalf("jobs run again raised the notification from %d to %d", raised, got)
+	}
+
+	newestFan := fans[slices.Index(fans, top[0])]
+	feedOK(t, s.Mute(ctx, owner, newestFan))
+	drain(t, w)
+	top2, err := rdb.ZRevRange(ctx, s.Keys().Likers(p), 1, 3).Result()
+	feedOK(t, err)
+	check("a liker muted", len(fans)-1, top2)
+
+	for _, f := range fans {
+		feedOK(t, s.Unlike(ctx, f, p))
+	}
+	drain(t, w)
+	check("every like undone", 0, nil)
+	if n := rdb.HLen(ctx, s.Keys().NoteOpen(owner)).Val(); n != 0 {
+		t.Fatalf("noteopen holds %d fields after the notification went", n)
+	}
+}
