@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -176,11 +177,18 @@ func mustLua(path string) []byte {
 
 // pipelined runs fn in a pipeline in which scripts are called by EVALSHA
 // (a pipeline cannot fall back on NOSCRIPT itself). When Redis has lost its
-// script cache (a restart, a failover), it loads the scripts and runs the
-// pipeline again: everything this package pipelines is idempotent.
+// script cache (a restart, a failover), it loads the scripts and runs again
+// the commands from the first that failed with NOSCRIPT on, in their order,
+// as the same command values: those before it, which ran, do not run twice
+// (a post's fan-out job is queued once), and a job queued after a failed
+// script is queued again after it, so the worker reads the script's write.
+// The first copy of such a job may run before that write; the jobs queued
+// in pipelines with scripts are idempotent (a like's note job raises its
+// notification only for a like time above the one that last raised it).
 func (s *DB) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
 	cmds, err := s.rdb.Pipelined(ctx, fn)
-	if err == nil || !noScript(cmds) {
+	first := firstNoScript(cmds)
+	if err == nil || first < 0 {
 		return cmds, err
 	}
 	for _, sc := range s.scriptsToLoad(pipelinedScripts) {
@@ -188,16 +196,33 @@ func (s *DB) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]r
 			return nil, fmt.Errorf("load script: %w", err)
 		}
 	}
-	return s.rdb.Pipelined(ctx, fn)
-}
-
-func noScript(cmds []redis.Cmder) bool {
-	for _, c := range cmds {
-		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return true
+	again := s.rdb.Pipeline()
+	for _, c := range cmds[first:] {
+		_ = again.Process(ctx, c)
+	}
+	if _, err := again.Exec(ctx); err != nil {
+		var rerr redis.Error
+		if !errors.As(err, &rerr) {
+			return cmds, err
 		}
 	}
-	return false
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return cmds, err
+		}
+	}
+	return cmds, nil
+}
+
+// firstNoScript is the index of the first command that failed with
+// NOSCRIPT, or -1.
+func firstNoScript(cmds []redis.Cmder) int {
+	for i, c := range cmds {
+		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return i
+		}
+	}
+	return -1
 }
 
 // hmget queues HMGET key fields. Pipeliner.HMGet takes the fields as
