@@ -29,12 +29,16 @@ type NotificationService struct{ *DB }
 // round trip as its own write where it can (a like: its script and the
 // XADD in one pipeline). The worker then reads the truth (is the like
 // still there? the comment? the follow?) and makes the recipient's
-// notification reflect it with noteScript: adding the actor, or taking it
-// out (an unlike, an unfollow, a deleted comment or repost). So a job run
-// twice, or jobs of one action run out of order, end the same, and a job
-// is never lost: it stays pending until it is done, as fan-out's are. The
-// script checks the recipient's blocks and mutes in the recipient's slot;
-// the worker checks a mentioned user's access to the post.
+// notification reflect it: with noteScript, adding the actor, or taking
+// it out (a deleted comment or repost); for likes and follows, whose
+// actors are read from their source (notes_agg.go), with noteAggScript,
+// raising the notification or opening a window, while an unlike or an
+// unfollow needs only the source's write and a check for a window left
+// without actors. So a job run twice, or jobs of one action run out of
+// order, end the same, and a job is never lost: it stays pending until it
+// is done, as fan-out's are. The scripts check the recipient's blocks and
+// mutes in the recipient's slot; the worker checks a mentioned user's
+// access to the post.
 
 // A note job's fields (besides jobOp = opNote).
 const (

@@ -26,8 +26,8 @@ import (
 
 // noteExcludedCap is how many users of each of a recipient's Blocks,
 // BlockedBy and Mutes sets the reads of aggregated notifications leave out
-// of actors and counts: one beyond it in a larger set can be counted (not
-// shown: the graph's reads hide blocked and muted users' ids as well).
+// of actors and counts: one beyond it in a larger set can be counted and
+// shown.
 const noteExcludedCap = 1000
 
 // aggregated reports whether notifications of kind are read from their
