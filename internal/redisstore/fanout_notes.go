@@ -117,12 +117,13 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 	return out, nil
 }
 
-// applyNote runs noteScript, or noteAggScript for an aggregated kind, for
-// each recipient, then checks the windows noteAggScript asks for.
+// applyNote runs noteScript, or noteAggScript for a kind read from its
+// source, for each recipient, then checks the windows noteAggScript asks
+// for.
 func (s *FanoutService) applyNote(ctx context.Context, t *noteTruth, present []bool, at string) error {
 	k := s.keys
 	window, limit := s.feed.noteWindow(), s.feed.noteCap()
-	agg := aggregated(t.kind)
+	agg := fromSource(t.kind)
 	replies := make([]*redis.Cmd, len(t.to))
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range t.to {

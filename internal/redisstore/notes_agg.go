@@ -30,9 +30,9 @@ import (
 // shown.
 const noteExcludedCap = 1000
 
-// aggregated reports whether notifications of kind are read from their
+// fromSource reports whether notifications of kind are read from their
 // source (noteAggScript) rather than keeping their actors (noteScript).
-func aggregated(kind social.NoteKind) bool {
+func fromSource(kind social.NoteKind) bool {
 	return kind == social.NoteLike || kind == social.NoteFollow
 }
 
