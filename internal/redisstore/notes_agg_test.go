@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -147,5 +148,43 @@ func TestNotesPageSkipsEmptyWindows(t *testing.T) {
 	feedOK(t, err)
 	if got := ids(live); !slices.Equal(got, []string{posts[0], posts[2]}) {
 		t.Fatalf("live read %v, want %v", got, []string{posts[0], posts[2]})
+	}
+}
+
+// TestNotesPageRoundTrips: a page of notifications costs the page script
+// and, as it holds notifications read from their source, one pipeline for
+// all of their counts and actors: two round trips, whatever first.
+func TestNotesPageRoundTrips(t *testing.T) {
+	rdb := redistest.Client(t)
+	cnt := &tripCounter{}
+	rdb.AddHook(cnt)
+	s := redisstore.New(rdb, redistest.Prefix(t))
+	w := feedWorker(t, s, rdb)
+	ctx := context.Background()
+	u := feedUsers(t, s, 4)
+	owner, fans := u[0], u[1:]
+	for range 25 {
+		p := feedPost(t, s, owner, social.NewPost{}).ID
+		for _, f := range fans {
+			feedOK(t, s.Like(ctx, f, p))
+		}
+	}
+	p := feedPost(t, s, owner, social.NewPost{}).ID
+	_, err := s.AddComment(ctx, fans[0], p, "hi")
+	feedOK(t, err)
+	drain(t, w)
+	feedOK(t, s.LoadScripts(ctx))
+	for _, tc := range []struct {
+		first int
+		want  int64
+	}{{1, 2}, {5, 2}, {20, 2}} {
+		var page social.Notifications
+		trips := cnt.trips(t, func() (err error) {
+			page, err = s.Notifications(ctx, owner, social.PageRequest{First: tc.first}, 3)
+			return err
+		})
+		if len(page.Items) != tc.first || trips != tc.want {
+			t.Errorf("first %d: %d notifications in %d round trips, want %d", tc.first, len(page.Items), trips, tc.want)
+		}
 	}
 }
