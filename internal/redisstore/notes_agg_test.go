@@ -3,7 +3,9 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -185,6 +187,69 @@ func TestNotesPageRoundTrips(t *testing.T) {
 		})
 		if len(page.Items) != tc.first || trips != tc.want {
 			t.Errorf("first %d: %d notifications in %d round trips, want %d", tc.first, len(page.Items), trips, tc.want)
+		}
+	}
+}
+
+// TestAggregatedNotesConcurrentJobs: likes and unlikes of one post, their
+// jobs run twice each, in a shuffled order, by four goroutines at once:
+// the notification ends with exactly the likes that stand, or is gone
+// when none does.
+func TestAggregatedNotesConcurrentJobs(t *testing.T) {
+	s, rdb := feedStore(t)
+	ctx := context.Background()
+	u := feedUsers(t, s, 31)
+	owner, fans := u[0], u[1:]
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 4 {
+		p := feedPost(t, s, owner, social.NewPost{}).ID
+		takeJobs(t, s, rdb)
+		for range 120 {
+			f := fans[rng.IntN(len(fans))]
+			if rng.IntN(3) > 0 || round == 3 {
+				feedOK(t, s.Unlike(ctx, f, p))
+			} else {
+				feedOK(t, s.Like(ctx, f, p))
+			}
+		}
+		jobs := takeJobs(t, s, rdb)
+		jobs = append(jobs, jobs...)
+		rng.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
+		next := make(chan map[string]string)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for j := range next {
+					if err := s.HandleFanoutJob(ctx, j); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		for _, j := range jobs {
+			next <- j
+		}
+		close(next)
+		wg.Wait()
+		likers := int(rdb.ZCard(ctx, s.Keys().Likers(p)).Val())
+		page, err := s.Notifications(ctx, owner, social.PageRequest{First: 10}, 3)
+		feedOK(t, err)
+		var got []*social.Notification
+		for _, n := range page.Items {
+			if n.PostID == p {
+				got = append(got, n)
+			}
+		}
+		switch {
+		case likers == 0 && len(got) != 0:
+			t.Fatalf("round %d: no like stands, yet %+v", round, got[0])
+		case likers > 0 && (len(got) != 1 || got[0].ActorsCount != likers):
+			t.Fatalf("round %d: %d likes stand, notifications %+v", round, likers, got)
+		}
+		if likers == 0 {
+			if kept := rdb.HMGet(ctx, s.Keys().NoteOpen(owner), "like:"+p, "w|like:"+p).Val(); kept[0] != nil || kept[1] != nil {
+				t.Fatalf("round %d: noteopen keeps %v", round, kept)
+			}
 		}
 	}
 }
