@@ -164,7 +164,7 @@ func (s *NotificationService) notePageOnce(ctx context.Context, viewerID, cursor
 	k := s.keys
 	res, err := notePageScript.Run(ctx, s.rdb, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID), k.Blocks(viewerID), k.BlockedBy(viewerID), k.Mutes(viewerID)},
 		k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer), noteExcludedCap).Slice()
-	if err != nil || len(res) != 4 {
+	if err != nil || len(res) != 5 {
 		return 0, 0, nil, "", false, fmt.Errorf("read notifications of %s: %v %w", viewerID, res, err)
 	}
 	rs, _ := res[0].(string)
@@ -190,7 +190,8 @@ func (s *NotificationService) notePageOnce(ctx context.Context, viewerID, cursor
 		}
 		out = append(out, note)
 	}
-	out, err = s.readWindows(ctx, viewerID, out, windows, excludedFor(viewerID, strs(res[3])), actors)
+	more, _ := res[4].(int64)
+	out, err = s.readWindows(ctx, viewerID, out, windows, excludedFor(viewerID, strs(res[3]), more == 1), actors)
 	return read, int(u), out, last, len(flat) >= 4*n, err
 }
 

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,8 +25,8 @@ import (
 
 // noteExcludedCap is how many users of each of a recipient's Blocks,
 // BlockedBy and Mutes sets the reads of aggregated notifications leave out
-// of actors and counts: one beyond it in a larger set can be counted and
-// shown.
+// of actors and counts: one beyond it in a larger set can be counted, but
+// is not shown (hideUnlisted).
 const noteExcludedCap = 1000
 
 // fromSource reports whether notifications of kind are read from their
@@ -88,7 +87,7 @@ func queueWindow(ctx context.Context, p redis.Pipeliner, w noteWindow, excl []st
 
 // result is the window's actor count and first n actors, without the
 // excluded users.
-func (r *windowRead) result(w noteWindow, excl []string, n int) (int, []string) {
+func (r *windowRead) result(w noteWindow, ex excluded, n int) (int, []string) {
 	count := int(r.count.Val())
 	if r.excl != nil {
 		lo, _ := strconv.ParseFloat(w.lo, 64)
@@ -102,7 +101,7 @@ func (r *windowRead) result(w noteWindow, excl []string, n int) (int, []string) 
 	var actors []string
 	if r.top != nil {
 		for _, a := range r.top.Val() {
-			if len(actors) < n && !slices.Contains(excl, a) {
+			if len(actors) < n && !ex.set[a] {
 				actors = append(actors, a)
 			}
 		}
@@ -110,40 +109,90 @@ func (r *windowRead) result(w noteWindow, excl []string, n int) (int, []string) 
 	return max(count, 0), actors
 }
 
-// excludedFor is the users recipient is not told of: themselves and the
-// users a note script listed (blocks either way, mutes), each once.
-func excludedFor(recipient string, listed []string) []string {
-	out := []string{recipient}
+// excluded is the users a recipient is not told of: themselves and those
+// a note script listed (blocks either way, mutes; up to noteExcludedCap of
+// each set), each once.
+type excluded struct {
+	ids  []string
+	set  map[string]bool
+	more bool // a set held more than were listed
+}
+
+func excludedFor(recipient string, listed []string, more bool) excluded {
+	ex := excluded{ids: []string{recipient}, set: map[string]bool{recipient: true}, more: more}
 	for _, u := range listed {
-		if !slices.Contains(out, u) {
-			out = append(out, u)
+		if !ex.set[u] {
+			ex.set[u] = true
+			ex.ids = append(ex.ids, u)
 		}
 	}
-	return out
+	return ex
+}
+
+// hideUnlisted adds to ex the candidate actors of reads that are in a
+// block with recipient or muted by them but were not listed (their set
+// held more than noteExcludedCap): one pipeline, run only then, so that no
+// such actor is shown (their count is not corrected).
+func (s *DB) hideUnlisted(ctx context.Context, recipient string, reads map[int]*windowRead, ex excluded) error {
+	var cands []any
+	for _, r := range reads {
+		for _, a := range r.top.Val() {
+			if !ex.set[a] {
+				cands = append(cands, a)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	k := s.keys
+	var in [3]*redis.BoolSliceCmd
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, key := range []string{k.Blocks(recipient), k.BlockedBy(recipient), k.Mutes(recipient)} {
+			in[i] = p.SMIsMember(ctx, key, cands...)
+		}
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("check the actors of %s's notifications: %w", recipient, err)
+	}
+	for _, c := range in {
+		for j, hit := range c.Val() {
+			if hit {
+				ex.set[cands[j].(string)] = true
+			}
+		}
+	}
+	return nil
 }
 
 // readWindows fills the actors and counts of a page's aggregated
 // notifications from their sources (one pipeline; none when the page has
 // none) and leaves out those found without actors (an undo whose job the
 // worker has yet to run: checkWindows drops them).
-func (s *DB) readWindows(ctx context.Context, recipient string, notes []*social.Notification, windows map[int]noteWindow, excl []string, n int) ([]*social.Notification, error) {
+func (s *DB) readWindows(ctx context.Context, recipient string, notes []*social.Notification, windows map[int]noteWindow, ex excluded, n int) ([]*social.Notification, error) {
 	if len(windows) == 0 {
 		return notes, nil
 	}
 	reads := make(map[int]*windowRead, len(windows))
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, w := range windows {
-			reads[i] = queueWindow(ctx, p, w, excl, n)
+			reads[i] = queueWindow(ctx, p, w, ex.ids, n)
 		}
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
 		return nil, fmt.Errorf("read the actors of %s's notifications: %w", recipient, err)
 	}
+	if ex.more && n > 0 {
+		if err := s.hideUnlisted(ctx, recipient, reads, ex); err != nil {
+			return nil, err
+		}
+	}
 	out := notes[:0]
 	for i, note := range notes {
 		if r, ok := reads[i]; ok {
-			note.ActorsCount, note.Actors = r.result(windows[i], excl, n)
+			note.ActorsCount, note.Actors = r.result(windows[i], ex, n)
 			if note.ActorsCount == 0 {
 				continue
 			}
@@ -164,7 +213,7 @@ func (s *FanoutService) checkWindows(ctx context.Context, r string, groups ...st
 	if err != nil || len(res) != 2 {
 		return fmt.Errorf("read the windows of %s's notifications: %v %w", r, res, err)
 	}
-	excl := excludedFor(r, strs(res[0]))
+	ex := excludedFor(r, strs(res[0]), false)
 	rows := strs(res[1])
 	var windows []noteWindow
 	for i := 0; i+2 < len(rows); i += 3 {
@@ -179,7 +228,7 @@ func (s *FanoutService) checkWindows(ctx context.Context, r string, groups ...st
 	reads := make([]*windowRead, len(windows))
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, w := range windows {
-			reads[i] = queueWindow(ctx, p, w, excl, 0)
+			reads[i] = queueWindow(ctx, p, w, ex.ids, 0)
 		}
 		return nil
 	})
@@ -188,7 +237,7 @@ func (s *FanoutService) checkWindows(ctx context.Context, r string, groups ...st
 	}
 	drop := []any{k.NoteActors(r, "")}
 	for i, w := range windows {
-		if n, _ := reads[i].result(w, excl, 0); n == 0 {
+		if n, _ := reads[i].result(w, ex, 0); n == 0 {
 			drop = append(drop, w.gid, w.act)
 		}
 	}

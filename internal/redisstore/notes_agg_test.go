@@ -253,3 +253,34 @@ func TestAggregatedNotesConcurrentJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesManyMutes: a recipient who muted more users than the reads
+// list (noteExcludedCap of each set) is still never shown one of them
+// among a notification's actors.
+func TestNotesManyMutes(t *testing.T) {
+	s, rdb := feedStore(t)
+	w := feedWorker(t, s, rdb)
+	ctx := context.Background()
+	u := feedUsers(t, s, 3)
+	owner, fan, muted := u[0], u[1], u[2]
+	mutes := []any{muted}
+	for i := range 3 * redisstore.NoteExcludedCap {
+		mutes = append(mutes, fmt.Sprint(900000000+i))
+	}
+	feedOK(t, rdb.SAdd(ctx, s.Keys().Mutes(owner), mutes...).Err())
+	p := feedPost(t, s, owner, social.NewPost{}).ID
+	feedOK(t, s.Like(ctx, fan, p))
+	feedOK(t, s.Like(ctx, muted, p))
+	drain(t, w)
+	for range 10 { // each read lists another third of the mutes
+		page, err := s.Notifications(ctx, owner, social.PageRequest{First: 5}, 3)
+		feedOK(t, err)
+		if len(page.Items) != 1 || !slices.Equal(page.Items[0].Actors, []string{fan}) {
+			var shown [][]string
+			for _, n := range page.Items {
+				shown = append(shown, n.Actors)
+			}
+			t.Fatalf("actors shown %v, want [[%s]]", shown, fan)
+		}
+	}
+}

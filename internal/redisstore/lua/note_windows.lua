@@ -36,4 +36,5 @@ for _, f in ipairs(fields) do
     end
   end
 end
-return {note_excluded(KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[1])), rows}
+local excluded = note_excluded(KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[1]))
+return {excluded, rows}

@@ -47,11 +47,12 @@ end
 -- note_excluded lists the users whose actions the recipient is not told
 -- of: those they blocked, who blocked them, and whom they muted, up to
 -- cap of each set (SRANDMEMBER with a count larger than the set returns
--- it whole).
+-- it whole); and 1 when a set holds more, else 0.
 local function note_excluded(blocks, blockedby, mutes, cap)
-  local out = {}
+  local out, more = {}, 0
   for _, key in ipairs({blocks, blockedby, mutes}) do
     for _, u in ipairs(redis.call('SRANDMEMBER', key, cap)) do out[#out + 1] = u end
+    if redis.call('SCARD', key) > cap then more = 1 end
   end
-  return out
+  return out, more
 end
