@@ -34,3 +34,7 @@ const (
 	CommonWalkMax = commonWalkMax
 	CommonSample  = commonSample
 )
+
+// NoteExcludedCap is how many of each of a recipient's block and mute sets
+// a notification read lists.
+const NoteExcludedCap = noteExcludedCap

@@ -44,8 +44,9 @@ func (s *FanoutService) syncNote(ctx context.Context, job map[string]string) err
 		if err := s.applyNote(ctx, &t, present, at); err != nil {
 			return fmt.Errorf("notify of %s by %s: %w", strings.ToLower(string(kind)), actor, err)
 		}
+		score := t.score
 		var again []bool
-		if again, err = s.readTruth(ctx, &t); err == nil && slices.Equal(again, present) {
+		if again, err = s.readTruth(ctx, &t); err == nil && slices.Equal(again, present) && t.score == score {
 			return nil
 		}
 		present = again
@@ -61,6 +62,7 @@ type noteTruth struct {
 	gone                   bool
 	group, postID, comment string
 	postAuthor             string // the post's author, for a mention (checked against the recipient's blocks)
+	score                  string // when the actor acted, by the source's score (aggregated kinds), "" when it does not stand
 }
 
 // readTruth reads whether the job's action stands, for each recipient.
@@ -95,9 +97,13 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 		return nil, err
 	}
 	var stands bool
+	t.score = ""
 	switch c := truth.(type) {
 	case *redis.FloatCmd:
 		stands = c.Err() == nil
+		if stands {
+			t.score = strconv.FormatFloat(c.Val(), 'f', -1, 64)
+		}
 	case *redis.StringCmd:
 		stands = c.Val() != "" && (t.kind != social.NoteRepost || c.Val() == t.post)
 	}
@@ -111,13 +117,24 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 	return out, nil
 }
 
-// applyNote runs noteScript for each recipient.
+// applyNote runs noteScript, or noteAggScript for a kind read from its
+// source, for each recipient, then checks the windows noteAggScript asks
+// for.
 func (s *FanoutService) applyNote(ctx context.Context, t *noteTruth, present []bool, at string) error {
 	k := s.keys
 	window, limit := s.feed.noteWindow(), s.feed.noteCap()
+	agg := fromSource(t.kind)
+	replies := make([]*redis.Cmd, len(t.to))
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range t.to {
 			if !social.IsID(r) {
+				continue
+			}
+			if agg {
+				replies[i] = noteAggScript.EvalSha(ctx, p,
+					[]string{k.Notes(r), k.NoteData(r), k.NoteOpen(r), k.NoteMeta(r), k.Blocks(r), k.BlockedBy(r), k.Mutes(r)},
+					k.NoteActors(r, ""), t.group, t.actor, boolArg(present[i]), at, window.Milliseconds(),
+					string(t.kind), t.postID, limit, k.LiveNotes(r), s.publishCommand(), t.score)
 				continue
 			}
 			noteScript.EvalSha(ctx, p,
@@ -127,7 +144,20 @@ func (s *FanoutService) applyNote(ctx context.Context, t *noteTruth, present []b
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	for i, c := range replies {
+		if c == nil {
+			continue
+		}
+		if res, _ := c.Slice(); len(res) == 2 && res[1] == int64(1) {
+			if err := s.checkWindows(ctx, t.to[i], t.group); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // visibilityCheck is whether users may see one post by its audience
@@ -195,5 +225,7 @@ func (s *FanoutService) purgeNotes(ctx context.Context, job map[string]string) e
 	if err != nil {
 		return fmt.Errorf("take %s out of the notifications of %s: %w", actor, r, err)
 	}
-	return nil
+	// Aggregated notifications leave the actor out when read; one that
+	// had no other actor goes.
+	return s.checkWindows(ctx, r)
 }

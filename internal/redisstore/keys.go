@@ -308,20 +308,25 @@ func (k Keys) LivePulled() string { return k.prefix + "{live}:pulled" }
 func (k Keys) Notes(u string) string { return k.userKey(u, ":notes") }
 
 // NoteData is the hash of u's notifications: group id →
-// "kind|post|comment|updated ms|group key".
+// "kind|post|comment|updated ms|group key", and for one read from its
+// source (likes, follows: notes_agg.go) "|lo|hi|hwm": its window of the
+// source's scores and the highest score that raised it.
 func (k Keys) NoteData(u string) string { return k.userKey(u, ":notedata") }
 
 // NoteOpen is the hash of u's aggregation: group key → "group id|opened
-// ms" for the group that takes new actors, and "a|<group key>|<actor>" →
-// the group id holding that actor.
+// ms" for the group that takes new actors; "a|<group key>|<actor>" → the
+// group id holding that actor, for the kinds that keep their actors
+// (comments, mentions, reposts); "w|<group key>" → the group ids of the
+// windows of a group read from its source, newest first.
 func (k Keys) NoteOpen(u string) string { return k.userKey(u, ":noteopen") }
 
 // NoteMeta is the hash of u's counters: seq (group ids), act (activity
 // numbers), read (the activity number read up to).
 func (k Keys) NoteMeta(u string) string { return k.userKey(u, ":notemeta") }
 
-// NoteActors is the zset of the actors of one of u's notifications, scored
-// by when they acted (ms); with gid "" the prefix the scripts add ids to.
+// NoteActors is the zset of the actors of one of u's notifications that
+// keep them (comments, mentions, reposts), scored by when they acted (ms);
+// with gid "" the prefix the scripts add ids to.
 func (k Keys) NoteActors(u, gid string) string { return k.userKey(u, ":na:"+gid) }
 
 // LiveNotes is the sharded channel announcing u's notifications (the

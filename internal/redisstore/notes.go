@@ -29,12 +29,16 @@ type NotificationService struct{ *DB }
 // round trip as its own write where it can (a like: its script and the
 // XADD in one pipeline). The worker then reads the truth (is the like
 // still there? the comment? the follow?) and makes the recipient's
-// notification reflect it with noteScript: adding the actor, or taking it
-// out (an unlike, an unfollow, a deleted comment or repost). So a job run
-// twice, or jobs of one action run out of order, end the same, and a job
-// is never lost: it stays pending until it is done, as fan-out's are. The
-// script checks the recipient's blocks and mutes in the recipient's slot;
-// the worker checks a mentioned user's access to the post.
+// notification reflect it: with noteScript, adding the actor, or taking
+// it out (a deleted comment or repost); for likes and follows, whose
+// actors are read from their source (notes_agg.go), with noteAggScript,
+// raising the notification or opening a window, while an unlike or an
+// unfollow needs only the source's write and a check for a window left
+// without actors. So a job run twice, or jobs of one action run out of
+// order, end the same, and a job is never lost: it stays pending until it
+// is done, as fan-out's are. The scripts check the recipient's blocks and
+// mutes in the recipient's slot; the worker checks a mentioned user's
+// access to the post.
 
 // A note job's fields (besides jobOp = opNote).
 const (
@@ -134,26 +138,46 @@ func (s *NotificationService) NewestNotification(ctx context.Context, viewerID s
 	return n, nil
 }
 
+// notePage reads up to n of viewerID's notifications beyond cursor (see
+// notePageScript). An aggregated notification found without actors (its
+// undo's job still to run) is left out, and as many more are read in its
+// place, so that fewer than n means there are no more: a page's hasNext
+// and a live stream's catch-up rely on it.
 func (s *NotificationService) notePage(ctx context.Context, viewerID, cursor string, n, actors int, newer bool) (int64, int, []*social.Notification, error) {
 	if !social.IsID(viewerID) {
 		return 0, 0, nil, social.Errorf(social.Unauthenticated, "authentication required")
 	}
+	read, unread, out, last, full, err := s.notePageOnce(ctx, viewerID, cursor, n, actors, newer)
+	for err == nil && full && len(out) < n {
+		var more []*social.Notification
+		// At least 10 a round, so that a run of empty ones costs few.
+		_, _, more, last, full, err = s.notePageOnce(ctx, viewerID, last, max(n-len(out), 10), actors, newer)
+		out = append(out, more...)
+	}
+	return read, unread, out[:min(len(out), n)], err
+}
+
+// notePageOnce is one read of notePage: also the activity number of the
+// last notification read, aggregated ones without actors included, and
+// whether as many as n were.
+func (s *NotificationService) notePageOnce(ctx context.Context, viewerID, cursor string, n, actors int, newer bool) (read int64, unread int, out []*social.Notification, last string, full bool, err error) {
 	k := s.keys
-	res, err := notePageScript.Run(ctx, s.rdb, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID)},
-		k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer)).Slice()
-	if err != nil || len(res) != 3 {
-		return 0, 0, nil, fmt.Errorf("read notifications of %s: %v %w", viewerID, res, err)
+	res, err := notePageScript.Run(ctx, s.rdb, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID), k.Blocks(viewerID), k.BlockedBy(viewerID), k.Mutes(viewerID)},
+		k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer), noteExcludedCap).Slice()
+	if err != nil || len(res) != 5 {
+		return 0, 0, nil, "", false, fmt.Errorf("read notifications of %s: %v %w", viewerID, res, err)
 	}
 	rs, _ := res[0].(string)
-	read, _ := strconv.ParseInt(rs, 10, 64)
-	unread, _ := res[1].(int64)
+	read, _ = strconv.ParseInt(rs, 10, 64)
+	u, _ := res[1].(int64)
 	flat, _ := res[2].([]any)
-	var out []*social.Notification
+	windows := map[int]noteWindow{}
 	for i := 0; i+3 < len(flat); i += 4 {
 		act, _ := flat[i].(string)
+		last = act
 		data, _ := flat[i+1].(string)
 		count, _ := flat[i+2].(int64)
-		f := strings.SplitN(data, "|", 5)
+		f := strings.Split(data, "|")
 		if len(f) < 5 {
 			continue
 		}
@@ -161,9 +185,14 @@ func (s *NotificationService) notePage(ctx context.Context, viewerID, cursor str
 		note := &social.Notification{ID: act, Kind: social.NoteKind(f[0]), PostID: f[1], CommentID: f[2],
 			ActorsCount: int(count), UpdatedAt: time.UnixMilli(ms).UTC()}
 		note.Actors = strs(flat[i+3])
+		if w, ok := k.parseWindow(viewerID, f); ok {
+			windows[len(out)] = w
+		}
 		out = append(out, note)
 	}
-	return read, int(unread), out, nil
+	more, _ := res[4].(int64)
+	out, err = s.readWindows(ctx, viewerID, out, windows, excludedFor(viewerID, strs(res[3]), more == 1), actors)
+	return read, int(u), out, last, len(flat) >= 4*n, err
 }
 
 // MarkNotificationsRead marks viewerID's notifications read up to upTo (a

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -60,10 +61,13 @@ var (
 	feedClaimScript = newScript("feed_claim.lua")
 
 	// Notifications (notes.go).
-	noteScript      = newScript("note.lua", "notes")
-	notePageScript  = newScript("note_page.lua")
-	noteReadScript  = newScript("note_read.lua")
-	notePurgeScript = newScript("note_purge.lua", "notes")
+	noteScript        = newScript("note.lua", "notes")
+	noteAggScript     = newScript("note_agg.lua", "notes")
+	noteWindowsScript = newScript("note_windows.lua", "notes")
+	noteDropScript    = newScript("note_drop.lua", "notes")
+	notePageScript    = newScript("note_page.lua", "notes")
+	noteReadScript    = newScript("note_read.lua")
+	notePurgeScript   = newScript("note_purge.lua", "notes")
 
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")
@@ -80,7 +84,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript}
 
 //go:embed lua
 var luaFiles embed.FS
@@ -174,11 +178,18 @@ func mustLua(path string) []byte {
 
 // pipelined runs fn in a pipeline in which scripts are called by EVALSHA
 // (a pipeline cannot fall back on NOSCRIPT itself). When Redis has lost its
-// script cache (a restart, a failover), it loads the scripts and runs the
-// pipeline again: everything this package pipelines is idempotent.
+// script cache (a restart, a failover), it loads the scripts and runs again
+// the commands from the first that failed with NOSCRIPT on, in their order,
+// as the same command values: those before it, which ran, do not run twice
+// (a post's fan-out job is queued once), and a job queued after a failed
+// script is queued again after it, so the worker reads the script's write.
+// The first copy of such a job may run before that write; the jobs queued
+// in pipelines with scripts are idempotent (a like's note job raises its
+// notification only for a like time above the one that last raised it).
 func (s *DB) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
 	cmds, err := s.rdb.Pipelined(ctx, fn)
-	if err == nil || !noScript(cmds) {
+	first := firstNoScript(cmds)
+	if err == nil || first < 0 {
 		return cmds, err
 	}
 	for _, sc := range s.scriptsToLoad(pipelinedScripts) {
@@ -186,16 +197,33 @@ func (s *DB) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]r
 			return nil, fmt.Errorf("load script: %w", err)
 		}
 	}
-	return s.rdb.Pipelined(ctx, fn)
-}
-
-func noScript(cmds []redis.Cmder) bool {
-	for _, c := range cmds {
-		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return true
+	again := s.rdb.Pipeline()
+	for _, c := range cmds[first:] {
+		_ = again.Process(ctx, c)
+	}
+	if _, err := again.Exec(ctx); err != nil {
+		var rerr redis.Error
+		if !errors.As(err, &rerr) {
+			return cmds, err
 		}
 	}
-	return false
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return cmds, err
+		}
+	}
+	return cmds, nil
+}
+
+// firstNoScript is the index of the first command that failed with
+// NOSCRIPT, or -1.
+func firstNoScript(cmds []redis.Cmder) int {
+	for i, c := range cmds {
+		if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return i
+		}
+	}
+	return -1
 }
 
 // hmget queues HMGET key fields. Pipeliner.HMGet takes the fields as
