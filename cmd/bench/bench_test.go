@@ -18,7 +18,21 @@ import (
 	"github.com/socialgw/gateway/internal/seed"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain closes the small data set's gateway (smallEnv) before the
+// package's Redis stops, so its profile cache does not log the Redis it
+// tracks going away.
+func TestMain(m *testing.M) {
+	redistest.MainThen(m, func() {
+		if smallEnvMade.Load() {
+			if env, err := smallEnv(); err == nil {
+				env.b.Close()
+			}
+		}
+	})
+}
+
+// smallEnvMade says whether smallEnv ran.
+var smallEnvMade atomic.Bool
 
 // TestRunTiny runs the whole command on a tiny data set with short
 // measurements and checks the report.
@@ -120,6 +134,7 @@ func TestFlags(t *testing.T) {
 // smallEnv is the small data set (seed.Small) with the gateway serving it,
 // made once per test binary.
 var smallEnv = sync.OnceValues(func() (*benchEnv, error) {
+	smallEnvMade.Store(true)
 	ctx := context.Background()
 	cfg := &Config{Prefix: "small:", Concurrency: 8, Readers: 200, SeedConcurrency: 16}
 	sc := seed.Small()

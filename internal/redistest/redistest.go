@@ -39,8 +39,13 @@ func ClusterMode() bool { return os.Getenv("REDIS_CLUSTER_TESTS") == "1" }
 
 // Main runs a package's tests and stops the server afterwards. Use it as
 // TestMain: func TestMain(m *testing.M) { redistest.Main(m) }.
-func Main(m *testing.M) {
+func Main(m *testing.M) { MainThen(m, func() {}) }
+
+// MainThen is Main with a clean-up run after the tests and before the
+// package's Redis stops: what the tests left connected to it closes first.
+func MainThen(m *testing.M, cleanup func()) {
 	code := m.Run()
+	cleanup()
 	if stop != nil {
 		stop()
 	}
