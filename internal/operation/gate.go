@@ -101,7 +101,7 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 		inner := done
 		done = func() { inner(); <-s.heavy }
 	}
-	lease, ok := g.slots.Acquire(ctx, heavy)
+	lease, ok := g.slots.Acquire(ctx, Demand{Client: ClientOf(ctx), Heavy: heavy, Costly: IsCostly(report)})
 	if !ok {
 		return ending(ctx, refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
 			Message: "the server is busy: retry in a second"}), done)

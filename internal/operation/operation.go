@@ -149,6 +149,8 @@ func (r *Rules) Install(srv *handler.Server) {
 	if r.work != nil {
 		srv.AroundOperations(r.work.around)
 	}
+	srv.AroundOperations(paceCostly)
+	srv.AroundRootFields(pacedRootField)
 	srv.AroundFields(boundFields)
 	// The field middleware runs for every field: only when it has a
 	// budget to spend.
