@@ -16,8 +16,8 @@ import (
 // large responses, so that a flood of heavy ones leaves most slots to
 // ordinary operations and bounds the memory their responses take
 // together. They also share the process fairly between clients: one
-// client (its user when signed in, else its address) has at most an
-// eighth of them (and at least 2) executing at once, so that one
+// client (its user when signed in, else its address) has at most a
+// quarter of them (and at least 2) executing at once, so that one
 // client's burst cannot take every slot while another waits; and costly
 // operations (IsCostly) run at most half as many at once as the process
 // has cores, so that however many clients send them, ordinary
@@ -55,7 +55,7 @@ func NewSlots(n int, wait time.Duration) *Slots {
 		s.slots = make(chan struct{}, n)
 		s.heavy = make(chan struct{}, max(1, n/4))
 		s.costly = make(chan struct{}, max(1, min(n/4, runtime.GOMAXPROCS(0)/2)))
-		s.perClient = max(2, n/8)
+		s.perClient = max(2, n/4)
 	}
 	return s
 }
@@ -97,24 +97,25 @@ type Lease struct {
 	client string // whose share it refers to, "" for none
 }
 
-// Acquire takes the client's share, a costly and a heavy slot when the
-// operation is such, and a slot, in that order (a client waiting for its
-// own share holds nothing others need), waiting up to the slots' wait in
-// all; false when they did not all come in time or ctx ended.
+// Acquire takes a costly and a heavy slot when the operation is such,
+// the client's share and a slot, in that order (an operation waiting for
+// a costly or heavy slot holds no place of its client's, whose ordinary
+// operations go on), waiting up to the slots' wait in all; false when
+// they did not all come in time or ctx ended.
 func (s *Slots) Acquire(ctx context.Context, d Demand) (*Lease, bool) {
 	l := s.Track()
 	if s.slots == nil {
 		return l, true
-	}
-	if d.Client != "" {
-		l.client = d.Client
-		l.lanes = append(l.lanes, s.share(d.Client))
 	}
 	if d.Costly {
 		l.lanes = append(l.lanes, s.costly)
 	}
 	if d.Heavy {
 		l.lanes = append(l.lanes, s.heavy)
+	}
+	if d.Client != "" {
+		l.client = d.Client
+		l.lanes = append(l.lanes, s.share(d.Client))
 	}
 	l.lanes = append(l.lanes, s.slots)
 	t := time.NewTimer(s.wait)

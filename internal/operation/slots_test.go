@@ -52,7 +52,7 @@ func TestSlots(t *testing.T) {
 }
 
 // TestSlotsFairShare: one client has at most its share of the slots
-// executing (4 of 32) while another client still gets one; costly
+// executing (8 of 32) while another client still gets one; costly
 // operations take at most half the cores' worth of slots, whoever sends
 // them, while ordinary ones still run; a client's share is forgotten
 // once nothing refers to it.
@@ -67,13 +67,13 @@ func TestSlotsFairShare(t *testing.T) {
 		}
 		return ok
 	}
-	for i := range 4 {
+	for i := range 8 {
 		if !take(Demand{Client: "ip:a"}) {
 			t.Fatalf("operation %d of a client refused within its share", i)
 		}
 	}
 	if take(Demand{Client: "ip:a"}) {
-		t.Error("a client got a fifth slot of 32")
+		t.Error("a client got a ninth slot of 32")
 	}
 	if !take(Demand{Client: "ip:b"}) {
 		t.Error("another client waits for the first's share")
@@ -92,6 +92,16 @@ func TestSlotsFairShare(t *testing.T) {
 	}
 	if !take(Demand{Client: "ip:d"}) {
 		t.Error("an ordinary operation waits while the costly slots are taken")
+	}
+	// A costly operation waiting for its slot holds no place of its
+	// client's: the client's ordinary operations go on.
+	if take(Demand{Client: "ip:e", Costly: true}) {
+		t.Error("one more costly operation than the costly slots ran")
+	}
+	for i := range 8 {
+		if !take(Demand{Client: "ip:e"}) {
+			t.Fatalf("ordinary operation %d of a client whose costly one waited: refused", i)
+		}
 	}
 	for _, l := range held {
 		l.Release()
