@@ -26,15 +26,17 @@ import (
 //   - its connection's token is checked again: a token that expired or
 //     was revoked, or whose user is gone, stops the operation with
 //     UNAUTHENTICATED and closes the connection (4401);
-//   - one event of the client address's request budget has been spent
-//     (socketBudget, before its document was parsed or validated);
+//   - one event of the client address's request budget has been spent,
+//     an address whose Redis-work budget is spent refused, and a client
+//     that keeps sending while refused held by the tarpit (socketBudget,
+//     before its document was parsed or validated);
 //   - at most InFlight queries and mutations of one connection run or
 //     wait to be written at once: the connection's read loop reserves a
 //     place before it reads each message and waits when there is none
 //     (connAdmission), so a client that sends without reading is held
 //     back by TCP rather than queued in the process;
-//   - it takes the process's execution slots (the heavy lane too), as an
-//     HTTP request does;
+//   - it takes the process's execution slots (its client's share, the
+//     costly and heavy lanes too), as an HTTP request does;
 //   - its response is bounded as it is built (MAX_RESPONSE_BYTES); its
 //     deadline is the deadline middleware's.
 type gate struct {
