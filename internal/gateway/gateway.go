@@ -211,7 +211,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		store.SetFiles(cfg.Media.Files)
 	}
 	// /media/ spends the address's request budget as /query does.
-	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies)(g.Resolver.Attachments.Handler(store.PostService, g.Auth))
+	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(g.Resolver.Attachments.Handler(store.PostService, g.Auth))
 	if !cfg.Live.Off {
 		g.startLive(rdb, store)
 	}

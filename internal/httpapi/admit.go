@@ -49,7 +49,11 @@ func (a *admit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// it takes no slot, so a flood of them never delays others.
 		a.run(w, r, sse, a.slots.Track())
 	default:
-		lease, ok := a.slots.Acquire(r.Context(), v != nil && operation.IsHeavy(v.Report))
+		d := operation.Demand{Client: operation.ClientOf(r.Context())}
+		if v != nil {
+			d.Heavy, d.Costly = operation.IsHeavy(v.Report), operation.IsCostly(v.Report)
+		}
+		lease, ok := a.slots.Acquire(r.Context(), d)
 		if !ok {
 			if r.Context().Err() != nil {
 				return // the client left while waiting

@@ -63,7 +63,7 @@ func New(srv *handler.Server, rules *operation.Rules, authn auth.Authenticator, 
 	)
 	return chain(srv,
 		noStore,
-		ClientBudget(o.Limiter, o.TrustedProxies),
+		ClientBudget(o.Limiter, o.TrustedProxies, rules.Tarpit()),
 		redisWorkOwed(rules),
 		upgrades(o.OriginAllowed, websockets), // upgrades leave the chain here
 		readParams(o.MaxBodyBytes, newBodyBudget(o.MaxBodyMemory), uploadCheck{o.Uploads, authn}),

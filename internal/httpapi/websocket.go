@@ -76,10 +76,6 @@ func refuseSocket(ctx context.Context, err error) (context.Context, *transport.I
 // that is not reading before the connection is closed.
 const socketWriteTimeout = 10 * time.Second
 
-// closeTryAgain is RFC 6455's 1013 (try again later), for a client too
-// slow to read.
-const closeTryAgain = 1013
-
 // deadlineConn gives each write a deadline: a client that stops reading
 // is disconnected rather than holding the answers written to it.
 type deadlineConn struct {
@@ -89,7 +85,7 @@ type deadlineConn struct {
 func (c deadlineConn) WriteJSON(v any) error {
 	t := time.AfterFunc(socketWriteTimeout, func() {
 		if c.sock != nil {
-			c.sock.Close(closeTryAgain, "a message was not read within 10 s")
+			c.sock.Close(operation.CloseTryAgain, "a message was not read within 10 s")
 		}
 		_ = c.checkedConn.Close()
 	})

@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -49,12 +50,19 @@ func WithResponseBudget(ctx context.Context, max int, over func()) context.Conte
 // boundFields is the field middleware that makes CPU-bound execution
 // check its context: once the operation is past its deadline or over its
 // response budget, every remaining field ends at once instead of resolving
-// (and, in a list, instead of resolving each item).
+// (and, in a list, instead of resolving each item). A field that fails
+// because its operation was canceled meanwhile ends the same way.
 func boundFields(ctx context.Context, next graphql.Resolver) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, stopped(ctx)
 	}
 	res, err := next(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// Its client left (or its response grew too large) while it
+		// resolved: the store's "context canceled" is no internal
+		// error to log, and no one reads it.
+		return nil, stopped(ctx)
+	}
 	if b, ok := ctx.Value(budgetKey{}).(*budget); ok {
 		n := int64(16)
 		if s, ok := res.(string); ok {

@@ -26,15 +26,17 @@ import (
 //   - its connection's token is checked again: a token that expired or
 //     was revoked, or whose user is gone, stops the operation with
 //     UNAUTHENTICATED and closes the connection (4401);
-//   - one event of the client address's request budget has been spent
-//     (socketBudget, before its document was parsed or validated);
+//   - one event of the client address's request budget has been spent,
+//     an address whose Redis-work budget is spent refused, and a client
+//     that keeps sending while refused held by the tarpit (socketBudget,
+//     before its document was parsed or validated);
 //   - at most InFlight queries and mutations of one connection run or
 //     wait to be written at once: the connection's read loop reserves a
 //     place before it reads each message and waits when there is none
 //     (connAdmission), so a client that sends without reading is held
 //     back by TCP rather than queued in the process;
-//   - it takes the process's execution slots (the heavy lane too), as an
-//     HTTP request does;
+//   - it takes the process's execution slots (its client's share, the
+//     costly and heavy lanes too), as an HTTP request does;
 //   - its response is bounded as it is built (MAX_RESPONSE_BYTES); its
 //     deadline is the deadline middleware's.
 type gate struct {
@@ -101,7 +103,7 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 		inner := done
 		done = func() { inner(); <-s.heavy }
 	}
-	lease, ok := g.slots.Acquire(ctx, heavy)
+	lease, ok := g.slots.Acquire(ctx, Demand{Client: ClientOf(ctx), Heavy: heavy, Costly: IsCostly(report)})
 	if !ok {
 		return ending(ctx, refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
 			Message: "the server is busy: retry in a second"}), done)
@@ -185,17 +187,35 @@ func (connAdmission) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	return nil
 }
 
-// socketBudget spends one event of the client address's request budget
-// for each operation of a connection, before its document is parsed or
-// validated: a document that fails validation costs that work, and over
-// HTTP its request has spent the event already, so no socket validates
-// without limit.
-type socketBudget struct{ budget Limiter }
+// socketBudget admits each operation of a connection against its client
+// address's budgets before its document is parsed or validated, as the
+// HTTP edge admits a request before reading its body (httpapi's
+// ClientBudget and redisWorkOwed), so that a socket whose operations are
+// refused costs no more than the requests of an HTTP client refused
+// alike: past a few refusals the tarpit holds the connection's read loop
+// until the client's wait is over (TCP then holds the client back), and
+// closes the connection when too many of the client's are held; an
+// address whose Redis-work budget is spent is refused without its
+// document being parsed; then one event of the request budget is spent.
+// A document that fails validation costs that work, and over HTTP its
+// request has spent the event already, so no socket validates without
+// limit.
+type socketBudget struct {
+	budget Limiter // nil: no request budget
+	// owed is how long an address must still wait for its Redis-work
+	// budget (Rules.RedisWorkOwed).
+	owed   func(addr string) time.Duration
+	tarpit *ratelimit.Tarpit
+}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
 } = socketBudget{}
+
+// CloseTryAgain is RFC 6455's 1013 (try again later): a connection
+// closed for what its client sent too fast or did not read.
+const CloseTryAgain = 1013
 
 func (socketBudget) ExtensionName() string                   { return "SocketRequestBudget" }
 func (socketBudget) Validate(graphql.ExecutableSchema) error { return nil }
@@ -204,7 +224,20 @@ func (e socketBudget) MutateOperationParameters(ctx context.Context, _ *graphql.
 	if s == nil || ctx.Value(admittedKey{}) != nil {
 		return nil
 	}
-	if err := e.budget.Allow(ctx, ratelimit.RuleRequestIP, s.addr); err != nil {
+	if !e.tarpit.Hold(ctx, s.addr) {
+		s.Close(CloseTryAgain, "too many operations refused: wait as retryAfter says")
+		return graph.PresentError(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
+			Message: "too many operations refused: wait as retryAfter says"})
+	}
+	var err error
+	if wait := e.owed(s.addr); wait > 0 {
+		err = RedisWorkRefusal(wait)
+	}
+	if err == nil && e.budget != nil && e.budget.Has(ratelimit.RuleRequestIP) {
+		err = e.budget.Allow(ctx, ratelimit.RuleRequestIP, s.addr)
+	}
+	if err != nil {
+		e.tarpit.RefusedBy(s.addr, err)
 		return graph.PresentError(ctx, err)
 	}
 	return nil

@@ -67,6 +67,9 @@ type Rules struct {
 	docs  graphql.Cache[*ast.QueryDocument]
 	apq   graphql.Cache[string]
 	work  *redisWork // nil: Redis work is not budgeted
+	// tarpit holds the requests and socket operations of a client that
+	// keeps sending while refused for its address's budgets.
+	tarpit *ratelimit.Tarpit
 }
 
 // New returns the rules for operations of es.
@@ -74,7 +77,7 @@ func New(es graphql.ExecutableSchema, o Options) *Rules {
 	if o.Slots == nil {
 		o.Slots = NewSlots(0, 0)
 	}
-	r := &Rules{o: o, guard: gqlguard.New(o.Limits, graph.GuardModel(es.Schema()))}
+	r := &Rules{o: o, guard: gqlguard.New(o.Limits, graph.GuardModel(es.Schema())), tarpit: ratelimit.NewTarpit()}
 	// Entry counts alone would let large documents fill the caches with
 	// gigabytes: only small ones are kept. The guard reads the documents
 	// gqlgen has parsed and validated rather than parse them again.
@@ -100,6 +103,11 @@ func (r *Rules) RedisWorkOwed(addr string) time.Duration {
 	return r.work.owed([]string{"ip:" + addr})
 }
 
+// Tarpit holds the requests of a client that keeps sending while refused
+// for its address's budgets: the HTTP edge's and the sockets' (one per
+// handler, so a client meets it whatever carries its operations).
+func (r *Rules) Tarpit() *ratelimit.Tarpit { return r.tarpit }
+
 // Slots are the execution slots these rules admit operations to.
 func (r *Rules) Slots() *Slots { return r.o.Slots }
 
@@ -110,9 +118,7 @@ func (r *Rules) Install(srv *handler.Server) {
 	for _, e := range r.o.First {
 		srv.Use(e)
 	}
-	if r.o.Limiter != nil && r.o.Limiter.Has(ratelimit.RuleRequestIP) {
-		srv.Use(socketBudget{r.o.Limiter})
-	}
+	srv.Use(socketBudget{budget: r.o.Limiter, owed: r.RedisWorkOwed, tarpit: r.tarpit})
 	srv.SetQueryCache(r.docs)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: memoAPQ{r.apq}})
 	// After the persisted-query extension (it fills the query in), before
@@ -143,6 +149,8 @@ func (r *Rules) Install(srv *handler.Server) {
 	if r.work != nil {
 		srv.AroundOperations(r.work.around)
 	}
+	srv.AroundOperations(paceCostly)
+	srv.AroundRootFields(pacedRootField)
 	srv.AroundFields(boundFields)
 	// The field middleware runs for every field: only when it has a
 	// budget to spend.

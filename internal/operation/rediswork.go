@@ -129,17 +129,33 @@ func RedisWorkRefusal(wait time.Duration) error {
 // workSubjects are whom an operation's work is charged to: its client
 // address, and its user when signed in.
 func workSubjects(ctx context.Context) []string {
-	addr := clientaddr.From(ctx)
-	if addr == "" {
-		if c := ConnFrom(ctx); c != nil {
-			addr = c.addr
-		}
-	}
-	out := []string{"ip:" + addr}
+	out := []string{"ip:" + addrOf(ctx)}
 	if id := social.ViewerID(ctx); id != "" {
 		out = append(out, "user:"+id)
 	}
 	return out
+}
+
+// addrOf is an operation's client address: its HTTP request's, or its
+// connection's.
+func addrOf(ctx context.Context) string {
+	if addr := clientaddr.From(ctx); addr != "" {
+		return addr
+	}
+	if c := ConnFrom(ctx); c != nil {
+		return c.addr
+	}
+	return ""
+}
+
+// ClientOf is whom an operation's share of the execution slots is
+// counted against (Slots): its user when signed in (the clients behind
+// one shared address are told apart), else its client address.
+func ClientOf(ctx context.Context) string {
+	if id := social.ViewerID(ctx); id != "" {
+		return "user:" + id
+	}
+	return "ip:" + addrOf(ctx)
 }
 
 // owed is how long the longest-owing of subjects must still wait.

@@ -2,7 +2,9 @@ package operation
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,12 +15,23 @@ import (
 // whatever carried them: at most n at once, of which a quarter with
 // large responses, so that a flood of heavy ones leaves most slots to
 // ordinary operations and bounds the memory their responses take
-// together. An operation waits up to wait for its slots.
+// together. They also share the process fairly between clients: one
+// client (its user when signed in, else its address) has at most a
+// quarter of them (and at least 2) executing at once, so that one
+// client's burst cannot take every slot while another waits; and costly
+// operations (IsCostly) run at most half as many at once as the process
+// has cores, so that however many clients send them, ordinary
+// operations always find a core. An operation waits up to wait for all
+// of its slots, then is refused.
 type Slots struct {
 	// slots hold the operations executing; heavy ones (IsHeavy) also hold
-	// one of heavy. nil: no cap.
-	slots, heavy chan struct{}
-	wait         time.Duration
+	// one of heavy, costly ones one of costly. nil: no cap.
+	slots, heavy, costly chan struct{}
+	perClient            int
+	wait                 time.Duration
+
+	mu      sync.Mutex
+	clients map[string]*share
 
 	inflight atomic.Int64
 	// dirty records a burst (a large response, a full queue) since memory
@@ -28,12 +41,21 @@ type Slots struct {
 	lastFree atomic.Int64
 }
 
+// share is one client's slots: its operations executing, and how many
+// leases (executing or waiting) refer to it.
+type share struct {
+	lane chan struct{}
+	refs int
+}
+
 // NewSlots returns slots for n operations at once (0: no cap).
 func NewSlots(n int, wait time.Duration) *Slots {
-	s := &Slots{wait: wait}
+	s := &Slots{wait: wait, clients: map[string]*share{}}
 	if n > 0 {
 		s.slots = make(chan struct{}, n)
 		s.heavy = make(chan struct{}, max(1, n/4))
+		s.costly = make(chan struct{}, max(1, min(n/4, runtime.GOMAXPROCS(0)/2)))
+		s.perClient = max(2, n/4)
 	}
 	return s
 }
@@ -46,24 +68,54 @@ const heavyBytes = 1 << 20
 // slot.
 func IsHeavy(r gqlguard.Report) bool { return r.ResponseBytes > heavyBytes }
 
+// costlyCost is the estimated cost (COMPLEXITY_LIMIT's measure) from
+// which an operation is costly: ten times the reference 20-post page's
+// 201. A hundred aliased pages of hidden posts are estimated at 15 200,
+// 75 aliased pages of common follows at 12 100.
+const costlyCost = 2000
+
+// IsCostly reports whether a document's estimated cost takes a costly
+// slot.
+func IsCostly(r gqlguard.Report) bool { return r.Cost >= costlyCost }
+
+// Demand is what an operation asks of the slots.
+type Demand struct {
+	// Client is whom its share is counted against (ClientOf); "": no one.
+	Client string
+	// Heavy operations (IsHeavy) also take a heavy slot, costly ones
+	// (IsCostly) a costly slot.
+	Heavy, Costly bool
+}
+
 // Lease is what an admitted operation holds until its work ends (not
 // merely until it is answered: an operation past its deadline keeps its
 // slots until its goroutine returns, so abandoned work still counts
 // against the cap).
 type Lease struct {
-	s     *Slots
-	lanes []chan struct{}
+	s      *Slots
+	lanes  []chan struct{}
+	client string // whose share it refers to, "" for none
 }
 
-// Acquire takes a slot, and a heavy one first when heavy, waiting up to
-// the slots' wait in all; false when none came in time or ctx ended.
-func (s *Slots) Acquire(ctx context.Context, heavy bool) (*Lease, bool) {
+// Acquire takes a costly and a heavy slot when the operation is such,
+// the client's share and a slot, in that order (an operation waiting for
+// a costly or heavy slot holds no place of its client's, whose ordinary
+// operations go on), waiting up to the slots' wait in all; false when
+// they did not all come in time or ctx ended.
+func (s *Slots) Acquire(ctx context.Context, d Demand) (*Lease, bool) {
 	l := s.Track()
 	if s.slots == nil {
 		return l, true
 	}
-	if heavy {
+	if d.Costly {
+		l.lanes = append(l.lanes, s.costly)
+	}
+	if d.Heavy {
 		l.lanes = append(l.lanes, s.heavy)
+	}
+	if d.Client != "" {
+		l.client = d.Client
+		l.lanes = append(l.lanes, s.share(d.Client))
 	}
 	l.lanes = append(l.lanes, s.slots)
 	t := time.NewTimer(s.wait)
@@ -87,6 +139,31 @@ func (s *Slots) Acquire(ctx context.Context, heavy bool) (*Lease, bool) {
 	return l, true
 }
 
+// share returns client's lane, counting one more lease that refers to it.
+func (s *Slots) share(client string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.clients[client]
+	if c == nil {
+		c = &share{lane: make(chan struct{}, s.perClient)}
+		s.clients[client] = c
+	}
+	c.refs++
+	return c.lane
+}
+
+// unshare counts one lease less referring to client's lane, forgetting
+// the lane when none does.
+func (s *Slots) unshare(client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.clients[client]; c != nil {
+		if c.refs--; c.refs == 0 {
+			delete(s.clients, client)
+		}
+	}
+}
+
 // Track counts work that takes no slot (a refused document's answer) as
 // in flight, for handing memory back after a burst.
 func (s *Slots) Track() *Lease {
@@ -104,6 +181,10 @@ func (l *Lease) Release() {
 		<-lane
 	}
 	l.lanes = nil
+	if l.client != "" {
+		l.s.unshare(l.client)
+		l.client = ""
+	}
 	l.s.done()
 }
 
