@@ -64,7 +64,7 @@ func TestReferencePageCommands(t *testing.T) {
 	env.b.rdb.AddHook(sent)
 	sent.on = true
 	before := commandStats(ctx, t, env.b.rdb)
-	cpu0 := redisCPU(ctx, env.b.rdb)
+	cpu0, out0 := redisCPU(ctx, env.b.rdb), redisNetOutput(ctx, env.b.rdb)
 	for range rounds {
 		for _, r := range readers {
 			if _, err := gw.page(ctx, r); err != nil {
@@ -72,7 +72,7 @@ func TestReferencePageCommands(t *testing.T) {
 			}
 		}
 	}
-	cpu := redisCPU(ctx, env.b.rdb) - cpu0
+	cpu, out := redisCPU(ctx, env.b.rdb)-cpu0, redisNetOutput(ctx, env.b.rdb)-out0
 	sent.on = false
 	after := commandStats(ctx, t, env.b.rdb)
 	n := float64(rounds * len(readers))
@@ -90,7 +90,7 @@ func TestReferencePageCommands(t *testing.T) {
 	slices.Sort(rows)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| command | sent per page | counted by Redis per page | µs per page |\n|---|---|---|---|\n%s\n", strings.Join(rows, "\n"))
-	fmt.Fprintf(&b, "| **all** | **%.1f** | **%.1f** | |\n\nRedis CPU per page: %.0f µs; scripts per page:", float64(sent.total)/n, float64(counted)/n, float64(cpu.Microseconds())/n)
+	fmt.Fprintf(&b, "| **all** | **%.1f** | **%.1f** | |\n\nRedis CPU per page: %.0f µs; bytes Redis sent per page: %.0f; scripts per page:", float64(sent.total)/n, float64(counted)/n, float64(cpu.Microseconds())/n, float64(out)/n)
 	for name, c := range sent.scripts {
 		fmt.Fprintf(&b, " %s %.1f", name, float64(c)/n)
 	}
