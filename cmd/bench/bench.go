@@ -113,6 +113,7 @@ func newGateway(rdb redis.UniversalClient, prefix string, shards int) (*gateway.
 		PasswordConcurrency: 1,
 		GraphQL:             gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(20000), Loaders: loader.DefaultConfig()},
 		ProfileCache:        redisstore.DefaultProfileCache,
+		PostCache:           redisstore.DefaultPostCache,
 	})
 }
 

@@ -40,3 +40,15 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// redisNetOutput returns the bytes Redis has sent to its clients
+// (total_net_output_bytes of INFO stats).
+func redisNetOutput(ctx context.Context, rdb redis.UniversalClient) int64 {
+	for _, line := range strings.Split(rdb.Info(ctx, "stats").Val(), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_net_output_bytes:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}

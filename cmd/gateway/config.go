@@ -66,6 +66,9 @@ type Config struct {
 	LiveMaxSubscriptions int
 	// ProfileCache keeps users' profiles in the process (REDIS_CLIENT_CACHE).
 	ProfileCache redisstore.ProfileCache
+	// PostCache is how many posts' fixed fields the process keeps
+	// (REDIS_POST_CACHE).
+	PostCache int
 	// Sockets bound websockets: how many, per address, how long idle.
 	Sockets httpapi.SocketLimits
 
@@ -133,6 +136,7 @@ func (c *Config) settings() []app.Setting {
 		app.Int(&c.MaxConcurrent, "max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", "32", "queries and mutations executing at once; more wait up to QUEUE_WAIT, then get 503; 0 disables"),
 		app.Duration(&c.QueueWait, "queue-wait", "QUEUE_WAIT", "500ms", "how long a request waits for an execution slot before 503"),
 		app.Int(&c.ProfileCache.Size, "redis-client-cache", "REDIS_CLIENT_CACHE", itoa(redisstore.DefaultProfileCache.Size), "users' profiles kept in this process, fresh by Redis's invalidations (client-side caching; docs/performance.md, \"Profile cache\"); 0 turns the cache off"),
+		app.Int(&c.PostCache, "redis-post-cache", "REDIS_POST_CACHE", itoa(redisstore.DefaultPostCache), "posts whose fixed fields (author, content, audience kind, media…) this process keeps; their counters, comments and existence are read from Redis for every page (docs/performance.md, \"Post cache\"); 0 turns the cache off"),
 		app.Duration(&c.ProfileCache.MaxAge, "redis-client-cache-max-age", "REDIS_CLIENT_CACHE_MAX_AGE", "1m", "longest a cached profile is served after it was read, whatever Redis announces"),
 		app.Int(&c.LiveMaxPerUser, "live-max-per-user", "LIVE_MAX_PER_USER", itoa(live.DefaultMaxPerViewer), "live subscriptions one user may hold open on this process; one more is refused (RATE_LIMITED)"),
 		app.Int(&c.LiveMaxSubscriptions, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", itoa(live.DefaultMaxStreams), "live subscriptions this process holds open in all (about 61 KB each when idle); one more is refused (RATE_LIMITED)"),

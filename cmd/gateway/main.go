@@ -242,6 +242,7 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 		Tracer:           tracer,
 		Trusted:          docs,
 		ProfileCache:     redisstore.ProfileCache{Size: cfg.ProfileCache.Size, MaxAge: cfg.ProfileCache.MaxAge, Log: log},
+		PostCache:        cfg.PostCache,
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},

@@ -19,3 +19,13 @@ func registerProfileCache(reg prometheus.Registerer, db *redisstore.DB) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gateway_profile_cache_entries", Help: "Profiles held by the local cache."},
 		func() float64 { return float64(db.ProfileCacheStats().Entries) }))
 }
+
+// registerPostCache exports the post cache's counters (all zero when it
+// is off).
+func registerPostCache(reg prometheus.Registerer, db *redisstore.DB) {
+	counter := counters(reg, db.PostCacheStats)
+	counter("gateway_post_cache_hits_total", "Post reads whose fixed fields the local cache served.", func(s rcache.Stats) int64 { return s.Hits })
+	counter("gateway_post_cache_misses_total", "Post reads whose hash was read from Redis in full.", func(s rcache.Stats) int64 { return s.Misses })
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gateway_post_cache_entries", Help: "Posts held by the local cache."},
+		func() float64 { return float64(db.PostCacheStats().Entries) }))
+}

@@ -70,6 +70,9 @@ type Config struct {
 	// ProfileCache keeps users' profiles in the process, kept fresh by
 	// Redis's invalidations (the zero value: off).
 	ProfileCache redisstore.ProfileCache
+	// PostCache is how many posts' fixed fields the process keeps (0:
+	// none; redisstore.DB.CachePosts).
+	PostCache int
 	// Trusted, when set, are the only documents that run (sent whole or
 	// by hash); they are also the persisted-query cache, instead of
 	// Redis's.
@@ -181,6 +184,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{Store: store, cfg: cfg, cors: newCORS(cfg.CORSOrigins)}
 	g.stopCache = store.CacheProfiles(cfg.ProfileCache)
+	store.CachePosts(cfg.PostCache)
 	g.Limiter = ratelimit.New(rdb, store.Keys().RateLimit, cfg.Abuse.RateLimits)
 	// Operations' Redis commands count against their client's Redis-work
 	// budget (ratelimit.RuleRedisWork).

@@ -36,6 +36,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 	registerBacklog(reg, g.Store.Client(), g.Store.FanoutQueue())
 	registerFastPath(reg, g.Fast)
 	registerProfileCache(reg, g.Store.DB)
+	registerPostCache(reg, g.Store.DB)
 	if g.Hub != nil {
 		registerLive(reg, g.Hub)
 	}

@@ -6,6 +6,7 @@ package rcache
 
 import (
 	"container/list"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,13 +138,19 @@ func (c *Cache[V]) Finish(t Ticket, v V, store bool) {
 		c.dropped.Add(1)
 		return
 	}
-	if el, ok := c.entries[t.key]; ok {
+	c.store(t.key, v)
+}
+
+// store keeps v under key, dropping the least recently used entries past
+// the bound; c.mu is held.
+func (c *Cache[V]) store(key string, v V) {
+	if el, ok := c.entries[key]; ok {
 		e := el.Value.(*entry[V])
 		e.v, e.at = v, c.now()
 		c.lru.MoveToFront(el)
 		return
 	}
-	c.entries[t.key] = c.lru.PushFront(&entry[V]{key: t.key, v: v, at: c.now()})
+	c.entries[key] = c.lru.PushFront(&entry[V]{key: key, v: v, at: c.now()})
 	for c.lru.Len() > c.max {
 		c.remove(c.lru.Back())
 	}
@@ -236,4 +243,29 @@ func (c *Cache[V]) Stats() Stats {
 	c.mu.Unlock()
 	return Stats{Hits: c.hits.Load(), Misses: c.misses.Load(), Invalidations: c.invalidations.Load(),
 		Flushes: c.flushes.Load(), Dropped: c.dropped.Load(), Entries: n}
+}
+
+// NewFixed returns a cache of at most size entries of values that never
+// change in Redis once written, under keys that are never reused (a
+// post's content: ids come from INCR). Such an entry needs no tracking
+// and no age: the cache is live from the start, serves an entry until it
+// is least recently used, and Add stores without a ticket. Whether the
+// value still exists is for the caller to read from Redis.
+func NewFixed[V any](size int) *Cache[V] {
+	c := New[V](size, time.Duration(math.MaxInt64))
+	c.live = true
+	return c
+}
+
+// Add stores v under key; meant for a cache made by NewFixed.
+func (c *Cache[V]) Add(key string, v V) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.live {
+		return
+	}
+	c.store(key, v)
 }

@@ -101,3 +101,31 @@ func TestCacheBounds(t *testing.T) {
 		t.Errorf("stats = %+v, want 1 entry (c) and 2 hits", s)
 	}
 }
+
+// TestFixedCache: a cache of values that never change serves what Add
+// stored without tracking, keeps at most its size (least recently used
+// out), and forgets an invalidated key.
+func TestFixedCache(t *testing.T) {
+	c := rcache.NewFixed[string](2)
+	c.Add("a", "1")
+	c.Add("b", "2")
+	if v, ok := c.Get("a"); !ok || v != "1" {
+		t.Fatalf("Get(a) = %q, %v", v, ok)
+	}
+	c.Add("c", "3") // b is the least recently used
+	if _, ok := c.Get("b"); ok {
+		t.Fatal("b kept past the bound")
+	}
+	c.Invalidate("a")
+	if _, ok := c.Get("a"); ok {
+		t.Fatal("a served after its invalidation")
+	}
+	if v, ok := c.Get("c"); !ok || v != "3" {
+		t.Fatalf("Get(c) = %q, %v", v, ok)
+	}
+	var off *rcache.Cache[string]
+	off.Add("a", "1")
+	if _, ok := off.Get("a"); ok {
+		t.Fatal("a nil cache served a value")
+	}
+}

@@ -40,6 +40,8 @@ type DB struct {
 	files Files
 	// profiles caches users' profile hashes (profilecache.go); nil: off.
 	profiles *rcache.Cache[social.User]
+	// posts caches the fixed fields of post hashes (postcache.go); nil: off.
+	posts *rcache.Cache[[]any]
 }
 
 // Open returns the shared value over rdb whose keys start with prefix,

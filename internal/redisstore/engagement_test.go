@@ -31,6 +31,8 @@ func newEngagementFixture(t *testing.T) *engagementFixture {
 	t.Helper()
 	f := &engagementFixture{rdb: redistest.Client(t), prefix: redistest.Prefix(t)}
 	f.s = redisstore.New(f.rdb, f.prefix)
+	// The post cache on: every engagement and layout test reads through it.
+	f.s.CachePosts(1000)
 	f.author = engUser(t, f.s, "author")
 	f.fan = engUser(t, f.s, "fan")
 	f.other = engUser(t, f.s, "other")

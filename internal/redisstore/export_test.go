@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"time"
+
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // LuaSource exposes the embedded scripts to the script tests.
@@ -38,3 +40,14 @@ const (
 // NoteExcludedCap is how many of each of a recipient's block and mute sets
 // a notification read lists.
 const NoteExcludedCap = noteExcludedCap
+
+// CheckedPost reads one post as viewerID may see it, with the counters
+// its hash holds, through the visibility check that pages use.
+func (s *DB) CheckedPost(ctx context.Context, viewerID, id string) (*social.Post, social.PostCounts, error) {
+	v := s.newVisibility(viewerID, []string{id})
+	if err := v.check(ctx); err != nil {
+		return nil, social.PostCounts{}, err
+	}
+	c, _ := v.counts(0)
+	return v.posts()[0], c, nil
+}

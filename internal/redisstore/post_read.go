@@ -55,7 +55,9 @@ type visibility struct {
 	db       *DB
 	viewer   string
 	ids      []string
-	hash     []*redis.SliceCmd
+	hash     []*redis.SliceCmd  // postReadFields, or postLiveFields when fixed holds the rest
+	fixed    [][]any            // the cached fixed fields of each post (postcache.go)
+	rows     [][]any            // each post's hash as postReadFields, built by settle
 	flags    []*redis.StringCmd // the viewer's field of PostViewers
 	migrated map[int]string     // the flags of posts settle migrated
 	settled  bool
@@ -71,6 +73,7 @@ func (s *DB) newVisibility(viewerID string, ids []string) *visibility {
 func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	k := v.db.keys
 	v.hash = make([]*redis.SliceCmd, len(v.ids))
+	v.fixed = make([][]any, len(v.ids))
 	if v.viewer != "" {
 		v.flags = make([]*redis.StringCmd, len(v.ids))
 	}
@@ -78,7 +81,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 		if !social.IsID(id) {
 			continue
 		}
-		v.hash[i] = hmget(ctx, p, k.Post(id), postReadFields)
+		v.hash[i], v.fixed[i] = v.db.queuePostRead(ctx, p, id)
 		if v.viewer != "" {
 			v.flags[i] = p.HGet(ctx, k.PostViewers(id), v.viewer)
 		}
@@ -94,6 +97,9 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 // one more round trip, only for a batch holding such posts, and once per
 // post.
 func (v *visibility) settle(ctx context.Context) error {
+	if err := v.postRows(ctx); err != nil {
+		return err
+	}
 	v.settled = true
 	if v.viewer == "" {
 		return nil
@@ -101,7 +107,7 @@ func (v *visibility) settle(ctx context.Context) error {
 	var todo []int
 	for i := range v.ids {
 		// A post that exists (it has an author) without pv.
-		if v.hash[i] != nil && v.value(i, 0) != "" && v.value(i, postViewersIndex) == "" {
+		if v.rows[i] != nil && v.value(i, 0) != "" && v.value(i, postViewersIndex) == "" {
 			todo = append(todo, i)
 		}
 	}
@@ -148,8 +154,17 @@ var (
 // value is field j of postReadFields in the i-th post's hash ("" when
 // missing).
 func (v *visibility) value(i, j int) string {
-	s, _ := v.hash[i].Val()[j].(string)
+	s, _ := v.row(i)[j].(string)
 	return s
+}
+
+// row is the i-th post's hash as postReadFields, nil when the post was not
+// read (not an id).
+func (v *visibility) row(i int) []any {
+	if !v.settled {
+		panic("redisstore: a visibility check read before settle")
+	}
+	return v.rows[i]
 }
 
 // viewerFlags are the viewer's flag letters of the i-th post.
@@ -177,17 +192,17 @@ func (v *visibility) marks(i int) social.Marks {
 
 // post returns the i-th post as stored, or nil when it does not exist.
 func (v *visibility) post(i int) *social.Post {
-	if v.hash[i] == nil {
+	if v.row(i) == nil {
 		return nil
 	}
-	return postFromValues(v.ids[i], v.hash[i].Val())
+	return postFromValues(v.ids[i], v.rows[i])
 }
 
 // counts returns the counters the i-th post's hash holds; false when the
 // post is missing or its hash has no counters yet (postCountersScript
 // reads and sets them).
 func (v *visibility) counts(i int) (social.PostCounts, bool) {
-	if v.hash[i] == nil {
+	if v.row(i) == nil {
 		return social.PostCounts{}, false
 	}
 	var n [3]int
@@ -206,11 +221,11 @@ func (v *visibility) counts(i int) (social.PostCounts, bool) {
 // the hash cannot tell: first is more than it packs, or it has no cm and
 // comments (older data), or the post is missing.
 func (v *visibility) comments(i, first int) (social.Connection[*social.Comment], bool) {
-	if v.hash[i] == nil || first >= packedComments {
+	if v.row(i) == nil || first >= packedComments {
 		return social.Connection[*social.Comment]{}, false
 	}
 	total, err := strconv.Atoi(v.value(i, postCountersIndex+1))
-	packed, ok := v.hash[i].Val()[packedIndex].(string)
+	packed, ok := v.rows[i][packedIndex].(string)
 	if err != nil || (!ok && total != 0) {
 		return social.Connection[*social.Comment]{}, false
 	}
