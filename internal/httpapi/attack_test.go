@@ -74,19 +74,40 @@ func TestRedisHeavyAttacks(t *testing.T) {
 		return time.Since(start)
 	}
 
-	for _, a := range []struct{ name, doc string }{{"hidden posts", hidden}, {"common following", common}} {
+	// Anonymous viewers read a user's public posts only; signed-in ones
+	// outside the audience scan the hidden posts, the worst case (a user
+	// each, as an address each: the budget is also the user's).
+	const n = 20
+	anonymous, signedIn := make([]string, n), make([]string, n)
+	for i := range signedIn {
+		signedIn[i] = s.Register(t, fmt.Sprintf("attacker%d", i)).Token
+	}
+	// The signed-in scan is over the target (docs/performance.md, "Redis
+	// work per request"): reported, and a failure only with
+	// REQUIRE_ATTACK_TARGETS=1.
+	for _, a := range []struct {
+		name   string
+		tokens []string
+		doc    string
+		known  bool // a known miss
+	}{
+		{"hidden posts, anonymous", anonymous, hidden, false}, {"hidden posts, signed in", signedIn, hidden, true}, {"common following", anonymous, common, false},
+	} {
 		cpu, stats, own := redisCPU(t, s.Redis), commandStats(t, s.Redis), processCPU(t)
-		const n = 20
 		for i := range n {
 			// A client each: the figure is a request's, not a budget's.
-			if status, body := postFrom(t, url, fmt.Sprintf("192.0.2.%d", i), a.doc); status != http.StatusOK || strings.Contains(body, `"errors"`) {
+			if status, body := postAs(t, url, fmt.Sprintf("192.0.2.%d", i), a.tokens[i], a.doc); status != http.StatusOK || strings.Contains(body, `"errors"`) {
 				t.Fatalf("%s: %d %.300s", a.name, status, body)
 			}
 		}
 		per := (redisCPU(t, s.Redis) - cpu) / n
 		t.Logf("%s: %.1f ms of Redis CPU a request (the test's process: %.1f ms); by command: %s", a.name, per.Seconds()*1000,
 			(processCPU(t)-own).Seconds()*1000/n, topCommands(stats, commandStats(t, s.Redis), n))
-		if per > maxRedisCPUPerRequest {
+		switch {
+		case per <= maxRedisCPUPerRequest:
+		case a.known:
+			missed(t, "%s: %v of Redis CPU a request, over %v", a.name, per, maxRedisCPUPerRequest)
+		default:
 			t.Errorf("%s: %v of Redis CPU a request, over %v", a.name, per, maxRedisCPUPerRequest)
 		}
 	}
@@ -259,10 +280,18 @@ func unreadSocket(ctx context.Context, t *testing.T, url string, docs ...string)
 // postFrom posts a query as the client at addr (X-Forwarded-For, from a
 // trusted proxy) and returns the status and body.
 func postFrom(t *testing.T, url, addr, query string) (int, string) {
+	return postAs(t, url, addr, "", query)
+}
+
+// postAs is postFrom with an access token ("": anonymous).
+func postAs(t *testing.T, url, addr, token, query string) (int, string) {
 	body, _ := json.Marshal(map[string]string{"query": query})
 	req, _ := http.NewRequest(http.MethodPost, url+"/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Forwarded-For", addr)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Errorf("post: %v", err)

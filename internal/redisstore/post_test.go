@@ -298,3 +298,29 @@ func TestUserTimelinePaging(t *testing.T) {
 		}
 	})
 }
+
+// TestAnonymousUserTimelineSkipsHidden: an anonymous viewer's page of a
+// user is read from the user's public posts, so posts hidden by their
+// audience cost it nothing: one public post below 600 ONLY_TO posts is
+// the first page, complete, where scanning every post would end the
+// rounds short of it.
+func TestAnonymousUserTimelineSkipsHidden(t *testing.T) {
+	s, _ := feedStore(t)
+	ctx := context.Background()
+	u := feedUsers(t, s, 2)
+	author, reader := u[0], u[1]
+	public := feedPost(t, s, author, social.NewPost{Content: "public"})
+	for i := 0; i < 600; i++ {
+		feedPost(t, s, author, social.NewPost{Content: fmt.Sprint("hidden ", i), OnlyTo: []string{reader}})
+	}
+	c, err := userPostIDs(ctx, s, "", author, social.PageRequest{First: 1})
+	feedOK(t, err)
+	if fmt.Sprint(c.Items) != fmt.Sprint([]string{public.ID}) || c.HasNext {
+		t.Fatalf("anonymous page = %v (next %v), want [%s] and no next", c.Items, c.HasNext, public.ID)
+	}
+	c, err = userPostIDs(ctx, s, reader, author, social.PageRequest{First: 1})
+	feedOK(t, err)
+	if len(c.Items) != 1 || c.Items[0] == public.ID {
+		t.Fatalf("the audience's page = %v, want the newest hidden post", c.Items)
+	}
+}

@@ -32,7 +32,8 @@ type userPosts struct {
 // along (timeline_fetch.go), queued with the visibility check of the candidates.
 //
 // The pages are read together, round by round: each round costs two round
-// trips for all of them, the page of UserPosts of each user still open
+// trips for all of them, the page of UserPosts (PublicPosts for an
+// anonymous viewer) of each user still open
 // (ZREVRANGE BYSCORE below its cursor; on the first round with the
 // viewer's block flags for the user, which end that page at once), then
 // the visibility of all those posts.
@@ -98,11 +99,17 @@ func openUserPages(ctx context.Context, pages []*userPosts, round int) []*userPo
 }
 
 // queueUserPosts reads the round's candidates of the open pages in one
-// pipeline, with the viewer's block flags on the first round.
+// pipeline, with the viewer's block flags on the first round. An
+// anonymous viewer may see only public posts, so its candidates come from
+// PublicPosts: it never scans posts whose audience hides them.
 func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, open []*userPosts, round int) error {
+	posts := s.keys.UserPosts
+	if viewerID == "" {
+		posts = s.keys.PublicPosts
+	}
 	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		for _, pg := range open {
-			pg.ids = pl.ZRevRangeByScore(ctx, s.keys.UserPosts(pg.user), &redis.ZRangeBy{
+			pg.ids = pl.ZRevRangeByScore(ctx, posts(pg.user), &redis.ZRangeBy{
 				Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count),
 			})
 			if round == 0 && viewerID != "" && viewerID != pg.user {
