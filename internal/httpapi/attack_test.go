@@ -385,8 +385,11 @@ func commandStats(tb testing.TB, rdb redis.UniversalClient) map[string]float64 {
 // read from different nodes do not subtract.
 func eachInfo(tb testing.TB, rdb redis.UniversalClient, section string, f func(line string)) {
 	tb.Helper()
+	var mu sync.Mutex // EachServer calls on every master at once
 	err := redisstore.EachServer(context.Background(), rdb, func(ctx context.Context, c redis.UniversalClient) error {
 		info, err := c.Info(ctx, section).Result()
+		mu.Lock()
+		defer mu.Unlock()
 		for line := range strings.SplitSeq(info, "\r\n") {
 			f(line)
 		}

@@ -109,15 +109,13 @@ func TestTrackerInvalidatesOnEveryServer(t *testing.T) {
 // keysOnEveryServer returns a key with prefix on each server holding data.
 func keysOnEveryServer(t *testing.T, rdb redis.UniversalClient, prefix string) []string {
 	t.Helper()
-	servers := map[string]bool{}
-	cc, ok := rdb.(*redis.ClusterClient)
-	if !ok {
+	if _, ok := rdb.(*redis.ClusterClient); !ok {
 		return []string{prefix + "{0}"}
 	}
-	_ = cc.ForEachMaster(context.Background(), func(_ context.Context, m *redis.Client) error {
-		servers[m.Options().Addr] = false
-		return nil
-	})
+	servers := map[string]bool{}
+	for _, addr := range redistest.MasterAddrs(t, rdb) {
+		servers[addr] = false
+	}
 	var keys []string
 	for i := 0; len(keys) < len(servers) && i < 10_000; i++ {
 		k := fmt.Sprintf("%s{%d}", prefix, i)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -83,7 +84,13 @@ func redisCPU(tb testing.TB, rdb redis.UniversalClient) float64 {
 		}
 	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		_ = cc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error { read(c); return nil })
+		var mu sync.Mutex // ForEachMaster calls on every master at once
+		_ = cc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			read(c)
+			return nil
+		})
 	} else {
 		read(rdb.(*redis.Client))
 	}

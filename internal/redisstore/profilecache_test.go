@@ -158,10 +158,9 @@ func usersOnEveryServer(t *testing.T, s *redisstore.Store) []string {
 		return users(t, s, 1)
 	}
 	masters := map[string]bool{}
-	_ = cc.ForEachMaster(context.Background(), func(_ context.Context, m *redis.Client) error {
-		masters[m.Options().Addr] = false
-		return nil
-	})
+	for _, addr := range redistest.MasterAddrs(t, cc) {
+		masters[addr] = false
+	}
 	var ids []string
 	for i := 0; len(ids) < len(masters) && i < 200; i++ {
 		u, err := s.CreateUser(context.Background(), account(fmt.Sprint("m", i)))

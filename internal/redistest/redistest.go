@@ -216,6 +216,29 @@ func Master(tb testing.TB, rdb redis.UniversalClient, key string) redis.Universa
 	return m
 }
 
+// MasterAddrs returns the addresses of the masters of a cluster client,
+// or the one server's. (ForEachMaster calls its function on every master
+// at once.)
+func MasterAddrs(tb testing.TB, rdb redis.UniversalClient) []string {
+	tb.Helper()
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return []string{rdb.(*redis.Client).Options().Addr}
+	}
+	var mu sync.Mutex
+	var addrs []string
+	err := cc.ForEachMaster(context.Background(), func(_ context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		addrs = append(addrs, m.Options().Addr)
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return addrs
+}
+
 // OwnCluster starts a Redis Cluster of three masters with a replica each
 // for one test that kills or stops its nodes (the package's cluster is
 // shared with the other tests), and returns it with a client connected as
