@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/redis/go-redis/v9"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/socialgw/gateway/internal/ratelimit"
@@ -60,13 +61,17 @@ const unavailableMessage = "service temporarily unavailable; retry shortly"
 
 // unavailable reports an error of reaching the store (a refused or broken
 // connection, a network timeout, the request's deadline passing while it
-// waited) rather than of the request: the request may succeed when retried.
+// waited, a server that is loading its data after a restart or whose
+// cluster is failing over) rather than of the request: the request may
+// succeed when retried.
 func unavailable(err error) bool {
 	// net.Error: a *net.OpError, and also a read timeout that go-redis
 	// hands back unwrapped ("i/o timeout", os.ErrDeadlineExceeded).
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded)
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
+		redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) || redis.IsMasterDownError(err) ||
+		redis.IsReadOnlyError(err)
 }
 
 func setCode(e *gqlerror.Error, code string) {
