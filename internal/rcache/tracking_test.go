@@ -80,9 +80,13 @@ func TestTrackerInvalidatesOnEveryServer(t *testing.T) {
 	c := tracked(t, rdb, prefix)
 	keys := keysOnEveryServer(t, rdb, prefix)
 	for _, k := range keys {
+		// Wait for the write's own announcement before filling: one
+		// still in flight would land in the count below.
+		before := c.Stats().Invalidations
 		rdb.Set(ctx, k, "v1", 0)
-		// A fill answered before that write's own announcement arrives
-		// is dropped: read again until one is kept.
+		redistest.Eventually(t, 10*time.Second, "the announcement of "+k, func() bool {
+			return c.Stats().Invalidations > before
+		})
 		redistest.Eventually(t, 10*time.Second, "a kept read of "+k, func() bool {
 			fill(t, rdb, c, k)
 			_, ok := c.Get(k)
