@@ -358,7 +358,12 @@ func redisCPU(tb testing.TB, rdb redis.UniversalClient) time.Duration {
 	return time.Duration(total * float64(time.Second))
 }
 
-// commandStats is INFO commandstats: microseconds spent in each command.
+// callsSuffix marks, in commandStats, a command's calls rather than its
+// microseconds.
+var callsSuffix = map[bool]string{false: "", true: " calls"}
+
+// commandStats is INFO commandstats: microseconds spent in each command,
+// and its calls under the name with callsSuffix.
 func commandStats(tb testing.TB, rdb redis.UniversalClient) map[string]float64 {
 	tb.Helper()
 	var mu sync.Mutex
@@ -369,10 +374,11 @@ func commandStats(tb testing.TB, rdb redis.UniversalClient) map[string]float64 {
 			return
 		}
 		for f := range strings.SplitSeq(fields, ",") {
-			if v, ok := strings.CutPrefix(f, "usec="); ok {
+			key, v, _ := strings.Cut(f, "=")
+			if key == "usec" || key == "calls" {
 				u, _ := strconv.ParseFloat(v, 64)
 				mu.Lock()
-				out[name] += u
+				out[name+callsSuffix[key == "calls"]] += u
 				mu.Unlock()
 			}
 		}
@@ -409,14 +415,15 @@ func topCommands(before, after map[string]float64, n int) string {
 	}
 	var uses []use
 	for k, v := range after {
-		if d := v - before[k]; d > 0 {
+		if d := v - before[k]; d > 0 && !strings.HasSuffix(k, callsSuffix[true]) {
 			uses = append(uses, use{k, d / 1000 / float64(n)})
 		}
 	}
 	slices.SortFunc(uses, func(a, b use) int { return int(b.ms*1000 - a.ms*1000) })
 	var parts []string
 	for i := 0; i < len(uses) && i < 3; i++ {
-		parts = append(parts, fmt.Sprintf("%s %.1f ms", uses[i].name, uses[i].ms))
+		calls := (after[uses[i].name+callsSuffix[true]] - before[uses[i].name+callsSuffix[true]]) / float64(n)
+		parts = append(parts, fmt.Sprintf("%s %.1f ms (%.0f calls)", uses[i].name, uses[i].ms, calls))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -4,9 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/socialgw/gateway/internal/readplan"
+	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -152,5 +158,84 @@ func TestHomePageReadBudget(t *testing.T) {
 	slices.Reverse(up)
 	if !slices.Equal(up, visible[:len(visible)-1]) || pages < 3 {
 		t.Fatalf("up in %d pages: %v, want %v", pages, up, visible[:len(visible)-1])
+	}
+}
+
+// hashReads counts the HMGETs of post hashes by how many fields they ask
+// for: screening asks for three, a visibility check for more.
+type hashReads struct {
+	mu           sync.Mutex
+	screen, full int
+}
+
+func (h *hashReads) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *hashReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, c redis.Cmder) error { h.count([]redis.Cmder{c}); return next(ctx, c) }
+}
+
+func (h *hashReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cs []redis.Cmder) error { h.count(cs); return next(ctx, cs) }
+}
+
+func (h *hashReads) count(cs []redis.Cmder) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range cs {
+		if c.Name() != "hmget" || !strings.Contains(fmt.Sprint(c.Args()[1]), "{p") {
+			continue
+		}
+		if len(c.Args()) == 5 {
+			h.screen++
+		} else {
+			h.full++
+		}
+	}
+}
+
+// TestUserPageScreensHidden: a signed-in viewer's page that reads past
+// posts hidden from them reads the full hash only of what the screen lets
+// through; the page holds exactly what the viewer may see (ONLY_TO them,
+// NOT_TO others, public), in order.
+func TestUserPageScreensHidden(t *testing.T) {
+	rdb := redistest.Client(t)
+	reads := &hashReads{}
+	rdb.AddHook(reads) // a cluster client's hook sees every command too
+	s := redisstore.New(rdb, redistest.Prefix(t))
+	ctx := context.Background()
+	u := feedUsers(t, s, 3)
+	author, viewer, other := u[0], u[1], u[2]
+	var visible []string
+	for i := range 400 {
+		in := social.NewPost{Content: fmt.Sprint("post ", i), OnlyTo: []string{other}}
+		switch i % 100 {
+		case 10:
+			in.OnlyTo = []string{viewer, other}
+		case 20:
+			in.OnlyTo, in.NotTo = nil, []string{viewer}
+		case 30:
+			in.OnlyTo, in.NotTo = nil, []string{other}
+		case 40:
+			in.OnlyTo = nil
+		}
+		p, err := s.CreatePost(ctx, author, in)
+		feedOK(t, err)
+		if i%100 == 10 || i%100 == 30 || i%100 == 40 {
+			visible = append(visible, p.ID)
+		}
+	}
+	slices.Reverse(visible)
+	reads.mu.Lock()
+	reads.screen, reads.full = 0, 0
+	reads.mu.Unlock()
+	pg, err := s.UserPage(ctx, viewer, author, social.PageRequest{First: 20}, readplan.PageWants{})
+	feedOK(t, err)
+	if got := social.PostIDs(pg.Posts).Items; !slices.Equal(got, visible) {
+		t.Fatalf("page %v, want %v", got, visible)
+	}
+	// Candidates with an audience are screened first: only what the
+	// viewer may see is read in full.
+	if reads.full > len(visible) || reads.screen < 300 {
+		t.Errorf("%d full reads and %d screens of post hashes for 400 candidates, %d visible", reads.full, reads.screen, len(visible))
 	}
 }

@@ -51,3 +51,6 @@ func (s *DB) CheckedPost(ctx context.Context, viewerID, id string) (*social.Post
 	c, _ := v.counts(0)
 	return v.posts()[0], c, nil
 }
+
+// ScreenKeeps exposes screen's verdict on one post's fields.
+var ScreenKeeps = screenKeeps

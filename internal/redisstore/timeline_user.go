@@ -23,6 +23,7 @@ type userPosts struct {
 	scanned   bool // candidates were read
 	count     int  // candidates this round reads
 	ids       *redis.StringSliceCmd
+	public    *redis.StringSliceCmd // PublicPosts over the same window, for a signed-in viewer
 	blocks    [2]*redis.BoolCmd
 	out       []*social.Post
 }
@@ -36,7 +37,11 @@ type userPosts struct {
 // anonymous viewer) of each user still open
 // (ZREVRANGE BYSCORE below its cursor; on the first round with the
 // viewer's block flags for the user, which end that page at once), then
-// the visibility of all those posts.
+// the visibility of all those posts. For a signed-in viewer the first
+// read also brings PublicPosts over the same window: candidates not in it
+// have an audience, and are screened (post_screen.go) before the check,
+// one more round trip in a round that has any, so that a page reading past
+// posts hidden from its viewer costs Redis little for each.
 func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, reqs []readplan.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
 	pages := make([]*userPosts, len(reqs))
 	for i, r := range reqs {
@@ -51,25 +56,16 @@ func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, re
 		if err := s.queueUserPosts(ctx, viewerID, open, round); err != nil {
 			return nil, []error{err}
 		}
-		ids, authors, from := takeUserPosts(open)
+		ids, authors, from, restricted := takeUserPosts(open)
 		if len(ids) == 0 {
 			break
 		}
-		// Extras only for the first round's candidates: a page whose
-		// candidates are mostly hidden must not pay them for every post it
-		// reads; stage 3 fills in what later rounds' posts lack.
-		extra := f
-		if round > 0 {
-			extra = nil
-		}
-		posts, err := s.visiblePosts(ctx, viewerID, ids, authors, extra)
-		if err != nil {
+		var err error
+		if ids, authors, from, err = s.screenRound(ctx, viewerID, ids, authors, from, restricted); err != nil {
 			return nil, []error{err}
 		}
-		for i, post := range posts {
-			if post != nil {
-				from[i].out = append(from[i].out, post)
-			}
+		if err := s.keepVisible(ctx, viewerID, ids, authors, from, round, f); err != nil {
+			return nil, []error{err}
 		}
 		for _, pg := range open {
 			pg.done = pg.done || pg.exhausted || len(pg.out) > pg.first
@@ -109,9 +105,11 @@ func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, o
 	}
 	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		for _, pg := range open {
-			pg.ids = pl.ZRevRangeByScore(ctx, posts(pg.user), &redis.ZRangeBy{
-				Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count),
-			})
+			window := &redis.ZRangeBy{Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count)}
+			pg.ids = pl.ZRevRangeByScore(ctx, posts(pg.user), window)
+			if viewerID != "" && viewerID != pg.user {
+				pg.public = pl.ZRevRangeByScore(ctx, s.keys.PublicPosts(pg.user), window)
+			}
 			if round == 0 && viewerID != "" && viewerID != pg.user {
 				pg.blocks = [2]*redis.BoolCmd{
 					pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
@@ -128,8 +126,10 @@ func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, o
 }
 
 // takeUserPosts collects the candidates the round read, with their
-// authors and pages, and moves each page's cursor past them.
-func takeUserPosts(open []*userPosts) (ids, authors []string, from []*userPosts) {
+// authors and pages and whether each has an audience (is not among the
+// page's public posts, when those were read), and moves each page's
+// cursor past them.
+func takeUserPosts(open []*userPosts) (ids, authors []string, from []*userPosts, restricted []bool) {
 	for _, pg := range open {
 		if b := pg.blocks; b[0] != nil && (b[0].Val() || b[1].Val()) {
 			pg.done, pg.blocked = true, true
@@ -142,13 +142,99 @@ func takeUserPosts(open []*userPosts) (ids, authors []string, from []*userPosts)
 			pg.done = true
 			continue
 		}
+		// The public window holds every public post of the page's window.
+		var public map[string]bool
+		if pg.public != nil {
+			public = make(map[string]bool, len(pg.public.Val()))
+			for _, id := range pg.public.Val() {
+				public[id] = true
+			}
+		}
 		for _, id := range read {
 			ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
+			restricted = append(restricted, public != nil && !public[id])
 		}
 		pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
 		pg.scanned = true
 	}
-	return ids, authors, from
+	return ids, authors, from, restricted
+}
+
+// keepVisible adds to their pages the candidates of a round that viewerID
+// may see. Pages of one user with different sizes or cursors (aliases of
+// one field) overlap: each post is checked once. Extras (f) only for the
+// first round's candidates: a page whose candidates are mostly hidden must
+// not pay them for every post it reads; stage 3 fills in what later
+// rounds' posts lack.
+func (s *TimelineService) keepVisible(ctx context.Context, viewerID string, ids, authors []string, from []*userPosts, round int, f *pageFetch) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if round > 0 {
+		f = nil
+	}
+	uniq, uniqAuthors, at := distinct(ids, authors)
+	posts, err := s.visiblePosts(ctx, viewerID, uniq, uniqAuthors, f)
+	if err != nil {
+		return err
+	}
+	for i, pg := range from {
+		if post := posts[at[i]]; post != nil {
+			pg.out = append(pg.out, post)
+		}
+	}
+	return nil
+}
+
+// screenRound keeps the candidates of a round that pass screen: those
+// with an audience are screened, each post once; the others go on.
+func (s *TimelineService) screenRound(ctx context.Context, viewerID string, ids, authors []string, from []*userPosts, restricted []bool) ([]string, []string, []*userPosts, error) {
+	var todo []string
+	for i, r := range restricted {
+		if r {
+			todo = append(todo, ids[i])
+		}
+	}
+	if len(todo) == 0 {
+		return ids, authors, from, nil
+	}
+	uniq, _, _ := distinct(todo, nil)
+	keep, err := s.screen(ctx, viewerID, uniq)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	kept := make(map[string]bool, len(keep))
+	for _, i := range keep {
+		kept[uniq[i]] = true
+	}
+	n := 0
+	for i := range ids {
+		if !restricted[i] || kept[ids[i]] {
+			ids[n], authors[n], from[n] = ids[i], authors[i], from[i]
+			n++
+		}
+	}
+	return ids[:n], authors[:n], from[:n], nil
+}
+
+// distinct returns ids without repeats, in order, with the author of each
+// (when authors is not nil), and where each of ids went.
+func distinct(ids, authors []string) (uniq, uniqAuthors []string, at []int) {
+	at = make([]int, len(ids))
+	seen := make(map[string]int, len(ids))
+	for i, id := range ids {
+		j, ok := seen[id]
+		if !ok {
+			j = len(uniq)
+			seen[id] = j
+			uniq = append(uniq, id)
+			if authors != nil {
+				uniqAuthors = append(uniqAuthors, authors[i])
+			}
+		}
+		at[i] = j
+	}
+	return uniq, uniqAuthors, at
 }
 
 // userPostPages makes the pages of what the rounds kept.
