@@ -37,7 +37,7 @@ import (
 // read that stops sharing a pipeline adds one to every page.
 //
 // maxClusterFlightsPerPage bounds, on a cluster, the flights those round
-// trips become, one per master a round trip reaches (7.3 measured on
+// trips become, one per master a round trip reaches (7.2–7.4 measured on
 // three masters: the token check's three keys are in three slots, the
 // posts of a page on every master): one more round trip a page, even to
 // one master, exceeds it.
