@@ -139,7 +139,7 @@ var smallEnv = sync.OnceValues(func() (*benchEnv, error) {
 	cfg := &Config{Prefix: "small:", Concurrency: 8, Readers: 200, SeedConcurrency: 16}
 	sc := seed.Small()
 	cfg.Users, cfg.Posts, cfg.Seed = sc.Users, sc.Posts, sc.Seed
-	cfg.RedisURL = redisURL
+	cfg.RedisURL, cfg.Cluster = redisURL, redistest.ClusterMode()
 	b, err := newBench(ctx, cfg, func(string, ...any) {})
 	if err != nil {
 		return nil, err

@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/redisstore"
 )
 
 // CPU time, to tell where a page's time goes: the bench process (the
@@ -16,18 +21,13 @@ import (
 // path is waiting for.
 
 // redisCPU returns the CPU time Redis has used (INFO cpu: user + system of
-// all its threads), or 0 when it cannot tell (a cluster: several servers).
+// all its threads), summed over the masters of a cluster, or 0 when it
+// cannot tell.
 func redisCPU(ctx context.Context, rdb redis.UniversalClient) time.Duration {
-	if _, ok := rdb.(*redis.Client); !ok {
-		return 0
-	}
 	var total float64
-	for _, line := range strings.Split(rdb.Info(ctx, "cpu").Val(), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
+	err := eachInfo(ctx, rdb, "cpu", func(info string) { total += infoSum(info, "used_cpu_user", "used_cpu_sys") })
+	if err != nil {
+		return 0
 	}
 	return time.Duration(total * float64(time.Second))
 }
@@ -42,13 +42,47 @@ func processCPU() time.Duration {
 }
 
 // redisNetOutput returns the bytes Redis has sent to its clients
-// (total_net_output_bytes of INFO stats).
+// (total_net_output_bytes of INFO stats), summed over the masters of a
+// cluster. Redis 7 counts what a master sends its replicas apart
+// (total_net_repl_output_bytes), so replication is not in it.
 func redisNetOutput(ctx context.Context, rdb redis.UniversalClient) int64 {
-	for _, line := range strings.Split(rdb.Info(ctx, "stats").Val(), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_net_output_bytes:"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
+	var total float64
+	err := eachInfo(ctx, rdb, "stats", func(info string) { total += infoSum(info, "total_net_output_bytes") })
+	if err != nil {
+		return 0
+	}
+	return int64(total)
+}
+
+// eachInfo calls f with INFO section of every server that holds data
+// (redisstore.EachServer: each master of a cluster), one at a time. A
+// cluster client's own INFO reaches one node, whose figures do not
+// subtract from another's. Replicas are left out: the figures are for the
+// work of requests, and what a replica does is replicate and keep the
+// cluster up.
+func eachInfo(ctx context.Context, rdb redis.UniversalClient, section string, f func(info string)) error {
+	var mu sync.Mutex // EachServer calls on every master at once
+	return redisstore.EachServer(ctx, rdb, func(ctx context.Context, c redis.UniversalClient) error {
+		info, err := c.Info(ctx, section).Result()
+		if err != nil {
+			return fmt.Errorf("info %s: %w", section, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		f(info)
+		return nil
+	})
+}
+
+// infoSum adds up the numeric fields named of one server's INFO text.
+func infoSum(info string, fields ...string) float64 {
+	var total float64
+	for line := range strings.SplitSeq(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && slices.Contains(fields, k) {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
 		}
 	}
-	return 0
+	return total
 }

@@ -139,7 +139,7 @@ func (r *Report) readsMarkdown(p printer, rd *Reads) {
 	p("| path | concurrency | pages/s | p50 | p99 | round trips/page | commands/page | allocs/page | KB allocated/page | posts/page | bench CPU µs/page | Redis CPU µs/page |")
 	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, x := range rd.Results {
-		redisCPU := "–" // a cluster: several servers
+		redisCPU := "–" // INFO did not answer
 		if x.RedisCPU > 0 {
 			redisCPU = fmt.Sprintf("%.0f", us(x.RedisCPU))
 		}
@@ -147,7 +147,7 @@ func (r *Report) readsMarkdown(p printer, rd *Reads) {
 			ms(x.P50), ms(x.P99), x.RoundTrips, x.Commands, x.Allocs, x.Bytes/1024, x.PostsPerPg, us(x.ProcessCPU), redisCPU)
 	}
 	p("")
-	p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) a minimal HTTP/1.1 client, each reader's request built once, responses read by their Content-Length) and of Redis (`INFO cpu`) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s. The bench process runs at GOGC %s.", gcSetting())
+	p("CPU per page is the CPU time of the bench process (the path's own side, with the load generator: for (a) a minimal HTTP/1.1 client, each reader's request built once, responses read by their Content-Length) and of Redis (`INFO cpu`, summed over the masters of a cluster) during the measurement, divided by its pages; other processes on the machine take CPU too, which these do not count. With c cores, a path can serve at most min(1 / Redis CPU, c / (bench CPU + Redis CPU)) pages/s. The bench process runs at GOGC %s.", gcSetting())
 	p("")
 	p("(a) gateway: the reference query over HTTP (loopback, in-process server, wired by internal/gateway as cmd/gateway wires it); (b) store: `%s` called directly; Round trips include the gateway's token revocation check.", rd.StoreNote)
 	p("")
