@@ -22,7 +22,7 @@ import (
 // attackFrom runs an attacker process as the client at addr, sending
 // docs in turn until ctx ends, logs its answers by status and returns
 // the CPU time it used.
-func attackFrom(ctx context.Context, t *testing.T, url, addr string, docs ...string) time.Duration {
+func attackFrom(ctx context.Context, t *testing.T, url, addr, token string, docs ...string) time.Duration {
 	file := filepath.Join(t.TempDir(), "docs.json")
 	b, _ := json.Marshal(docs)
 	if err := os.WriteFile(file, b, 0o600); err != nil {
@@ -30,7 +30,7 @@ func attackFrom(ctx context.Context, t *testing.T, url, addr string, docs ...str
 		return 0
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHTTPAttacker$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "ATTACKER_URL="+url, "ATTACKER_ADDR="+addr, "ATTACKER_DOCS="+file)
+	cmd.Env = append(os.Environ(), "ATTACKER_URL="+url, "ATTACKER_ADDR="+addr, "ATTACKER_TOKEN="+token, "ATTACKER_DOCS="+file)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -68,10 +68,10 @@ func TestHTTPAttacker(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	addr := os.Getenv("ATTACKER_ADDR")
+	addr, token := os.Getenv("ATTACKER_ADDR"), os.Getenv("ATTACKER_TOKEN")
 	statuses := map[int]int{}
 	for i := 0; ctx.Err() == nil; i++ {
-		status, _ := postFrom(t, url, addr, docs[i%len(docs)])
+		status, _ := postAs(t, url, addr, token, docs[i%len(docs)])
 		statuses[status]++
 	}
 	fmt.Printf("attacker %s: answers by status %v\n", addr, statuses)
