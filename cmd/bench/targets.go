@@ -39,26 +39,25 @@ func (r *Report) Targets() []Target {
 	return out
 }
 
-// replayTarget is the throughput target against Redis alone: the gateway
-// at saturation against Redis serving the same pages' flights (the raw
-// replay).
-const replayTarget = 0.6
-
 // RedisTargets judges the run against the targets on Redis's work: the
-// gateway's throughput against Redis alone serving the same pages, and the
-// Redis calls a request costs (costTargets). The fan-out target is judged
-// with the other fan-out figures, in Targets.
+// Redis calls a request costs (costTargets), with the gateway's throughput
+// against Redis alone serving the same pages (the raw replay) reported
+// beside them. That ratio is not judged here: the target is against the
+// flights of the page before its lean layout, which only an older build
+// records (docs/performance.md, "The gateway against Redis alone"). The
+// fan-out target is judged with the other fan-out figures, in Targets.
 func (r *Report) RedisTargets() []Target {
 	var out []Target
 	if gw, ok := r.Reads.Get("gateway", r.Config.Concurrency); ok {
 		if rp, ok := r.Reads.Get("replay", r.Config.Concurrency); ok {
 			x := gw.PagesPerSec() / rp.PagesPerSec()
-			m := fmt.Sprintf("%.2f× (%.0f vs %.0f pages/s)", x, gw.PagesPerSec(), rp.PagesPerSec())
+			m := fmt.Sprintf("%.2f× (%.0f vs %.0f pages/s); Redis CPU a page %.0f vs %.0f µs", x, gw.PagesPerSec(), rp.PagesPerSec(),
+				us(gw.RedisCPU), us(rp.RedisCPU))
 			if bg, br := gw.CPUBound(r.Machine.NProc), rp.CPUBound(r.Machine.NProc); bg > 0 && br > 0 {
 				m += fmt.Sprintf("; by CPU per page, %d otherwise idle cores would allow %.2f× (%.0f vs %.0f)", r.Machine.NProc, bg/br, bg, br)
 			}
-			out = append(out, Target{fmt.Sprintf("gateway pages/s at saturation ≥ %.1f× Redis alone serving the same pages' flights (raw replay)", replayTarget),
-				m, yes(x >= replayTarget)})
+			out = append(out, Target{"gateway pages/s at saturation against Redis alone serving the same pages' flights (raw replay)",
+				m, "reported"})
 		}
 	}
 	if cs := r.Costs; cs != nil {
