@@ -29,7 +29,8 @@ func checked(t *testing.T, s *redisstore.Store, viewer, id string) (*social.Post
 
 // TestPostCacheAcrossStores: a post's fixed fields come from the cache
 // of a store that read it once, while a like, a comment and the deletion
-// made through another store (gateway) show on its next read.
+// made through another store (gateway) show on its next read, and a block
+// at once.
 func TestPostCacheAcrossStores(t *testing.T) {
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
@@ -62,6 +63,17 @@ func TestPostCacheAcrossStores(t *testing.T) {
 	feedOK(t, a.Unlike(ctx, fan, id))
 	if _, n := checked(t, b, fan, id); n.Likes != 0 {
 		t.Errorf("after an unlike through the other store: %+v", n)
+	}
+
+	// Blocks decide visibility and are never cached: one made through
+	// the other store holds at once.
+	feedOK(t, a.Block(ctx, author, fan))
+	if p, _ := checked(t, b, fan, id); p != nil {
+		t.Errorf("a post of a user who blocked its reader through the other store still read: %+v", p)
+	}
+	feedOK(t, a.Unblock(ctx, author, fan))
+	if p, _ := checked(t, b, fan, id); p == nil {
+		t.Error("unblocked through the other store: the post is still hidden")
 	}
 
 	feedOK(t, a.DeletePost(ctx, author, id))
