@@ -196,7 +196,8 @@ func (h *hashReads) count(cs []redis.Cmder) {
 // TestUserPageScreensHidden: a signed-in viewer's page that reads past
 // posts hidden from them reads the full hash only of what the screen lets
 // through; the page holds exactly what the viewer may see (ONLY_TO them,
-// NOT_TO others, public), in order.
+// NOT_TO others, public), in order; and another page of the same
+// operation screens none of them again.
 func TestUserPageScreensHidden(t *testing.T) {
 	rdb := redistest.Client(t)
 	reads := &hashReads{}
@@ -237,5 +238,22 @@ func TestUserPageScreensHidden(t *testing.T) {
 	// viewer may see is read in full.
 	if reads.full > len(visible) || reads.screen < 300 {
 		t.Errorf("%d full reads and %d screens of post hashes for 400 candidates, %d visible", reads.full, reads.screen, len(visible))
+	}
+
+	// Within one operation, another page of the same author (an alias)
+	// skips what the first found hidden: it screens nothing again.
+	octx := social.WithReadBudget(ctx, 10_000)
+	for i, first := range []int{20, 19} {
+		reads.mu.Lock()
+		reads.screen = 0
+		reads.mu.Unlock()
+		pg, err := s.UserPage(octx, viewer, author, social.PageRequest{First: first}, readplan.PageWants{})
+		feedOK(t, err)
+		if got := social.PostIDs(pg.Posts).Items; !slices.Equal(got, visible[:min(first, len(visible))]) {
+			t.Fatalf("page %d: %v, want %v", i, got, visible)
+		}
+		if i == 1 && reads.screen != 0 {
+			t.Errorf("the second page of the operation screened %d posts again", reads.screen)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -27,6 +28,11 @@ var screenFields = fieldArgs(postAuthorField, "vis", postViewersField)
 // only spare reading what is sure to be hidden. A post whose PostViewers
 // is not kept yet (no pv) is kept, for the check to build it.
 //
+// Its verdicts hold for good (an audience never changes; a deleted post
+// stays gone), so the operation remembers them (social.NoteScreened) and
+// its other pages take them without asking Redis: aliases of one author's
+// timeline screen each post once.
+//
 // It costs one round trip; readers screen only the candidates that are
 // not public (timeline_user.go).
 func (s *DB) screen(ctx context.Context, viewerID string, ids []string) ([]int, error) {
@@ -35,9 +41,14 @@ func (s *DB) screen(ctx context.Context, viewerID string, ids []string) ([]int, 
 	}
 	hash := make([]*redis.SliceCmd, len(ids))
 	flags := make([]*redis.StringCmd, len(ids))
+	keep := make([]int, 0, len(ids))
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			if social.IsID(id) {
+			hidden, known := social.Screened(ctx, viewerID, id)
+			switch {
+			case known && !hidden:
+				keep = append(keep, i)
+			case !known && social.IsID(id):
 				hash[i] = hmget(ctx, p, s.keys.Post(id), screenFields)
 				flags[i] = p.HGet(ctx, s.keys.PostViewers(id), viewerID)
 			}
@@ -48,12 +59,17 @@ func (s *DB) screen(ctx context.Context, viewerID string, ids []string) ([]int, 
 	if err := pipelineErr(cmds, err); err != nil {
 		return nil, fmt.Errorf("screen %d posts: %w", len(ids), err)
 	}
-	keep := make([]int, 0, len(ids))
 	for i, h := range hash {
-		if h != nil && screenKeeps(viewerID, h.Val(), flags[i].Val()) {
+		if h == nil {
+			continue
+		}
+		kept := screenKeeps(viewerID, h.Val(), flags[i].Val())
+		social.NoteScreened(ctx, viewerID, ids[i], !kept)
+		if kept {
 			keep = append(keep, i)
 		}
 	}
+	slices.Sort(keep)
 	return keep, nil
 }
 
