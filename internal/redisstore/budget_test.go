@@ -257,3 +257,45 @@ func TestUserPageScreensHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestHomePageSkipsKnownHidden: in pull mode a home page reads the
+// author's own timeline, hidden posts included; a second page of the same
+// operation (an alias) reads none of the posts the first found hidden.
+func TestHomePageSkipsKnownHidden(t *testing.T) {
+	rdb := redistest.Client(t)
+	reads := &hashReads{}
+	rdb.AddHook(reads)
+	s := redisstore.New(rdb, redistest.Prefix(t))
+	feedOK(t, s.SetFeed(feedConfig("pull")))
+	ctx := context.Background()
+	u := feedUsers(t, s, 3)
+	author, viewer, other := u[0], u[1], u[2]
+	feedOK(t, s.Follow(ctx, viewer, author))
+	var visible []string
+	for i := range 200 {
+		in := social.NewPost{Content: fmt.Sprint("post ", i), OnlyTo: []string{other}}
+		if i%50 == 0 {
+			in.OnlyTo = nil
+		}
+		p, err := s.CreatePost(ctx, author, in)
+		feedOK(t, err)
+		if in.OnlyTo == nil {
+			visible = append(visible, p.ID)
+		}
+	}
+	slices.Reverse(visible)
+	octx := social.WithReadBudget(ctx, 10_000)
+	for i, first := range []int{10, 9} {
+		reads.mu.Lock()
+		reads.full = 0
+		reads.mu.Unlock()
+		pg, err := s.HomePage(octx, viewer, social.PageRequest{First: first}, readplan.PageWants{})
+		feedOK(t, err)
+		if got := social.PostIDs(pg.Posts).Items; !slices.Equal(got, visible) {
+			t.Fatalf("page %d: %v, want %v", i, got, visible)
+		}
+		if i == 1 && reads.full > len(visible) {
+			t.Errorf("the second page of the operation read %d posts in full, %d visible", reads.full, len(visible))
+		}
+	}
+}

@@ -20,8 +20,15 @@ func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []s
 
 // visiblePosts is VisiblePosts that also queues a page fetch's reads of the
 // same posts (by their authors, when known) in its pipeline.
+//
+// What an operation found hidden by its audience stays so (an audience
+// never changes): the operation remembers it (social.NoteScreened), and
+// its other reads of the same posts (aliases of one page, run one after
+// another) skip them without asking Redis. A post found missing is not
+// remembered: ids are counted, and one read before its post is written
+// (a guessed next id) must be found once it is.
 func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
-	v := s.newVisibility(viewerID, ids)
+	v := s.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
 	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
@@ -36,7 +43,34 @@ func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []s
 	if err := v.settle(ctx); err != nil {
 		return nil, err
 	}
-	return v.posts(), nil
+	posts := v.posts()
+	for i, id := range v.ids {
+		if v.hash[i] != nil && posts[i] == nil {
+			if v.access(i) == social.Hidden {
+				social.NoteScreened(ctx, viewerID, id, true)
+			}
+		}
+	}
+	return posts, nil
+}
+
+// knownHidden returns ids with "" in place of each post ctx's operation
+// already found hidden from viewerID by its audience: a check reads
+// nothing of those, and finds them missing.
+func knownHidden(ctx context.Context, viewerID string, ids []string) []string {
+	var out []string
+	for i, id := range ids {
+		if hidden, _ := social.Screened(ctx, viewerID, id); hidden {
+			if out == nil {
+				out = append([]string(nil), ids...)
+			}
+			out[i] = ""
+		}
+	}
+	if out == nil {
+		return ids
+	}
+	return out
 }
 
 // visibility is the read-time check of a batch of posts for one viewer, in

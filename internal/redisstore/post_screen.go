@@ -28,8 +28,8 @@ var screenFields = fieldArgs(postAuthorField, "vis", postViewersField)
 // only spare reading what is sure to be hidden. A post whose PostViewers
 // is not kept yet (no pv) is kept, for the check to build it.
 //
-// Its verdicts hold for good (an audience never changes; a deleted post
-// stays gone), so the operation remembers them (social.NoteScreened) and
+// Its verdicts on posts that exist hold for good (an audience never
+// changes), so the operation remembers them (social.NoteScreened) and
 // its other pages take them without asking Redis: aliases of one author's
 // timeline screen each post once.
 //
@@ -63,8 +63,12 @@ func (s *DB) screen(ctx context.Context, viewerID string, ids []string) ([]int, 
 		if h == nil {
 			continue
 		}
-		kept := screenKeeps(viewerID, h.Val(), flags[i].Val())
-		social.NoteScreened(ctx, viewerID, ids[i], !kept)
+		vals := h.Val()
+		kept := screenKeeps(viewerID, vals, flags[i].Val())
+		if author, _ := vals[0].(string); author != "" {
+			// A missing post is not remembered (visiblePosts says why).
+			social.NoteScreened(ctx, viewerID, ids[i], !kept)
+		}
 		if kept {
 			keep = append(keep, i)
 		}
