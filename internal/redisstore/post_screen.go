@@ -19,10 +19,10 @@ var screenFields = fieldArgs(postAuthorField, "vis", postViewersField)
 // see as far as their audience goes, in order. Per candidate it reads the
 // viewer's flag in PostViewers and three small fields of the post's hash
 // (pv is read each time, not cached: a restore of older data takes it
-// away), where the visibility check
-// (visiblePosts) reads the hash with its counters and packed comments: a
-// page that reads past many posts hidden from its viewer (an author's
-// ONLY_TO posts to others) pays little for each. It is a filter in front
+// away), where the visibility check (visiblePosts) reads the hash with
+// its counters and packed comments: a page that reads past many posts
+// hidden from its viewer (an author's ONLY_TO posts to others) pays
+// little for each. It is a filter in front
 // of the check, not a verdict: what it keeps still goes through
 // visiblePosts, which alone decides (blocks included), so a screen can
 // only spare reading what is sure to be hidden. A post whose PostViewers
