@@ -219,3 +219,20 @@ func TestProfileCacheClusterFailover(t *testing.T) {
 		return bio(t, s, id) == "edited on the new master"
 	})
 }
+
+// TestUsersWithRedisDown: reading users from a Redis that does not answer
+// is an error, not a panic, with the profile cache on and off.
+func TestUsersWithRedisDown(t *testing.T) {
+	ctx := context.Background()
+	for _, cache := range []bool{false, true} {
+		down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+		t.Cleanup(func() { _ = down.Close() })
+		s := redisstore.New(down, redistest.Prefix(t))
+		if cache {
+			t.Cleanup(s.CacheProfiles(redisstore.ProfileCache{Size: 10, MaxAge: time.Hour, Log: redistest.Logger(t)}))
+		}
+		if u, err := s.Users(ctx, []string{"1", "2"}); err == nil {
+			t.Errorf("cache %v: users %v and no error from a Redis that is down", cache, u)
+		}
+	}
+}

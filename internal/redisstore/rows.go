@@ -50,10 +50,15 @@ func (s *DB) user(r userRead) *social.User {
 	if r.cmd == nil {
 		return r.hit
 	}
-	u := userFromValues(r.id, r.cmd.Val())
-	if u == nil || r.cmd.Err() != nil {
+	if r.cmd.Err() != nil {
+		// Not read (Redis down): the caller reports the pipeline's error.
 		s.profiles.Finish(r.t, social.User{}, false)
-		return u
+		return nil
+	}
+	u := userFromValues(r.id, r.cmd.Val())
+	if u == nil {
+		s.profiles.Finish(r.t, social.User{}, false)
+		return nil
 	}
 	s.profiles.Finish(r.t, *u, true)
 	return u
@@ -62,6 +67,9 @@ func (s *DB) user(r userRead) *social.User {
 // userFromValues builds a user from an HMGET of userFields; nil when the
 // hash does not exist.
 func userFromValues(id string, v []any) *social.User {
+	if len(v) < len(userFields) {
+		return nil
+	}
 	name, _ := v[0].(string)
 	if name == "" {
 		return nil
