@@ -22,11 +22,11 @@ var screenFields = fieldArgs(postAuthorField, "vis", postViewersField)
 // away), where the visibility check (visiblePosts) reads the hash with
 // its counters and packed comments: a page that reads past many posts
 // hidden from its viewer (an author's ONLY_TO posts to others) pays
-// little for each. It is a filter in front
-// of the check, not a verdict: what it keeps still goes through
-// visiblePosts, which alone decides (blocks included), so a screen can
-// only spare reading what is sure to be hidden. A post whose PostViewers
-// is not kept yet (no pv) is kept, for the check to build it.
+// little for each. It is a filter in front of the check, not a verdict:
+// what it keeps still goes through visiblePosts, which alone decides
+// (blocks included), so a screen can only spare reading what is sure to
+// be hidden. A post whose PostViewers is not kept yet (no pv) is kept,
+// for the check to build it.
 //
 // Its verdicts on posts that exist hold for good (an audience never
 // changes), so the operation remembers them (social.NoteScreened) and

@@ -50,12 +50,10 @@ func (s *DB) user(r userRead) *social.User {
 	if r.cmd == nil {
 		return r.hit
 	}
-	if r.cmd.Err() != nil {
-		// Not read (Redis down): the caller reports the pipeline's error.
-		s.profiles.Finish(r.t, social.User{}, false)
-		return nil
+	var u *social.User
+	if r.cmd.Err() == nil { // else not read (Redis down): the caller reports the pipeline's error
+		u = userFromValues(r.id, r.cmd.Val())
 	}
-	u := userFromValues(r.id, r.cmd.Val())
 	if u == nil {
 		s.profiles.Finish(r.t, social.User{}, false)
 		return nil

@@ -107,10 +107,11 @@ func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, o
 		for _, pg := range open {
 			window := &redis.ZRangeBy{Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count)}
 			pg.ids = pl.ZRevRangeByScore(ctx, posts(pg.user), window)
-			if viewerID != "" && viewerID != pg.user {
+			other := viewerID != "" && viewerID != pg.user // a signed-in viewer, not the author
+			if other {
 				pg.public = pl.ZRevRangeByScore(ctx, s.keys.PublicPosts(pg.user), window)
 			}
-			if round == 0 && viewerID != "" && viewerID != pg.user {
+			if round == 0 && other {
 				pg.blocks = [2]*redis.BoolCmd{
 					pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
 					pl.SIsMember(ctx, s.keys.BlockedBy(viewerID), pg.user),
