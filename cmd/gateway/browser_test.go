@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -484,7 +485,8 @@ func checkRefresh(t *testing.T, sent []request) {
 // Without node and npm the test is skipped, unless REQUIRE_NODE=1.
 func spaDist(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../examples/spa")
+	redistest.Slow(t, "builds the reference app with npm")
+	src, err := filepath.Abs("../../examples/spa")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,6 +498,10 @@ func spaDist(t *testing.T) string {
 			t.Skipf("skipping: %s is not available; set REQUIRE_NODE=1 to make this a failure", tool)
 		}
 	}
+	// A copy, so that the test never writes into the tree: a newcomer's own
+	// npm ci or build in examples/spa runs beside it without a collision.
+	dir := t.TempDir()
+	copySPA(t, src, dir)
 	npm := func(args ...string) {
 		cmd := exec.Command("npm", args...)
 		cmd.Dir = dir
@@ -503,11 +509,35 @@ func spaDist(t *testing.T) string {
 			t.Fatalf("npm %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		npm("ci", "--no-audit", "--no-fund")
+	npm("ci", "--no-audit", "--no-fund")
+	dist := filepath.Join(dir, "dist")
+	npm("run", "build", "--", "--outdir="+dist)
+	return dist
+}
+
+// copySPA copies the app's sources, not what npm or a build made there.
+func copySPA(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if rel == "node_modules" || rel == "dist" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
 	}
-	npm("run", "build")
-	return filepath.Join(dir, "dist")
 }
 
 // TestBrowserSPA drives the reference app (examples/spa) in headless

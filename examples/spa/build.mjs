@@ -1,12 +1,15 @@
-// Builds the app into dist/: the bundle (src/main.js and its npm
-// dependencies, by esbuild) and the static files. `node build.mjs --serve`
+// Builds the app into dist/ (or --outdir=DIR): the bundle (src/main.js and
+// its npm dependencies, by esbuild) and the static files. `node build.mjs --serve`
 // serves dist/ on http://localhost:5173 and rebuilds on change; point it
 // at a gateway with ?api=http://localhost:8080/query and start the
 // gateway with CORS_ORIGINS=http://localhost:5173.
 import * as esbuild from 'esbuild';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 
-const dist = new URL('./dist/', import.meta.url).pathname;
+const outdir = process.argv.find((a) => a.startsWith('--outdir='));
+const dist = outdir
+  ? outdir.slice('--outdir='.length).replace(/\/?$/, '/')
+  : new URL('./dist/', import.meta.url).pathname;
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 cpSync(new URL('./static/', import.meta.url).pathname, dist, { recursive: true });
