@@ -169,9 +169,17 @@ var adtsRates = [...]int{96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050,
 
 // adtsDuration counts the samples of an ADTS stream's frames.
 func adtsDuration(r io.ReaderAt, size int64) (float64, bool) {
+	samples, rate, _ := adtsWalk(r, size)
+	if rate == 0 || samples == 0 {
+		return 0, false
+	}
+	return float64(samples) / float64(rate), true
+}
+
+// adtsWalk follows an ADTS stream's frames from the start and returns
+// the samples they hold, their rate and where the last whole one ends.
+func adtsWalk(r io.ReaderAt, size int64) (samples int64, rate int, end int64) {
 	br := bufio.NewReader(io.NewSectionReader(r, 0, size))
-	var samples int64
-	rate := 0
 	for {
 		h, err := br.Peek(7)
 		if err != nil || h[0] != 0xff || h[1]&0xf6 != 0xf0 {
@@ -185,15 +193,21 @@ func adtsDuration(r io.ReaderAt, size int64) (float64, bool) {
 		if rate == 0 {
 			rate = adtsRates[si]
 		}
+		blocks := int64(h[6]&3 + 1)
 		if _, err := br.Discard(n); err != nil {
 			break
 		}
-		samples += 1024 * int64(h[6]&3+1)
+		samples += 1024 * blocks
+		end += int64(n)
 	}
-	if rate == 0 || samples == 0 {
-		return 0, false
-	}
-	return float64(samples) / float64(rate), true
+	return samples, rate, end
+}
+
+// cleanADTS copies an ADTS stream's whole frames, leaving out what
+// follows them (an ID3 or APE tag, trailing bytes).
+func cleanADTS(w io.Writer, r io.ReaderAt, size int64) error {
+	_, _, end := adtsWalk(r, size)
+	return copyRange(w, r, 0, end)
 }
 
 // opusDuration reads an Ogg Opus stream's length: the granule position of

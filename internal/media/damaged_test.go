@@ -28,6 +28,7 @@ func TestDamagedRefused(t *testing.T) {
 	anim := mediatest.WebPAnimated(8, 4)
 	frame := bytes.Index(anim, []byte("ANMF"))
 	ogg := mediatest.OggOpusTagged(312, 2*48000+312, 100)
+	gifFile := mediatest.GIFWithComments(t, 6, 5)
 	tests := []struct {
 		name string
 		file []byte
@@ -51,6 +52,11 @@ func TestDamagedRefused(t *testing.T) {
 		})},
 		{"webp frame that does not decode", edit(anim, func(b []byte) []byte {
 			b[frame+8+16+8] = 0 // the VP8L signature
+			return b
+		})},
+		{"gif cut in its frames", cut(gifFile, len(gifFile)-len(mediatest.Secret)-8)},
+		{"gif with a frame outside the canvas", edit(gifFile, func(b []byte) []byte {
+			b[bytes.LastIndexByte(b, 0x2c)+1] = 200 // the last frame's left
 			return b
 		})},
 		{"ogg page with a wrong CRC", edit(ogg, func(b []byte) []byte {
@@ -82,19 +88,28 @@ func TestDamagedRefused(t *testing.T) {
 // TestAnimationPixelBudget refuses an animation whose frames together
 // exceed the pixel limit, each frame being within it.
 func TestAnimationPixelBudget(t *testing.T) {
-	file := mediatest.WebPAnimated(8, 4) // two frames of 4×4
-	f, err := media.Inspect(bytes.NewReader(file), int64(len(file)), 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
+	tests := []struct {
+		name    string
+		file    []byte
 		max     int64
 		refused bool
-	}{{32, false}, {31, true}} {
-		_, err := media.Clean(&bytes.Buffer{}, bytes.NewReader(file), int64(len(file)), f, tt.max)
-		if refused := social.ErrorCode(err) == social.BadUserInput; refused != tt.refused || !refused && err != nil {
-			t.Errorf("max %d pixels: %v; want refused %v", tt.max, err, tt.refused)
-		}
+	}{
+		{"webp of two 4×4 frames, 32 allowed", mediatest.WebPAnimated(8, 4), 32, false},
+		{"webp of two 4×4 frames, 31 allowed", mediatest.WebPAnimated(8, 4), 31, true},
+		{"gif of two 6×5 frames, 60 allowed", mediatest.GIFWithComments(t, 6, 5), 60, false},
+		{"gif of two 6×5 frames, 59 allowed", mediatest.GIFWithComments(t, 6, 5), 59, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := media.Inspect(bytes.NewReader(tt.file), int64(len(tt.file)), media.DefaultMaxPixels)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = media.Clean(&bytes.Buffer{}, bytes.NewReader(tt.file), int64(len(tt.file)), f, tt.max)
+			if refused := social.ErrorCode(err) == social.BadUserInput; refused != tt.refused || !refused && err != nil {
+				t.Errorf("Clean = %v; want refused %v", err, tt.refused)
+			}
+		})
 	}
 }
 
@@ -106,7 +121,8 @@ func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
 // refused file: it is the server's error, not BAD_USER_INPUT.
 func TestStoreFailureIsNotTheClients(t *testing.T) {
 	broken := errors.New("bucket unreachable")
-	for _, file := range [][]byte{mediatest.JPEGMPF(t, 16, 8), mediatest.PNGWithPrivate(t, 5, 7), mediatest.WebPAnimated(8, 4)} {
+	for _, file := range [][]byte{mediatest.JPEGMPF(t, 16, 8), mediatest.PNGWithPrivate(t, 5, 7), mediatest.WebPAnimated(8, 4),
+		mediatest.GIFWithComments(t, 6, 5)} {
 		f, err := media.Inspect(bytes.NewReader(file), int64(len(file)), media.DefaultMaxPixels)
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/gif"
 	"image/jpeg"
 	"image/png"
 	"io"
@@ -51,6 +52,11 @@ func decodeImage(r io.Reader, f File, maxPixels int64) error {
 		m, err = jpeg.Decode(r)
 	case mimePNG:
 		m, err = png.Decode(r)
+	case mimeGIF:
+		var g *gif.GIF
+		if g, err = gif.DecodeAll(r); err == nil && len(g.Image) > 0 {
+			m = image.Rect(0, 0, g.Config.Width, g.Config.Height) // the decoder keeps frames within it
+		}
 	case mimeWebP:
 		br := bufio.NewReader(r)
 		if head, _ := br.Peek(21); len(head) == 21 && string(head[12:16]) == "VP8X" && head[20]&0x02 != 0 {
@@ -60,7 +66,7 @@ func decodeImage(r io.Reader, f File, maxPixels int64) error {
 	default:
 		return fmt.Errorf("decode %s: not an image this package decodes", f.MIME)
 	}
-	if err != nil {
+	if err != nil || m == nil {
 		return refuse(fmt.Sprintf("is a damaged %s image: its pixels do not decode", f.MIME))
 	}
 	if b := m.Bounds(); b.Dx() != f.Width || b.Dy() != f.Height {
@@ -104,7 +110,7 @@ func decodeWebPFrames(r io.Reader, f File, maxPixels int64) error {
 		}
 		frames++
 		if pixels += px; maxPixels > 0 && pixels > maxPixels {
-			return refuse(fmt.Sprintf("is an animation of more than %d pixels in all its frames", maxPixels))
+			return tooManyFramePixels(maxPixels)
 		}
 	}
 	if frames == 0 {
@@ -139,4 +145,8 @@ func decodeWebPFrame(frame []byte, f File) (int64, error) {
 		return 0, badImage(mimeWebP)
 	}
 	return int64(w) * int64(h), nil
+}
+
+func tooManyFramePixels(maxPixels int64) error {
+	return refuse(fmt.Sprintf("is an animation of more than %d pixels in all its frames", maxPixels))
 }

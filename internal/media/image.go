@@ -31,15 +31,16 @@ func inspectImage(r io.ReaderAt, size int64, mime string, maxPixels int64) (File
 }
 
 // Clean writes the copy of a checked file (f, as Inspect found it) that
-// is stored, without what can locate or identify a person and without
-// what its decoder does not need: JPEG, PNG and WebP keep an allow-list
-// of their parts (jpeg.go, png.go, webp.go), their pixels untouched (no
-// re-encoding); MP3 keeps its audio frames only, Ogg Opus its tags
-// emptied (ogg.go), M4A its movie without user data (m4a.go); GIF and
-// ADTS AAC are copied as sent. A JPEG, PNG or WebP is decoded as it is
-// written, from the bytes written, within maxPixels: one that does not
-// decode is refused (BAD_USER_INPUT), and what was written must then be
-// discarded. It returns the bytes written.
+// is stored: only the parts of the file its decoder needs, so nothing
+// that can locate or identify a person (EXIF, XMP, IPTC, comments, text,
+// tags, a second image) is kept, and nothing is re-encoded. Images keep
+// an allow-list of their parts (jpeg.go, png.go, webp.go, gif.go); MP3
+// and ADTS AAC their whole frames; Ogg Opus its stream with an empty
+// comment packet (ogg.go); M4A its movie without user data (m4a.go).
+// An image is decoded as it is written, from the bytes written, its
+// frames together within maxPixels: one that does not decode is refused
+// (BAD_USER_INPUT), and what was written must then be discarded. It
+// returns the bytes written.
 func Clean(w io.Writer, r io.ReaderAt, size int64, f File, maxPixels int64) (int64, error) {
 	cw := &countWriter{w: w}
 	var strip func(io.Writer, io.ReaderAt, int64) error
@@ -56,12 +57,16 @@ func Clean(w io.Writer, r io.ReaderAt, size int64, f File, maxPixels int64) (int
 		strip = cleanOgg
 	case mimeM4A:
 		strip = cleanM4A
+	case mimeAAC:
+		strip = cleanADTS
+	case mimeGIF:
+		strip = func(w io.Writer, r io.ReaderAt, size int64) error { return cleanGIF(w, r, size, maxPixels) }
 	default:
-		strip = func(w io.Writer, r io.ReaderAt, size int64) error { return copyRange(w, r, 0, size) }
+		return 0, fmt.Errorf("clean %s: not a type Inspect accepts", f.MIME)
 	}
 	write := func(w io.Writer) error { return strip(w, r, size) }
 	var err error
-	if f.Kind != social.Image || f.MIME == mimeGIF {
+	if f.Kind != social.Image {
 		err = write(cw)
 	} else {
 		err = decodeWritten(cw, write, f, maxPixels)

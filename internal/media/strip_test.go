@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"image"
+	"image/gif"
 	"math"
 	"strings"
 	"testing"
@@ -55,6 +56,15 @@ func TestMetadataStripped(t *testing.T) {
 			want: media.File{Kind: social.Image, MIME: "image/webp", Width: 3, Height: 2}, check: webpHeader},
 		{name: "webp animated", file: mediatest.WebPAnimated(8, 4),
 			want: media.File{Kind: social.Image, MIME: "image/webp", Width: 8, Height: 4}, keeps: []string{"ANIM", "ANMF"}, check: webpHeader},
+		{name: "gif comments, xmp, plain text, trailing", file: mediatest.GIFWithComments(t, 6, 5),
+			want: media.File{Kind: social.Image, MIME: "image/gif", Width: 6, Height: 5}, keeps: []string{"NETSCAPE2.0"}, check: gifFrames},
+		{name: "adts with a tag behind", file: append(mediatest.ADTS(43), "TAG"+mediatest.Secret...),
+			want: media.File{Kind: social.Audio, MIME: "audio/aac", Duration: 43 * 1024 / 44100.0},
+			check: func(t *testing.T, b []byte) {
+				if !bytes.Equal(b, mediatest.ADTS(43)) {
+					t.Errorf("stored %d bytes, want the frames'", len(b))
+				}
+			}},
 		{name: "ogg opus comments on one page", file: mediatest.OggOpusTagged(312, 2*48000+312, 100),
 			want: media.File{Kind: social.Audio, MIME: "audio/ogg", Duration: 2}, keeps: []string{mediatest.OggOpusVendor}, check: oggPages},
 		{name: "ogg opus comments over pages", file: mediatest.OggOpusTagged(312, 2*48000+312, 200_000),
@@ -229,5 +239,18 @@ func m4aOffsets(t *testing.T, b []byte) {
 		if o+len(want) > len(b) || string(b[o:o+len(want)]) != want {
 			t.Errorf("chunk %d's offset %d does not point at it", k, o)
 		}
+	}
+}
+
+// gifFrames checks that the stored GIF keeps its two frames and ends at
+// its trailer.
+func gifFrames(t *testing.T, b []byte) {
+	t.Helper()
+	g, err := gif.DecodeAll(bytes.NewReader(b))
+	if err != nil || len(g.Image) != 2 {
+		t.Fatalf("the stored GIF decodes to %v, %v", g, err)
+	}
+	if !bytes.HasSuffix(b, []byte{0x3b}) {
+		t.Errorf("the stored GIF does not end at its trailer")
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"image"
+	"image/color"
+	"image/gif"
 	"image/jpeg"
 	"image/png"
 	"testing"
@@ -127,4 +130,45 @@ func PNGCorrupt(w, h uint32) []byte {
 	out := append([]byte("\x89PNG\r\n\x1a\n"), pngChunk("IHDR", ihdr)...)
 	out = append(out, pngChunk("IDAT", data)...)
 	return append(out, pngChunk("IEND", nil)...)
+}
+
+// gifBlocks are data sub-blocks holding s, and their terminator.
+func gifBlocks(s string) []byte {
+	var out []byte
+	for len(s) > 0 {
+		n := min(len(s), 255)
+		out = append(append(out, byte(n)), s[:n]...)
+		s = s[n:]
+	}
+	return append(out, 0)
+}
+
+// GIFWithComments is a w×h animated GIF of two frames with a comment,
+// an XMP application extension and a plain text extension before its
+// frames, another comment between them, and bytes after its trailer.
+func GIFWithComments(tb testing.TB, w, h int) []byte {
+	tb.Helper()
+	pal := color.Palette{color.Black, color.White}
+	frames := []*image.Paletted{image.NewPaletted(image.Rect(0, 0, w, h), pal), image.NewPaletted(image.Rect(0, 0, w, h), pal)}
+	frames[1].SetColorIndex(0, 0, 1)
+	var b bytes.Buffer
+	if err := gif.EncodeAll(&b, &gif.GIF{Image: frames, Delay: []int{10, 10}}); err != nil {
+		tb.Fatal(err)
+	}
+	src := b.Bytes()
+	start := 13
+	if src[10]&0x80 != 0 {
+		start += 3 << (src[10]&7 + 1)
+	}
+	second := start + 1 + bytes.Index(src[start+1:], []byte{0x21, 0xf9})
+	var out []byte
+	out = append(out, src[:start]...)
+	out = append(out, append([]byte{0x21, 0xfe}, gifBlocks("taken at "+Secret)...)...)
+	out = append(out, append([]byte{0x21, 0xff}, gifBlocks("XMP DataXMP")[:12]...)...)
+	out = append(out, gifBlocks("<x:xmpmeta>"+Secret+"</x:xmpmeta>")...)
+	out = append(out, append([]byte{0x21, 0x01}, gifBlocks("\x00\x00\x00\x00\x10\x00\x10\x00\x08\x08\x01\x00"+Secret)...)...)
+	out = append(out, src[start:second]...)
+	out = append(out, append([]byte{0x21, 0xfe}, gifBlocks(Secret)...)...)
+	out = append(out, src[second:]...)
+	return append(out, Secret...)
 }
