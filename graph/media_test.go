@@ -168,6 +168,13 @@ func TestCreatePostWithMedia(t *testing.T) {
 			{"a.opus", "audio/ogg", mediatest.OggOpus(312, 3*48000+312), ""},
 			{"a.m4a", "audio/mp4", mediatest.M4A(600, 1500, "soun"), ""},
 		}, want: []file{{"AUDIO", "audio/mpeg", 0, 0, 10 * 1152 / 44100.0}, {"AUDIO", "audio/ogg", 0, 0, 3}, {"AUDIO", "audio/mp4", 0, 0, 2.5}}},
+		{name: "phone photo with a second image", files: []upload{{"mpf.jpg", "image/jpeg", mediatest.JPEGMPF(t, 16, 8), ""}},
+			want: []file{{"IMAGE", "image/jpeg", 16, 8, 0}}},
+		{name: "tagged audio", files: []upload{
+			{"t.opus", "audio/ogg", mediatest.OggOpusTagged(312, 2*48000+312, 100_000), ""},
+			{"t.m4a", "audio/mp4", mediatest.M4AWithMetadata(1000, 3500, false, false), ""},
+		}, want: []file{{"AUDIO", "audio/ogg", 0, 0, 2}, {"AUDIO", "audio/mp4", 0, 0, 3.5}}},
+		{name: "png whose pixels do not decode", files: []upload{{"big.png", "image/png", mediatest.PNGCorrupt(7000, 7000), ""}}, code: "BAD_USER_INPUT"},
 		{name: "decompression bomb", files: []upload{{"big.png", "image/png", mediatest.PNGHeader(20000, 20000), ""}}, code: "BAD_USER_INPUT"},
 		{name: "zip", files: []upload{{"x.zip", "image/jpeg", []byte("PK\x03\x04\x14\x00 zipped"), ""}}, code: "BAD_USER_INPUT"},
 		{name: "second file invalid", files: []upload{{"ok.jpg", "image/jpeg", jpg, ""}, {"x.zip", "image/png", []byte("PK\x03\x04"), ""}}, code: "BAD_USER_INPUT"},
@@ -212,7 +219,7 @@ func TestCreatePostWithMedia(t *testing.T) {
 					!strings.HasPrefix(h.Get("Cache-Control"), "public") || len(body) != int(m["bytes"].(float64)) {
 					t.Errorf("GET %s = %d %v (%d bytes)", m["url"], status, h, len(body))
 				}
-				if bytes.Contains(body, []byte("Exif")) || bytes.Contains(body, []byte("GPSLatitude")) {
+				if bytes.Contains(body, []byte("Exif")) || bytes.Contains(body, []byte("GPSLatitude")) || bytes.Contains(body, []byte(mediatest.Secret)) {
 					t.Errorf("the served file still holds its location metadata")
 				}
 			}

@@ -169,9 +169,17 @@ var adtsRates = [...]int{96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050,
 
 // adtsDuration counts the samples of an ADTS stream's frames.
 func adtsDuration(r io.ReaderAt, size int64) (float64, bool) {
+	samples, rate, _ := adtsWalk(r, size)
+	if rate == 0 || samples == 0 {
+		return 0, false
+	}
+	return float64(samples) / float64(rate), true
+}
+
+// adtsWalk follows an ADTS stream's frames from the start and returns
+// the samples they hold, their rate and where the last whole one ends.
+func adtsWalk(r io.ReaderAt, size int64) (samples int64, rate int, end int64) {
 	br := bufio.NewReader(io.NewSectionReader(r, 0, size))
-	var samples int64
-	rate := 0
 	for {
 		h, err := br.Peek(7)
 		if err != nil || h[0] != 0xff || h[1]&0xf6 != 0xf0 {
@@ -185,15 +193,21 @@ func adtsDuration(r io.ReaderAt, size int64) (float64, bool) {
 		if rate == 0 {
 			rate = adtsRates[si]
 		}
+		blocks := int64(h[6]&3 + 1)
 		if _, err := br.Discard(n); err != nil {
 			break
 		}
-		samples += 1024 * int64(h[6]&3+1)
+		samples += 1024 * blocks
+		end += int64(n)
 	}
-	if rate == 0 || samples == 0 {
-		return 0, false
-	}
-	return float64(samples) / float64(rate), true
+	return samples, rate, end
+}
+
+// cleanADTS copies an ADTS stream's whole frames, leaving out what
+// follows them (an ID3 or APE tag, trailing bytes).
+func cleanADTS(w io.Writer, r io.ReaderAt, size int64) error {
+	_, _, end := adtsWalk(r, size)
+	return copyRange(w, r, 0, end)
 }
 
 // opusDuration reads an Ogg Opus stream's length: the granule position of
@@ -230,106 +244,6 @@ func opusDuration(r io.ReaderAt, size int64) (float64, bool) {
 		return float64(granule-preSkip) / 48000, true
 	}
 	return 0, false
-}
-
-// m4aDuration reads the movie header (moov/mvhd) of an MP4 container
-// that holds a sound track and no video track.
-func m4aDuration(r io.ReaderAt, size int64) (float64, bool) {
-	moov, ok := findBox(r, 0, size, "moov")
-	if !ok {
-		return 0, false
-	}
-	mvhd, ok := findBox(r, moov.data, moov.end, "mvhd")
-	if !ok {
-		return 0, false
-	}
-	sound, video := false, false
-	for t := range boxes(r, moov.data, moov.end) {
-		if t.typ != "trak" {
-			continue
-		}
-		mdia, ok := findBox(r, t.data, t.end, "mdia")
-		if !ok {
-			continue
-		}
-		hdlr, ok := findBox(r, mdia.data, mdia.end, "hdlr")
-		var h [12]byte
-		if !ok || hdlr.end-hdlr.data < 12 {
-			continue
-		}
-		if _, err := r.ReadAt(h[:], hdlr.data); err != nil {
-			return 0, false
-		}
-		switch string(h[8:12]) {
-		case "soun":
-			sound = true
-		case "vide":
-			video = true
-		}
-	}
-	if !sound || video {
-		return 0, false
-	}
-	var b [32]byte
-	n, _ := r.ReadAt(b[:], mvhd.data)
-	var scale, dur uint64
-	switch {
-	case n >= 20 && b[0] == 0:
-		scale, dur = uint64(binary.BigEndian.Uint32(b[12:])), uint64(binary.BigEndian.Uint32(b[16:]))
-	case n >= 32 && b[0] == 1:
-		scale, dur = uint64(binary.BigEndian.Uint32(b[20:])), binary.BigEndian.Uint64(b[24:])
-	default:
-		return 0, false
-	}
-	if scale == 0 {
-		return 0, false
-	}
-	return float64(dur) / float64(scale), true
-}
-
-// box is an ISO BMFF box: its type and where its payload lies.
-type box struct {
-	typ       string
-	data, end int64
-}
-
-// boxes yields the boxes laid end to end in r[off:end].
-func boxes(r io.ReaderAt, off, end int64) func(func(box) bool) {
-	return func(yield func(box) bool) {
-		var h [16]byte
-		for off+8 <= end {
-			if _, err := r.ReadAt(h[:8], off); err != nil {
-				return
-			}
-			n, hdr := int64(binary.BigEndian.Uint32(h[:4])), int64(8)
-			switch n {
-			case 0:
-				n = end - off
-			case 1:
-				if _, err := r.ReadAt(h[8:16], off+8); err != nil {
-					return
-				}
-				n, hdr = int64(binary.BigEndian.Uint64(h[8:16])), 16
-			}
-			if n < hdr || off+n > end {
-				return
-			}
-			if !yield(box{typ: string(h[4:8]), data: off + hdr, end: off + n}) {
-				return
-			}
-			off += n
-		}
-	}
-}
-
-// findBox returns the first box of type typ in r[off:end].
-func findBox(r io.ReaderAt, off, end int64, typ string) (box, bool) {
-	for b := range boxes(r, off, end) {
-		if b.typ == typ {
-			return b, true
-		}
-	}
-	return box{}, false
 }
 
 // cleanMP3 copies an MP3's frames as they are (no re-encoding), leaving

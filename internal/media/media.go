@@ -2,9 +2,12 @@
 // what a file is from its bytes (never from what the client says), reads
 // an image's dimensions or an audio file's duration, refuses anything
 // else and images too large to decode safely, and writes the copy that is
-// kept without the metadata that can locate a person (EXIF, XMP, text
-// chunks). It reads files through io.ReaderAt, so an upload spooled to a
-// temporary file is never held in memory.
+// kept: only the parts of the file its decoder needs, without the
+// metadata that can locate or identify a person, an image decoded whole
+// from the very bytes written. It reads files through io.ReaderAt, so an
+// upload spooled to a temporary file is never held whole in memory (a
+// JPEG segment, an M4A movie header, a WebP or GIF frame's data are, one
+// at a time); the decoded pixels are, within the pixel limit.
 package media
 
 import (
@@ -33,7 +36,7 @@ type File struct {
 
 // Inspect sniffs a file of size bytes and checks it: an image (JPEG, PNG,
 // WebP, GIF) whose header decodes and whose pixel count is at most
-// maxPixels, or audio (MP3, Ogg/Opus, M4A, ADTS AAC) whose duration can
+// maxPixels (Clean decodes the rest), or audio (MP3, Ogg/Opus, M4A, ADTS AAC) whose duration can
 // be read. Anything else is a BAD_USER_INPUT *social.Error.
 func Inspect(r io.ReaderAt, size int64, maxPixels int64) (File, error) {
 	head := make([]byte, 64)

@@ -60,7 +60,7 @@ func TestInspect(t *testing.T) {
 				t.Errorf("Inspect = %+v, want %+v", got, tt.want)
 			}
 			var out bytes.Buffer
-			n, err := media.Clean(&out, r, int64(len(tt.file)), got.MIME)
+			n, err := media.Clean(&out, r, int64(len(tt.file)), got, media.DefaultMaxPixels)
 			if err != nil || n != int64(out.Len()) {
 				t.Fatalf("Clean = %d, %v (wrote %d)", n, err, out.Len())
 			}
@@ -126,7 +126,7 @@ func TestMP3TagsStripped(t *testing.T) {
 				t.Fatalf("Inspect = %+v, %v; want audio/mpeg of %v s", got, err, tt.duration)
 			}
 			var out bytes.Buffer
-			n, err := media.Clean(&out, bytes.NewReader(tt.file), int64(len(tt.file)), got.MIME)
+			n, err := media.Clean(&out, bytes.NewReader(tt.file), int64(len(tt.file)), got, media.DefaultMaxPixels)
 			if err != nil || n != int64(out.Len()) {
 				t.Fatalf("Clean = %d, %v (wrote %d)", n, err, out.Len())
 			}

@@ -52,8 +52,10 @@ func New(b *blob.Bucket) *Store { return &Store{bucket: b} }
 func (s *Store) Close() error { return s.bucket.Close() }
 
 // Save checks a file of size bytes (media.Inspect) and writes its cleaned
-// copy (media.Clean) to the bucket under a fresh key. A file that is
-// refused, or a write that fails, leaves nothing in the bucket. Alt is
+// copy (media.Clean, which decodes an image as it writes it) to the
+// bucket under a fresh key. A file that is refused, an image whose
+// pixels do not decode, or a write that fails, leaves nothing in the
+// bucket. Alt is
 // left to the caller.
 func (s *Store) Save(ctx context.Context, f io.ReaderAt, size int64) (m social.Media, err error) {
 	maxPixels := s.MaxPixels
@@ -77,7 +79,7 @@ func (s *Store) Save(ctx context.Context, f io.ReaderAt, size int64) (m social.M
 	if err != nil {
 		return m, fmt.Errorf("store media: %w", err)
 	}
-	n, err := media.Clean(w, f, size, info.MIME)
+	n, err := media.Clean(w, f, size, info, maxPixels)
 	if err != nil {
 		cancel()
 		_ = w.Close()

@@ -11,6 +11,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math/bits"
 	"testing"
 )
 
@@ -83,21 +84,6 @@ func riffChunk(id string, data []byte) []byte {
 		c = append(c, 0)
 	}
 	return c
-}
-
-// WebPWithMetadata is an extended WebP (VP8X announcing EXIF and XMP) of
-// w×h with a lossless header and EXIF and XMP chunks.
-func WebPWithMetadata(w, h int) []byte {
-	vp8x := []byte{0x08 | 0x04, 0, 0, 0}
-	vp8x = append(vp8x, byte(w-1), byte((w-1)>>8), byte((w-1)>>16), byte(h-1), byte((h-1)>>8), byte((h-1)>>16))
-	bits := uint32(w-1) | uint32(h-1)<<14
-	vp8l := append([]byte{0x2f}, binary.LittleEndian.AppendUint32(nil, bits)...)
-	body := []byte("WEBP")
-	body = append(body, riffChunk("VP8X", vp8x)...)
-	body = append(body, riffChunk("VP8L", vp8l)...)
-	body = append(body, riffChunk("EXIF", []byte("Exif\x00\x00MM GPSLatitude 48.8584"))...)
-	body = append(body, riffChunk("XMP ", []byte("<x:xmpmeta>GPS</x:xmpmeta>"))...)
-	return append(append([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body)))...), body...)
 }
 
 // mp3Frame is an MPEG-1 Layer III frame at 128 kbit/s, 44.1 kHz, stereo:
@@ -229,8 +215,24 @@ func oggPage(typ byte, granule uint64, seq uint32, packet []byte) []byte {
 	p = binary.LittleEndian.AppendUint64(p, granule)
 	p = binary.LittleEndian.AppendUint32(p, 1234) // serial
 	p = binary.LittleEndian.AppendUint32(p, seq)
-	p = append(p, 0, 0, 0, 0, 1, byte(len(packet))) // CRC (not checked), one segment
-	return append(p, packet...)
+	p = append(p, 0, 0, 0, 0, 1, byte(len(packet))) // CRC, one segment
+	p = append(p, packet...)
+	binary.LittleEndian.PutUint32(p[22:], OggCRC(p))
+	return p
+}
+
+// OggCRC is an Ogg page's CRC-32 (polynomial 0x04c11db7, not reflected,
+// initial value 0, no final xor) over the page with its CRC field zero,
+// computed here with hash/crc32's reflected table on bit-reversed bytes.
+func OggCRC(page []byte) uint32 {
+	rev := make([]byte, len(page))
+	for i, b := range page {
+		rev[i] = bits.Reverse8(b)
+	}
+	if len(rev) >= 26 {
+		clear(rev[22:26])
+	}
+	return bits.Reverse32(^crc32.Update(^uint32(0), crc32.IEEETable, rev))
 }
 
 // OggOpus is an Ogg Opus stream: OpusHead with preSkip, OpusTags, and a
