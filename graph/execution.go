@@ -5,8 +5,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -50,9 +50,9 @@ func (e *Execution) Install(srv *handler.Server) {
 		}
 		return next(social.WithReadBudget(ctx, social.DefaultReadBudget))
 	})
-	srv.SetErrorPresenter(presentError)
-	srv.AroundOperations(endStreams)
-	srv.SetRecoverFunc(recoverPanic)
+	srv.SetErrorPresenter(gqlerr.Present)
+	srv.AroundOperations(gqlerr.EndStreams)
+	srv.SetRecoverFunc(gqlerr.Recover)
 	// Fresh loaders for every response: per request over HTTP, per event
 	// on a subscription, so no cache outlives what it was read for.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -75,7 +75,3 @@ func (e *Execution) Install(srv *handler.Server) {
 // afterResponse, when set (by this package's tests), sees every response
 // with its operation.
 var afterResponse func(context.Context, *graphql.Response)
-
-// PresentError is the error presenter (errors.go): the edge answers the
-// requests it refuses with the same words and codes.
-func PresentError(ctx context.Context, err error) *gqlerror.Error { return presentError(ctx, err) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -142,7 +143,7 @@ func (m *Attachments) discard(ctx context.Context, files []social.Media, cause e
 	// cannot, they are orphans (docs/security.md, "Media files"): logged,
 	// and the client still gets the error that stopped its post.
 	if err := m.Files.Delete(context.WithoutCancel(ctx), keys); err != nil {
-		presentError(ctx, fmt.Errorf("delete the files of a post not made: %w", err))
+		gqlerr.Present(ctx, fmt.Errorf("delete the files of a post not made: %w", err))
 	}
 	return cause
 }
@@ -241,7 +242,7 @@ func (m *Attachments) Handler(posts PostReader, authn auth.Authenticator) http.H
 		}
 		ps, err := posts.VisiblePosts(r.Context(), viewer, []string{postID})
 		if err != nil {
-			presentError(r.Context(), err) // logs it
+			gqlerr.Present(r.Context(), err) // logs it
 			h.Set("Retry-After", "1")
 			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
@@ -267,7 +268,7 @@ func (m *Attachments) Handler(posts PostReader, authn auth.Authenticator) http.H
 			return
 		}
 		if err != nil {
-			presentError(r.Context(), err)
+			gqlerr.Present(r.Context(), err)
 			http.Error(w, "try again", http.StatusServiceUnavailable)
 			return
 		}

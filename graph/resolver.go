@@ -1,7 +1,6 @@
-// Package graph is the GraphQL edge of the gateway: the gqlgen executable
-// schema, thin resolvers that turn arguments into calls on the domain
-// services, the error presenter, and the HTTP handler with its transports
-// and limits.
+// Package graph is the GraphQL schema of the gateway: gqlgen's generated
+// executable schema, and the thin resolvers that turn arguments into calls
+// on the domain services and the per-request loaders.
 package graph
 
 import (

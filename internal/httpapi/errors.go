@@ -9,7 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -52,7 +52,7 @@ func writeError(w http.ResponseWriter, status int, code social.Code, msg string)
 // internal one (logged; "retry shortly" when the store is unreachable),
 // 429 with Retry-After for RATE_LIMITED, 400 otherwise.
 func writeDomainError(w http.ResponseWriter, r *http.Request, err error) {
-	gerr := graph.PresentError(r.Context(), err)
+	gerr := gqlerr.Present(r.Context(), err)
 	status := http.StatusBadRequest
 	switch social.ErrorCode(err) {
 	case social.Internal:

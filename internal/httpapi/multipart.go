@@ -13,8 +13,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -227,7 +227,7 @@ func checkUploader(r *http.Request, authn auth.Authenticator) *refusal {
 	if authn != nil {
 		if _, err := auth.ViewerFromHeader(r.Context(), authn, r.Header.Get("Authorization")); err != nil {
 			if social.ErrorCode(err) == social.Internal {
-				graph.PresentError(r.Context(), err) // logs it
+				gqlerr.Present(r.Context(), err) // logs it
 				return &refusal{status: http.StatusServiceUnavailable, code: social.Internal,
 					msg: "could not check the token: retry shortly", header: map[string]string{"Retry-After": "1"}}
 			}

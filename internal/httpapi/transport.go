@@ -114,7 +114,7 @@ func responseContentType(accept string) string {
 func writeResponse(w io.Writer, resp *graphql.Response) {
 	if resp == nil {
 		// A subscription asked for without an event stream that ended
-		// before its first event (stream.go): gqlgen writes null.
+		// before its first event (internal/gqlerr/stream.go): gqlgen writes null.
 		_, _ = io.WriteString(w, "null")
 		return
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -40,8 +40,8 @@ func websocketTransport(l SocketLimits, authn auth.Authenticator) transport.Webs
 		},
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			// How a subscription ends with an error depends on the
-			// transport (graph/stream.go).
-			ctx = graph.WithWebsocket(ctx)
+			// transport (internal/gqlerr/stream.go).
+			ctx = gqlerr.WithWebsocket(ctx)
 			// A token in connection_init wins over the upgrade request's
 			// header, which authenticate already checked.
 			if h := p.Authorization(); h != "" {
@@ -65,7 +65,7 @@ func websocketTransport(l SocketLimits, authn auth.Authenticator) transport.Webs
 func refuseSocket(ctx context.Context, err error) (context.Context, *transport.InitPayload, error) {
 	code, msg := 4403, social.ErrorMessage(err)
 	if social.ErrorCode(err) == social.Internal {
-		graph.PresentError(ctx, err) // logs it
+		gqlerr.Present(ctx, err) // logs it
 		code = 4500
 	}
 	ctx = transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, code), msg)

@@ -9,8 +9,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -138,7 +138,7 @@ func refused(ctx context.Context, err error) graphql.ResponseHandler {
 	if ctx.Err() != nil {
 		return func(context.Context) *graphql.Response { return nil }
 	}
-	gerr := graph.PresentError(ctx, err)
+	gerr := gqlerr.Present(ctx, err)
 	sent := false
 	return func(context.Context) *graphql.Response {
 		if sent {
@@ -226,7 +226,7 @@ func (e socketBudget) MutateOperationParameters(ctx context.Context, _ *graphql.
 	}
 	if !e.tarpit.Hold(ctx, s.addr) {
 		s.Close(CloseTryAgain, "too many operations refused: wait as retryAfter says")
-		return graph.PresentError(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
+		return gqlerr.Present(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
 			Message: "too many operations refused: wait as retryAfter says"})
 	}
 	var err error
@@ -238,7 +238,7 @@ func (e socketBudget) MutateOperationParameters(ctx context.Context, _ *graphql.
 	}
 	if err != nil {
 		e.tarpit.RefusedBy(s.addr, err)
-		return graph.PresentError(ctx, err)
+		return gqlerr.Present(ctx, err)
 	}
 	return nil
 }

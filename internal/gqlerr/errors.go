@@ -1,4 +1,8 @@
-package graph
+// Package gqlerr turns errors into GraphQL errors, in one place for every
+// transport: the error presenter (domain code to extensions.code, internal
+// errors logged and masked), the recovery of resolver panics, and how a
+// subscription whose stream ends on its own tells the client why.
+package gqlerr
 
 import (
 	"context"
@@ -18,11 +22,11 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// presentError is the one place errors become GraphQL errors. Domain
+// Present is the one place errors become GraphQL errors. Domain
 // errors (*social.Error) pass with their message and code; gqlgen's own
 // (parse, validation, complexity, persisted query) keep theirs; anything
 // else is logged with the request id and masked as INTERNAL_SERVER_ERROR.
-func presentError(ctx context.Context, err error) *gqlerror.Error {
+func Present(ctx context.Context, err error) *gqlerror.Error {
 	gerr := graphql.DefaultErrorPresenter(ctx, err)
 	var se *social.Error
 	if errors.As(err, &se) {
@@ -81,8 +85,8 @@ func setCode(e *gqlerror.Error, code string) {
 	e.Extensions["code"] = code
 }
 
-// recoverPanic turns a resolver panic into a masked internal error.
-func recoverPanic(ctx context.Context, p any) error {
+// Recover turns a resolver panic into a masked internal error.
+func Recover(ctx context.Context, p any) error {
 	reqlog.Logger(ctx).Error("panic in resolver", "panic", fmt.Sprint(p))
 	return errors.New("panic in resolver")
 }

@@ -1,4 +1,4 @@
-package graph
+package gqlerr
 
 import (
 	"context"
@@ -7,13 +7,11 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/socialgw/gateway/internal/social"
 )
 
 // A subscription whose stream ends on its own (token expired or revoked,
 // client too slow) must tell the client why, so it can reconnect as it
-// should. gqlgen only sees its channel close; endStreams, around every
+// should. gqlgen only sees its channel close; EndStreams, around every
 // subscription, turns the reason the resolver registered into the last
 // message: the protocol's error message on websockets, a last event with
 // the error on SSE (graphql-sse has no error event), then completion.
@@ -23,9 +21,9 @@ type streamEndKey struct{}
 // streamEnd is where a subscription resolver leaves why its stream ended.
 type streamEnd struct{ reason func() error }
 
-// onStreamEnd registers, for the current subscription, the function that
+// OnStreamEnd registers, for the current subscription, the function that
 // says why its channel was closed (nil: the client went away).
-func onStreamEnd(ctx context.Context, reason func() error) {
+func OnStreamEnd(ctx context.Context, reason func() error) {
 	if e, ok := ctx.Value(streamEndKey{}).(*streamEnd); ok {
 		e.reason = reason
 	}
@@ -40,8 +38,8 @@ func WithWebsocket(ctx context.Context) context.Context {
 	return context.WithValue(ctx, websocketKey{}, true)
 }
 
-// endStreams is an operation middleware: see above.
-func endStreams(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+// EndStreams is an operation middleware: see above.
+func EndStreams(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 		return next(ctx)
@@ -61,51 +59,11 @@ func endStreams(ctx context.Context, next graphql.OperationHandler) graphql.Resp
 		if err == nil {
 			return nil
 		}
-		gerr := presentError(ctx, err)
+		gerr := Present(ctx, err)
 		if ctx.Value(websocketKey{}) != nil {
 			transport.AddSubscriptionError(ctx, gerr)
 			return nil
 		}
 		return &graphql.Response{Errors: gqlerror.List{gerr}}
 	}
-}
-
-// timelineUpdated streams the viewer's new home-timeline posts, from
-// since when given.
-func (r *Resolver) timelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.Live == nil {
-		return nil, social.Errorf(social.Internal, "live timelines are off in this process")
-	}
-	var after string
-	if since != nil {
-		after = *since
-	}
-	posts, end, err := r.Live.Stream(ctx, v, after)
-	if err != nil {
-		return nil, err
-	}
-	onStreamEnd(ctx, end)
-	return posts, nil
-}
-
-// notificationAdded streams the viewer's new notifications, from since
-// when given.
-func (r *Resolver) notificationAdded(ctx context.Context, since *string) (<-chan *social.Notification, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if r.LiveNotes == nil {
-		return nil, social.Errorf(social.Internal, "live notifications are off in this process")
-	}
-	notes, end, err := r.LiveNotes.Stream(ctx, v, deref(since), actorsWanted(ctx, false))
-	if err != nil {
-		return nil, err
-	}
-	onStreamEnd(ctx, end)
-	return notes, nil
 }

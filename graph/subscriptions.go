@@ -1,0 +1,48 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/socialgw/gateway/internal/gqlerr"
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// timelineUpdated streams the viewer's new home-timeline posts, from
+// since when given.
+func (r *Resolver) timelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Live == nil {
+		return nil, social.Errorf(social.Internal, "live timelines are off in this process")
+	}
+	var after string
+	if since != nil {
+		after = *since
+	}
+	posts, end, err := r.Live.Stream(ctx, v, after)
+	if err != nil {
+		return nil, err
+	}
+	gqlerr.OnStreamEnd(ctx, end)
+	return posts, nil
+}
+
+// notificationAdded streams the viewer's new notifications, from since
+// when given.
+func (r *Resolver) notificationAdded(ctx context.Context, since *string) (<-chan *social.Notification, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.LiveNotes == nil {
+		return nil, social.Errorf(social.Internal, "live notifications are off in this process")
+	}
+	notes, end, err := r.LiveNotes.Stream(ctx, v, deref(since), actorsWanted(ctx, false))
+	if err != nil {
+		return nil, err
+	}
+	gqlerr.OnStreamEnd(ctx, end)
+	return notes, nil
+}
