@@ -40,6 +40,9 @@ func getParams(r *http.Request) (*requestParams, *refusal) {
 	}
 	objs := map[string]map[string]any{}
 	for _, name := range []string{"variables", "extensions"} {
+		if dup := repeatedName([]byte(q.Get(name))); dup != "" {
+			return nil, refuse(http.StatusBadRequest, ("/" + duplicateMember(name) + dup).Error())
+		}
 		obj, err := decodeObject(q.Get(name))
 		if err != nil {
 			return nil, refuse(http.StatusBadRequest, name+" must be a JSON object")

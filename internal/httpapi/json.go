@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The JSON of requests (bodies, URL parameters, websocket messages) is
@@ -100,21 +102,51 @@ func memberName(t json.Token, names []string) string {
 	return k
 }
 
-// duplicateMember is a member a request's object names twice.
+// duplicateMember is a member a request's object names twice: its name
+// for a member of the request's own object, else a JSON pointer to it
+// (RFC 6901: "/variables/input/name").
 type duplicateMember string
 
-func (d duplicateMember) Error() string {
-	return fmt.Sprintf("the member %q appears twice in the request", string(d))
-}
+func (d duplicateMember) Error() string { return d.in("request", 200) }
 
 // inMessage is the refusal of a websocket message that names d twice. A
 // long name is cut, so that the refusal fits in a close frame's reason.
-func (d duplicateMember) inMessage() string {
-	name := string(d)
-	if short := cut(name, 32); short != name {
-		name = short + "…"
+func (d duplicateMember) inMessage() string { return d.in("message", 32) }
+
+// in words the refusal of what names d twice, its name and the object
+// holding it cut to n bytes each.
+func (d duplicateMember) in(what string, n int) string {
+	short := func(s string) string {
+		if c := cut(s, n); c != s {
+			return c + "…"
+		}
+		return s
 	}
-	return fmt.Sprintf("the member %q appears twice in the message", name)
+	name, parent := string(d), ""
+	if p := jsontext.Pointer(d); strings.HasPrefix(string(d), "/") {
+		name, parent = p.LastToken(), string(p.Parent())
+	}
+	if parent == "" {
+		return fmt.Sprintf("the member %q appears twice in the %s", short(name), what)
+	}
+	return fmt.Sprintf("the member %q appears twice in the %s's %s", short(name), what, short(parent))
+}
+
+// repeatedName returns the first member that JSON text names twice in one
+// object, at any depth (a variable's input object as much as the
+// request's own members), as a JSON pointer to its second occurrence; ""
+// when none does, or when the text is not JSON (its decoding refuses it).
+// encoding/json keeps the last of two, so what runs would be other than
+// what a proxy, a log or a reviewer reading the first takes it for.
+// jsontext reads by RFC 7493's rules, which refuse a name given twice;
+// from a bytes.Buffer it parses in place, without a copy.
+func repeatedName(raw []byte) duplicateMember {
+	_, err := jsontext.NewDecoder(bytes.NewBuffer(raw)).ReadValue()
+	var syn *jsontext.SyntacticError
+	if !errors.Is(err, jsontext.ErrDuplicateName) || !errors.As(err, &syn) {
+		return ""
+	}
+	return duplicateMember(syn.JSONPointer)
 }
 
 // Bounds of a request's variables, checked on their JSON text before they

@@ -159,6 +159,9 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 	if refusal != nil {
 		return b, refusal
 	}
+	if dup := repeatedName(m); dup != "" {
+		return b, refuse(http.StatusBadRequest, "the map part: "+dup.Error())
+	}
 	if err := json.Unmarshal(m, &b.paths); err != nil {
 		return b, refuse(http.StatusBadRequest, "the map part must be a JSON object of arrays of paths")
 	}

@@ -67,6 +67,9 @@ func paramsOf(raw []byte) (*graphql.RawParams, *refusal) {
 	if loneSurrogate(raw) {
 		return nil, refuse(http.StatusBadRequest, loneSurrogateMessage)
 	}
+	if dup := repeatedName(raw); dup != "" {
+		return nil, refuse(http.StatusBadRequest, dup.Error())
+	}
 	// gqlgen's own decoding errors name Go types and echo the body:
 	// check the shape here and answer plainly.
 	params, err := decodeBody(raw)

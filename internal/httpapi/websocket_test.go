@@ -145,6 +145,10 @@ func TestWebsocketDuplicateMembers(t *testing.T) {
 		{"payload twice", false, func(start string) string {
 			return `{"id":"1","type":"` + start + `","payload":{"query":"{ me { id } }"},"payload":{"query":` + mutation + `}}`
 		}, "error"},
+		{"a variable's member twice", false, func(start string) string {
+			return `{"id":"1","type":"` + start + `","payload":{"query":` + gatewaytest.Quote(engCreatePostDoc) +
+				`,"variables":{"i":{"content":"first","content":"second"}}}}`
+		}, "error"},
 		{"id twice", false, func(start string) string {
 			return `{"id":"1","id":"2","type":"` + start + `","payload":{"query":` + mutation + `}}`
 		}, "connection_error"},

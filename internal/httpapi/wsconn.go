@@ -147,6 +147,10 @@ func duplicateIn(b []byte) (dup duplicateMember, id, typ string) {
 		// its credentials.
 		_, d, _ = objectMembers(m["payload"], paramNames)
 	}
+	if d == "" {
+		// Anywhere deeper: the variables' objects.
+		return repeatedName(b), id, typ
+	}
 	return duplicateMember(d), id, typ
 }
 
