@@ -138,8 +138,12 @@ func Prefix(tb testing.TB) string {
 	return "t" + strconv.FormatInt(seq.Add(1), 10) + ":"
 }
 
-// Real reports whether the server is a real redis-server.
-func Real() bool { return realServer }
+// Real reports whether the server is a real redis-server, starting it on
+// first use: the answer is known only once it has started.
+func Real() bool {
+	once.Do(start)
+	return realServer
+}
 
 var realServer bool
 
