@@ -50,6 +50,7 @@ type Config struct {
 
 	MaxBodyBytes        int64
 	MaxBodyMemory       int64
+	MinBodyRate         int64
 	RequestTimeout      time.Duration
 	PasswordConcurrency int
 
@@ -124,7 +125,8 @@ func (c *Config) settings() []app.Setting {
 		app.String(&c.introspection, "introspection", "INTROSPECTION", "", "true/false: allow schema introspection and field suggestions (empty: on unless production)"),
 		app.List(&c.CORSOrigins, "cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed to call the API from a browser"),
 		app.Int64(&c.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413"),
-		app.Int64(&c.MaxBodyMemory, "max-body-memory", "MAX_BODY_MEMORY", "67108864", "bytes of JSON request bodies being read at once, all requests together (each counts its Content-Length, or MAX_BODY_BYTES); past it a request gets 503 with Retry-After"),
+		app.Int64(&c.MaxBodyMemory, "max-body-memory", "MAX_BODY_MEMORY", "67108864", "bytes of JSON request bodies being read at once, all requests together (each counts what it has sent), one client address at most an eighth (at least MAX_BODY_BYTES); past it a request gets 503 with Retry-After, past an address's share 429"),
+		app.Int64(&c.MinBodyRate, "min-body-rate", "MIN_BODY_RATE", "4096", "least rate, in bytes a second over each 5 s, at which a POST body must arrive; a slower one is cut with 408; 0 disables"),
 		app.Duration(&c.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "10s", "longest a query or mutation may take (subscriptions are not bound); 0 disables"),
 		app.Int(&c.Limits.Cost, "complexity-limit", "COMPLEXITY_LIMIT", itoa(def.Cost), "largest query cost: one per field, a list's selections once per item of its page; 0 disables"),
 		app.Int(&c.Limits.Tokens, "max-tokens", "MAX_TOKENS", itoa(def.Tokens), "most lexer tokens in a document (names, punctuation, values); 0 disables"),
@@ -246,6 +248,8 @@ func (c *Config) finish(explicit map[string]bool) error {
 		return errors.New("MAX_BODY_MEMORY must be at least MAX_BODY_BYTES")
 	case c.MaxBodyBytes <= 0:
 		return errors.New("max body bytes must be positive")
+	case c.MinBodyRate < 0:
+		return errors.New("MIN_BODY_RATE must not be negative")
 	case c.PasswordConcurrency < 1:
 		return errors.New("password concurrency must be at least 1")
 	case c.Abuse.RefreshGrace < 0 || c.Abuse.RefreshGrace > time.Minute:

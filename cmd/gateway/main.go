@@ -227,6 +227,7 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 			RequestTimeout: cfg.RequestTimeout,
 			MaxBodyBytes:   cfg.MaxBodyBytes,
 			MaxBodyMemory:  cfg.MaxBodyMemory,
+			MinBodyRate:    cfg.MinBodyRate,
 			Loaders:        loader.DefaultConfig(),
 			Sockets:        cfg.Sockets,
 			Uploads:        cfg.Uploads,

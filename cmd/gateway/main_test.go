@@ -362,6 +362,7 @@ func TestBadConfig(t *testing.T) {
 		{"introspection switch", map[string]string{"INTROSPECTION": "2"}, nil, "introspection"},
 		{"body limit with unit", map[string]string{"MAX_BODY_BYTES": "1MB"}, nil, "MAX_BODY_BYTES"},
 		{"zero body limit", map[string]string{"MAX_BODY_BYTES": "0"}, nil, "body"},
+		{"negative body rate", map[string]string{"MIN_BODY_RATE": "-1"}, nil, "MIN_BODY_RATE"},
 		{"complexity", map[string]string{"COMPLEXITY_LIMIT": "lots"}, nil, "COMPLEXITY_LIMIT"},
 		{"password concurrency", map[string]string{"PASSWORD_CONCURRENCY": "0"}, nil, "concurrency"},
 		{"rate limit without a period", map[string]string{"RATE_LIMIT_IP": "600"}, nil, "RATE_LIMIT_IP"},

@@ -34,8 +34,14 @@ type QueryOptions struct {
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
 	// MaxBodyMemory bounds the bytes of JSON request bodies being read at
-	// once, all requests together (httpapi.Options). Zero means 64 MiB.
+	// once, all requests together, one client address at most an eighth
+	// (httpapi.Options). Zero means 64 MiB.
 	MaxBodyMemory int64
+	// MinBodyRate is the least rate, in bytes a second over each
+	// BodyRateWindow (0: 5 s), at which a POST body must arrive; a slower
+	// one is cut with 408. 0: no minimum.
+	MinBodyRate    int64
+	BodyRateWindow time.Duration
 	// Loaders tunes the per-request dataloaders.
 	Loaders loader.Config
 	// RequestTimeout bounds a query or mutation (not a subscription) on
@@ -94,6 +100,8 @@ func NewQuery(services *graph.Resolver, store loader.Store, authn auth.Authentic
 	return httpapi.New(srv, rules, authn, httpapi.Options{
 		MaxBodyBytes:   o.MaxBodyBytes,
 		MaxBodyMemory:  o.MaxBodyMemory,
+		MinBodyRate:    o.MinBodyRate,
+		BodyRateWindow: o.BodyRateWindow,
 		RequestTimeout: o.RequestTimeout,
 		ResponseBytes:  o.Limits.ResponseBytes,
 		OriginAllowed:  o.OriginAllowed,

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
-	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
@@ -309,69 +307,6 @@ func TestWebsocketOperationsAreNotGET(t *testing.T) {
 		}
 		return
 	}
-}
-
-// TestBodyMemoryBound: bodies being read hold at most MaxBodyMemory, all
-// requests together. Two slow clients that announce a full-size body and
-// send a few bytes take it all; further POSTs get 503 with Retry-After
-// until they go, and then the gateway serves again.
-func TestBodyMemoryBound(t *testing.T) {
-	s := gatewaytest.New(t)
-	url := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, MaxBodyMemory: 2 << 20,
-		Limits: gqlguard.DefaultLimits(20000)}))
-	host := strings.TrimPrefix(url, "http://")
-	token := s.Register(t, "slow").Token
-	// A JSON body, and a multipart request's operations part (held in
-	// memory while its files are read), each stalled after a few bytes.
-	starts := map[string]func(net.Conn){
-		"json": func(c net.Conn) {
-			fmt.Fprintf(c, "POST /query HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"query\":", host, 1<<20)
-		},
-		"multipart": func(c net.Conn) {
-			fmt.Fprintf(c, "POST /query HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nGraphQL-Require-Preflight: 1\r\n"+
-				"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: %d\r\n\r\n"+
-				"--b\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{\"query\":", host, token, 1<<20)
-		},
-	}
-	for kind, start := range starts {
-		t.Run(kind, func(t *testing.T) { bodyMemoryBound(t, url, host, start) })
-	}
-}
-
-func bodyMemoryBound(t *testing.T, url, host string, start func(net.Conn)) {
-	var slow []net.Conn
-	for range 2 {
-		c, err := net.Dial("tcp", host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		start(c)
-		slow = append(slow, c)
-	}
-	post := func() (int, http.Header) {
-		res, err := http.Post(url+"/query", jsonType, strings.NewReader(`{"query":"{ __typename }"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		return res.StatusCode, res.Header
-	}
-	// The slow requests reserve their bodies once their handlers run,
-	// which a loaded machine may delay.
-	last := 0
-	eventuallyWithin(t, 30*time.Second, "a POST refused while the slow bodies hold the budget", func() bool {
-		status, h := post()
-		last = status
-		return status == http.StatusServiceUnavailable && h.Get("Retry-After") != ""
-	}, func() string { return fmt.Sprint("last status ", last) })
-	for _, c := range slow {
-		c.Close()
-	}
-	eventually(t, "POSTs served once the slow clients went", func() bool {
-		status, _ := post()
-		return status == http.StatusOK
-	})
 }
 
 // eventually polls cond until it holds, for at most 10 s.

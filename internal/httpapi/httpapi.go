@@ -24,10 +24,17 @@ type Options struct {
 	// MaxBodyBytes bounds a request body; larger ones get 413.
 	MaxBodyBytes int64
 	// MaxBodyMemory bounds the bytes of JSON request bodies being read at
-	// once, all requests together (each reserves its Content-Length, or
-	// MaxBodyBytes when it has none, until it is decoded); a request that
-	// would pass it gets 503 with Retry-After. Zero means 64 MiB.
+	// once, all requests together (each holds what its buffer has grown
+	// to as its bytes arrived, until it is decoded; bodies.go), one
+	// client address at most an eighth of it (and at least MaxBodyBytes);
+	// a request that would pass it gets 503 with Retry-After, one past its
+	// address's share 429. Zero means 64 MiB.
 	MaxBodyMemory int64
+	// MinBodyRate is the least rate, in bytes a second, at which a POST
+	// body must arrive, measured over each BodyRateWindow (0: 5 s); a
+	// slower one is cut with 408. 0: no minimum.
+	MinBodyRate    int64
+	BodyRateWindow time.Duration
 	// RequestTimeout bounds an HTTP query or mutation; 0: no bound.
 	RequestTimeout time.Duration
 	// ResponseBytes bounds the response of an HTTP request; 0: no bound.
@@ -66,7 +73,8 @@ func New(srv *handler.Server, rules *operation.Rules, authn auth.Authenticator, 
 		ClientBudget(o.Limiter, o.TrustedProxies, rules.Tarpit()),
 		redisWorkOwed(rules),
 		upgrades(o.OriginAllowed, websockets), // upgrades leave the chain here
-		readParams(o.MaxBodyBytes, newBodyBudget(o.MaxBodyMemory), uploadCheck{o.Uploads, authn}),
+		readParams(o.MaxBodyBytes, newBodyBudget(o.MaxBodyMemory, o.MaxBodyBytes),
+			bodyPace{rate: o.MinBodyRate, window: o.BodyRateWindow}, uploadCheck{o.Uploads, authn}),
 		measure(rules),
 		authenticate(authn),
 		admission(rules.Slots(), o.RequestTimeout, o.ResponseBytes),

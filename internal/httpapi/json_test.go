@@ -79,7 +79,7 @@ func TestDuplicateMembersRefused(t *testing.T) {
 				r.Header.Set("Content-Type", tc.contentType)
 			}
 			w := httptest.NewRecorder()
-			readParams(1<<20, newBodyBudget(0), uploadCheck{Uploads: Uploads{TempDir: t.TempDir()}, authn: authOf{}})(next).ServeHTTP(w, r)
+			readParams(1<<20, newBodyBudget(0, 1<<20), bodyPace{}, uploadCheck{Uploads: Uploads{TempDir: t.TempDir()}, authn: authOf{}})(next).ServeHTTP(w, r)
 			var res struct {
 				Errors []struct {
 					Message    string

@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/clientaddr"
 	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -73,22 +74,17 @@ var preflightHeaders = []string{"GraphQL-Require-Preflight", "Apollo-Require-Pre
 // multipartParams reads a multipart request (readMultipart) and decodes
 // its operations part as a JSON body, with the files put where its map
 // says. The files it spooled come back even with a refusal, to be
-// removed. The operations part is held in memory while the files after
-// it are read, so it is reserved in bodies as a JSON body is: slow
-// uploads cannot add up past the budget either.
+// removed. The operations and map parts are held in memory while the
+// files after them are read, so they are reserved in bodies as a JSON
+// body is, as their bytes arrive: slow uploads cannot add up past the
+// budget either, nor one address's past its share.
 func multipartParams(w http.ResponseWriter, r *http.Request, maxOps int64, bodies *bodyBudget, check uploadCheck) (*requestParams, *refusal) {
 	if maxOps <= 0 {
 		maxOps = defaultMaxOperations
 	}
-	size := maxOps
-	if r.ContentLength >= 0 && r.ContentLength < size {
-		size = r.ContentLength
-	}
-	if !bodies.take(size) {
-		return nil, bodiesFull()
-	}
-	defer bodies.give(size)
-	upload, f := readMultipart(w, r, maxOps, check)
+	hold := bodies.hold(clientaddr.From(r.Context()))
+	defer hold.release()
+	upload, f := readMultipart(w, r, maxOps, hold, check)
 	spooled := &requestParams{upload: upload}
 	if f != nil {
 		return spooled, f
@@ -112,7 +108,7 @@ func multipartParams(w http.ResponseWriter, r *http.Request, maxOps int64, bodie
 // a signed-in user may upload: a request without a valid token is refused
 // before its files are read (authenticate checks it again afterwards, as
 // for every request: one more Redis round trip, for uploads only).
-func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check uploadCheck) (*multipartBody, *refusal) {
+func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, hold *bodyHold, check uploadCheck) (*multipartBody, *refusal) {
 	u := check.WithDefaults()
 	if f := checkUploader(r, check.authn); f != nil {
 		return nil, f
@@ -127,11 +123,7 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 	}
 	b := &multipartBody{files: map[string]graphql.Upload{}}
 	readErr := func(err error) *refusal {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (at most %d bytes with files)", u.MaxRequestBytes))
-		}
-		return refuse(http.StatusBadRequest, "could not read the multipart body")
+		return bodyRefusal(err, "multipart body", u.MaxRequestBytes)
 	}
 	small := func(name string, limit int64) ([]byte, *refusal) {
 		part, err := mr.NextPart()
@@ -142,12 +134,12 @@ func readMultipart(w http.ResponseWriter, r *http.Request, maxOps int64, check u
 		if part.FormName() != name {
 			return nil, refuse(http.StatusBadRequest, fmt.Sprintf("the multipart body's parts must start with operations, then map; found %q", part.FormName()))
 		}
-		data, err := io.ReadAll(io.LimitReader(part, limit+1))
+		data, err := readBody(part, -1, limit, hold)
+		if errors.Is(err, errBodyLarger) {
+			return nil, refuse(http.StatusRequestEntityTooLarge, name+" part too large")
+		}
 		if err != nil {
 			return nil, readErr(err)
-		}
-		if int64(len(data)) > limit {
-			return nil, refuse(http.StatusRequestEntityTooLarge, name+" part too large")
 		}
 		return data, nil
 	}

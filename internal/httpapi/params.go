@@ -50,11 +50,18 @@ func persistedHash(ext map[string]any) string {
 // (multipart.go). Any other method gets 405, any other POST 415: there is
 // no form transport, which would let a browser send a mutation cross-site
 // without a CORS preflight (multipart needs a header that forces one).
-func readParams(maxBody int64, bodies *bodyBudget, uploads uploadCheck) func(http.Handler) http.Handler {
+//
+// A POST's body, JSON or multipart, is read at pace (bodypace.go) into
+// memory reserved in bodies as it arrives (bodies.go).
+func readParams(maxBody int64, bodies *bodyBudget, pace bodyPace, uploads uploadCheck) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			var p *requestParams
 			var f *refusal
+			var paced *pacedBody
+			if r.Method == http.MethodPost {
+				paced = paceBody(w, r, pace)
+			}
 			switch mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); {
 			case r.Method == http.MethodGet:
 				p, f = getParams(r)
@@ -73,6 +80,7 @@ func readParams(maxBody int64, bodies *bodyBudget, uploads uploadCheck) func(htt
 				f = refuse(http.StatusUnsupportedMediaType,
 					"POST bodies must be application/json (multipart/form-data for a mutation that uploads files)")
 			}
+			paced.done() // the body is read
 			if f == nil && p.raw.Query == "" && !p.persisted {
 				f = refuse(http.StatusBadRequest, "the request has no query")
 			}

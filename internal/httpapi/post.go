@@ -4,45 +4,33 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/socialgw/gateway/internal/social"
+	"github.com/socialgw/gateway/internal/clientaddr"
 )
 
 // postParams reads and decodes a JSON POST body: over max bytes it is
-// refused with 413; its memory is reserved in bodies while it is read
-// and decoded, so slow bodies cannot add up past the budget (503 with
-// Retry-After when they would).
+// refused with 413. Its buffer grows as its bytes arrive, each growth
+// reserved in bodies for its client address (readBody) until the body is
+// decoded, so slow bodies cannot add up past the budget, nor one
+// address's past its share (503 or 429 with Retry-After when they would).
 func postParams(w http.ResponseWriter, r *http.Request, max int64, bodies *bodyBudget) (*requestParams, *refusal) {
 	if max > 0 && r.ContentLength > max {
 		return nil, refuse(http.StatusRequestEntityTooLarge, "request body too large")
 	}
-	size := r.ContentLength // at most max: checked above
-	if size < 0 {
-		size = max
+	if max <= 0 {
+		max = defaultMaxOperations
 	}
-	if !bodies.take(size) {
-		return nil, bodiesFull()
-	}
-	defer bodies.give(size)
-	body := r.Body
-	if max > 0 {
-		body = http.MaxBytesReader(w, r.Body, max)
-	}
-	raw, err := readBody(body, r.ContentLength)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, refuse(http.StatusRequestEntityTooLarge, "request body too large")
-	}
+	hold := bodies.hold(clientaddr.From(r.Context()))
+	defer hold.release()
+	raw, err := readBody(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max, hold)
 	if err != nil {
-		return nil, refuse(http.StatusBadRequest, "could not read request body")
+		return nil, bodyRefusal(err, "request body", max)
 	}
 	params, f := paramsOf(raw)
 	if f != nil {
@@ -162,58 +150,4 @@ func nothingAfter(dec *json.Decoder, raw []byte) error {
 		return errors.New("data after the JSON value")
 	}
 	return nil
-}
-
-// bodyBudget is the memory JSON request bodies being read may hold, all
-// requests together (Options.MaxBodyMemory): POST bodies, and the
-// operations parts of multipart requests.
-type bodyBudget struct{ left atomic.Int64 }
-
-// bodiesFull answers a request whose body finds no room in the budget.
-func bodiesFull() *refusal {
-	return &refusal{status: http.StatusServiceUnavailable, code: social.RateLimited,
-		msg: "the server is reading as many request bodies as it can hold: retry shortly", header: map[string]string{"Retry-After": "1"}}
-}
-
-// defaultBodyMemory is MaxBodyMemory's default: 64 bodies of the default
-// MAX_BODY_BYTES at once.
-const defaultBodyMemory = 64 << 20
-
-func newBodyBudget(n int64) *bodyBudget {
-	if n <= 0 {
-		n = defaultBodyMemory
-	}
-	b := &bodyBudget{}
-	b.left.Store(n)
-	return b
-}
-
-// take reserves n bytes, or reports that they are not there.
-func (b *bodyBudget) take(n int64) bool {
-	for {
-		left := b.left.Load()
-		if left < n {
-			return false
-		}
-		if b.left.CompareAndSwap(left, left-n) {
-			return true
-		}
-	}
-}
-
-func (b *bodyBudget) give(n int64) { b.left.Add(n) }
-
-// readBody reads a body into one buffer of its announced length (no
-// doubling as io.ReadAll grows its buffer), or as io.ReadAll does without
-// one.
-func readBody(body io.Reader, length int64) ([]byte, error) {
-	if length <= 0 {
-		return io.ReadAll(body)
-	}
-	// net/http ends the body at its Content-Length.
-	buf := make([]byte, length)
-	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, fmt.Errorf("read a body of %d bytes: %w", length, err)
-	}
-	return buf, nil
 }
