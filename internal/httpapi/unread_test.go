@@ -26,7 +26,7 @@ import (
 )
 
 // TestUnreadSocketBesideHeavyProbe: one anonymous websocket from
-// 127.0.0.2 sends heavy operations (8 aliased 100-post pages, costly and
+// 127.0.0.2 (each subprotocol in turn) sends heavy operations (8 aliased 100-post pages, costly and
 // heavy) and never reads, reconnecting whenever it is closed; meanwhile
 // a client at 127.0.0.3 posts a heavy query (5 aliased pages) every
 // 100 ms. Its probes are refused at most as often as without the
@@ -35,7 +35,7 @@ import (
 // turn of the costly and heavy lanes. The production defaults, on a
 // process of 2 cores (one costly slot).
 func TestUnreadSocketBesideHeavyProbe(t *testing.T) {
-	redistest.Slow(t, "probes for 8 s beside an attacker")
+	redistest.Slow(t, "probes for 8 s alone and beside each of two attackers")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	s := gatewaytest.New(t)
 	url := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{Limits: gqlguard.DefaultLimits(20000),
@@ -82,39 +82,42 @@ func TestUnreadSocketBesideHeavyProbe(t *testing.T) {
 	const n = 40
 	alone := probes(n)
 
-	actx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var sent, conns int
-	wg.Go(func() { sent, conns = unreadAttacker(actx, t, url, attack) })
-	time.Sleep(2 * time.Second) // its first answers fill the socket's buffers
-	during := probes(n)
-	stop()
-	wg.Wait()
-	t.Logf("heavy probes refused: %d of %d alone, %d of %d beside the unread socket (%d operations sent over %d connections)",
-		alone, n, during, n, sent, conns)
-	if float64(during-alone)/n > 0.05 {
-		t.Errorf("beside the unread socket %d of %d heavy probes were refused, %d alone", during, n, alone)
+	for _, proto := range []string{"graphql-transport-ws", "graphql-ws"} {
+		actx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		var sent, conns int
+		wg.Go(func() { sent, conns = unreadAttacker(actx, t, url, proto, attack) })
+		time.Sleep(2 * time.Second) // its first answers fill the socket's buffers
+		during := probes(n)
+		stop()
+		wg.Wait()
+		t.Logf("%s: heavy probes refused: %d of %d alone, %d of %d beside the unread socket (%d operations sent over %d connections)",
+			proto, alone, n, during, n, sent, conns)
+		if float64(during-alone)/n > 0.05 {
+			t.Errorf("%s: beside the unread socket %d of %d heavy probes were refused, %d alone", proto, during, n, alone)
+		}
 	}
 }
 
-// unreadAttacker connects from 127.0.0.2 with a small receive buffer,
-// sends doc without end and reads nothing past connection_ack,
+// unreadAttacker connects from 127.0.0.2 with a small receive buffer
+// over the subprotocol proto, sends doc without end and reads nothing past connection_ack,
 // reconnecting when the server closes the connection, until ctx ends.
 // It returns the operations it sent and the connections it opened.
-func unreadAttacker(ctx context.Context, t *testing.T, url, doc string) (sent, conns int) {
+func unreadAttacker(ctx context.Context, t *testing.T, url, proto, doc string) (sent, conns int) {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Control: func(_, _ string, c syscall.RawConn) error {
 		var err error
 		_ = c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 		return err
 	}}
 	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	typ := map[string]string{"graphql-transport-ws": "subscribe", "graphql-ws": "start"}[proto]
 	msg := func(i int) []byte {
 		payload, _ := json.Marshal(map[string]string{"query": doc})
-		return []byte(`{"id":"` + strconv.Itoa(i) + `","type":"subscribe","payload":` + string(payload) + `}`)
+		return []byte(`{"id":"` + strconv.Itoa(i) + `","type":"` + typ + `","payload":` + string(payload) + `}`)
 	}
 	for ctx.Err() == nil {
 		c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/query", &websocket.DialOptions{
-			Subprotocols: []string{"graphql-transport-ws"}, HTTPClient: client})
+			Subprotocols: []string{proto}, HTTPClient: client})
 		if err != nil {
 			if ctx.Err() == nil {
 				t.Errorf("dial: %v", err)
