@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ import (
 )
 
 // TestUnreadSocketBesideHeavyProbe: one anonymous websocket from
-// 127.0.0.2 (each subprotocol in turn) sends heavy operations (8 aliased 100-post pages, costly and
+// 127.0.0.2 (each subprotocol in turn, then eight sockets) sends heavy operations (8 aliased 100-post pages, costly and
 // heavy) and never reads, reconnecting whenever it is closed; meanwhile
 // a client at 127.0.0.3 posts a heavy query (5 aliased pages) every
 // 100 ms. Its probes are refused at most as often as without the
@@ -35,7 +36,7 @@ import (
 // turn of the costly and heavy lanes. The production defaults, on a
 // process of 2 cores (one costly slot).
 func TestUnreadSocketBesideHeavyProbe(t *testing.T) {
-	redistest.Slow(t, "probes for 8 s alone and beside each of two attackers")
+	redistest.Slow(t, "probes for 8 s alone and beside each of three attacks")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	s := gatewaytest.New(t)
 	url := gatewaytest.Serve(t, s.NewQueryHandler(gateway.QueryOptions{Limits: gqlguard.DefaultLimits(20000),
@@ -82,19 +83,28 @@ func TestUnreadSocketBesideHeavyProbe(t *testing.T) {
 	const n = 40
 	alone := probes(n)
 
-	for _, proto := range []string{"graphql-transport-ws", "graphql-ws"} {
+	for _, a := range []struct {
+		proto   string
+		sockets int
+	}{{"graphql-transport-ws", 1}, {"graphql-ws", 1}, {"graphql-transport-ws", 8}} {
 		actx, stop := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		var sent, conns int
-		wg.Go(func() { sent, conns = unreadAttacker(actx, t, url, proto, attack) })
-		time.Sleep(2 * time.Second) // its first answers fill the socket's buffers
+		var sent, conns atomic.Int64
+		for range a.sockets {
+			wg.Go(func() {
+				s, c := unreadAttacker(actx, t, url, a.proto, attack)
+				sent.Add(int64(s))
+				conns.Add(int64(c))
+			})
+		}
+		time.Sleep(2 * time.Second) // their first answers fill the sockets' buffers
 		during := probes(n)
 		stop()
 		wg.Wait()
-		t.Logf("%s: heavy probes refused: %d of %d alone, %d of %d beside the unread socket (%d operations sent over %d connections)",
-			proto, alone, n, during, n, sent, conns)
+		t.Logf("%d %s socket(s): heavy probes refused: %d of %d alone, %d of %d beside them (%d operations sent over %d connections)",
+			a.sockets, a.proto, alone, n, during, n, sent.Load(), conns.Load())
 		if float64(during-alone)/n > 0.05 {
-			t.Errorf("%s: beside the unread socket %d of %d heavy probes were refused, %d alone", proto, during, n, alone)
+			t.Errorf("beside %d unread %s socket(s) %d of %d heavy probes were refused, %d alone", a.sockets, a.proto, during, n, alone)
 		}
 	}
 }
