@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/socialgw/gateway/internal/operation"
 )
@@ -70,7 +71,16 @@ func (b *boundedWriter) Flush() {}
 func (b *boundedWriter) size() int { return b.body.Len() }
 
 // writeTo sends the buffered response as it was written, with its length.
+// The request's execution slots went back when it executed; a client that
+// does not read its answer holds the buffer for at most the write
+// deadline of a socket's message, then its connection is closed.
 func (b *boundedWriter) writeTo(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	if rc.SetWriteDeadline(time.Now().Add(socketWriteTimeout)) == nil {
+		// The server sets none of its own (subscriptions stay open): the
+		// next request on the connection starts without one.
+		defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	}
 	for k, v := range b.header {
 		w.Header()[k] = v
 	}
@@ -81,6 +91,7 @@ func (b *boundedWriter) writeTo(w http.ResponseWriter) {
 	w.Header().Set("Content-Length", strconv.Itoa(b.body.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(b.body.Bytes())
+	_ = rc.Flush() // under the deadline, not after the handler returns
 }
 
 // recycle hands the buffer back to the pool once the response is sent

@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBoundedWriter(t *testing.T) {
@@ -15,8 +16,12 @@ func TestBoundedWriter(t *testing.T) {
 	if _, err := b.Write([]byte(`{"data":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	w := httptest.NewRecorder()
+	w := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
 	b.writeTo(w)
+	// The body is written under a deadline, cleared once it is written.
+	if len(w.deadlines) != 2 || !w.deadlines[0].After(time.Now()) || !w.deadlines[1].IsZero() {
+		t.Errorf("write deadlines %v, want one in the future, then none", w.deadlines)
+	}
 	if w.Code != 201 || w.Body.String() != `{"data":1}` || w.Header().Get("Content-Length") != "10" || w.Header().Get("Content-Type") != "application/json" {
 		t.Errorf("got %d %v %q", w.Code, w.Header(), w.Body)
 	}
@@ -28,4 +33,15 @@ func TestBoundedWriter(t *testing.T) {
 	if _, err := b.Write([]byte("y")); err == nil || over != 1 {
 		t.Errorf("a write after the overflow: err %v, over %d", err, over)
 	}
+}
+
+// deadlineRecorder records the write deadlines set on it.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadlines []time.Time
+}
+
+func (r *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	r.deadlines = append(r.deadlines, t)
+	return nil
 }

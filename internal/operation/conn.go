@@ -15,7 +15,8 @@ import (
 
 // InFlight bounds the queries and mutations of one connection that are
 // executing or whose answer is being written: a client that sends without
-// reading holds at most this many answers in memory.
+// reading holds at most this many answers in memory, and at most the
+// bytes its connection's and its address's unread bounds allow (unread).
 const InFlight = 8
 
 // CloseUnauthorized is graphql-transport-ws's close code for a token that
@@ -38,6 +39,7 @@ type Conn struct {
 	last     atomic.Int64 // unix nanoseconds of the last operation's start or end
 	closed   chan struct{}
 	once     sync.Once
+	unread   int64 // bytes of answers executed and not yet written, under unread.mu
 
 	mu     sync.Mutex
 	closer func(code int, reason string) // set when accepted

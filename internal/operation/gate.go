@@ -36,13 +36,17 @@ import (
 //     (connAdmission), so a client that sends without reading is held
 //     back by TCP rather than queued in the process;
 //   - it takes the process's execution slots (its client's share, the
-//     costly and heavy lanes too), as an HTTP request does;
+//     costly and heavy lanes too), as an HTTP request does, and gives
+//     them back once it has executed, before its answer is written: its
+//     answer then waits within the connection's and the address's unread
+//     bounds (unread), past which the connection is closed;
 //   - its response is bounded as it is built (MAX_RESPONSE_BYTES); its
 //     deadline is the deadline middleware's.
 type gate struct {
 	authn    auth.Authenticator
 	slots    *Slots
 	maxBytes int
+	unread   *unread
 }
 
 type admittedKey struct{}
@@ -108,11 +112,50 @@ func (g *gate) around(ctx context.Context, next graphql.OperationHandler) graphq
 		return ending(ctx, refused(ctx, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
 			Message: "the server is busy: retry in a second"}), done)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	ctx = WithResponseBudget(ctx, g.maxBytes, func() { cancel(ErrTooLarge) })
-	return ending(ctx, next(ctx), func() {
+	return g.execute(ctx, s, lease, next, done)
+}
+
+// execute runs an admitted operation. Its slots go back as soon as it
+// has executed (its response is built), not once its client has read the
+// answer: an answer waiting to be written holds only its bytes, counted
+// against its connection's and its address's unread bounds; an answer
+// that does not fit them closes the connection and is dropped. done (the
+// connection's places) runs once the answer is written, or dropped.
+func (g *gate) execute(ctx context.Context, s *Conn, lease *Lease, next graphql.OperationHandler, done func()) graphql.ResponseHandler {
+	ectx, cancel := context.WithCancelCause(ctx)
+	ectx = WithResponseBudget(ectx, g.maxBytes, func() { cancel(ErrTooLarge) })
+	executed := sync.OnceFunc(func() {
 		cancel(nil)
 		lease.Release()
+	})
+	var mu sync.Mutex
+	written := func() {} // gives the answer's unread bytes back
+	h := next(ectx)
+	first := true
+	return ending(ctx, func(rctx context.Context) *graphql.Response {
+		resp := h(rctx)
+		if !first {
+			return resp
+		}
+		first = false
+		executed()
+		if resp == nil {
+			return nil
+		}
+		release, reason := g.unread.hold(s, answerSize(resp))
+		if reason != "" {
+			s.Close(CloseTryAgain, reason)
+			return nil
+		}
+		mu.Lock()
+		written = release
+		mu.Unlock()
+		return resp
+	}, func() {
+		executed()
+		mu.Lock()
+		written()
+		mu.Unlock()
 		done()
 	})
 }

@@ -141,7 +141,7 @@ func (r *Rules) Install(srv *handler.Server) {
 	// After every check that can refuse a document: an operation that
 	// claims its connection's place is sure to be dispatched.
 	srv.Use(connAdmission{})
-	g := &gate{authn: r.o.Authn, slots: r.o.Slots, maxBytes: r.o.Limits.ResponseBytes}
+	g := &gate{authn: r.o.Authn, slots: r.o.Slots, maxBytes: r.o.Limits.ResponseBytes, unread: newUnread(r.o.Limits.ResponseBytes)}
 	srv.AroundOperations(g.around)
 	srv.AroundOperations(deadline(r.o.RequestTimeout))
 	// After the gate, which puts a websocket operation's viewer in the

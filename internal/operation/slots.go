@@ -24,11 +24,13 @@ import (
 // operations always find a core. An operation waits up to wait for all
 // of its slots, then is refused.
 type Slots struct {
-	// slots hold the operations executing; heavy ones (IsHeavy) also hold
-	// one of heavy, costly ones one of costly. nil: no cap.
-	slots, heavy, costly chan struct{}
-	perClient            int
-	wait                 time.Duration
+	// slots hold the operations executing (nil: no cap); heavy ones
+	// (IsHeavy) also hold a place of heavy, costly ones one of costly,
+	// lanes shared fairly between clients (fairLane).
+	slots         chan struct{}
+	heavy, costly *fairLane
+	perClient     int
+	wait          time.Duration
 
 	mu      sync.Mutex
 	clients map[string]*share
@@ -53,8 +55,8 @@ func NewSlots(n int, wait time.Duration) *Slots {
 	s := &Slots{wait: wait, clients: map[string]*share{}}
 	if n > 0 {
 		s.slots = make(chan struct{}, n)
-		s.heavy = make(chan struct{}, max(1, n/4))
-		s.costly = make(chan struct{}, max(1, min(n/4, runtime.GOMAXPROCS(0)/2)))
+		s.heavy = newFairLane(max(1, n/4))
+		s.costly = newFairLane(max(1, min(n/4, runtime.GOMAXPROCS(0)/2)))
 		s.perClient = max(2, n/4)
 	}
 	return s
@@ -87,39 +89,51 @@ type Demand struct {
 	Heavy, Costly bool
 }
 
-// Lease is what an admitted operation holds until its work ends (not
-// merely until it is answered: an operation past its deadline keeps its
-// slots until its goroutine returns, so abandoned work still counts
-// against the cap).
+// Lease is what an admitted operation holds until its execution ends
+// (not merely until it is answered: an operation past its deadline keeps
+// its slots until its goroutine returns, so abandoned work still counts
+// against the cap; nor until its answer is read: an answer waiting to be
+// written holds no slot).
 type Lease struct {
 	s      *Slots
+	fair   []*fairLane // the heavy and costly places it holds
 	lanes  []chan struct{}
 	client string // whose share it refers to, "" for none
+	who    string // whose places of fair it holds
 }
 
-// Acquire takes a costly and a heavy slot when the operation is such,
-// the client's share and a slot, in that order (an operation waiting for
-// a costly or heavy slot holds no place of its client's, whose ordinary
-// operations go on), waiting up to the slots' wait in all; false when
-// they did not all come in time or ctx ended.
+// Acquire takes a costly and a heavy slot when the operation is such
+// (its client's fair turn of those lanes), the client's share and a
+// slot, in that order (an operation waiting for a costly or heavy slot
+// holds no place of its client's, whose ordinary operations go on),
+// waiting up to the slots' wait in all; false when they did not all
+// come in time or ctx ended.
 func (s *Slots) Acquire(ctx context.Context, d Demand) (*Lease, bool) {
 	l := s.Track()
 	if s.slots == nil {
 		return l, true
 	}
-	if d.Costly {
-		l.lanes = append(l.lanes, s.costly)
-	}
-	if d.Heavy {
-		l.lanes = append(l.lanes, s.heavy)
+	t := time.NewTimer(s.wait)
+	defer t.Stop()
+	l.who = d.Client
+	for _, f := range []struct {
+		lane *fairLane
+		want bool
+	}{{s.costly, d.Costly}, {s.heavy, d.Heavy}} {
+		if !f.want {
+			continue
+		}
+		if !f.lane.take(ctx, d.Client, t.C) {
+			l.Release()
+			return nil, false
+		}
+		l.fair = append(l.fair, f.lane)
 	}
 	if d.Client != "" {
 		l.client = d.Client
 		l.lanes = append(l.lanes, s.share(d.Client))
 	}
 	l.lanes = append(l.lanes, s.slots)
-	t := time.NewTimer(s.wait)
-	defer t.Stop()
 	for i, lane := range l.lanes {
 		select {
 		case lane <- struct{}{}:
@@ -177,6 +191,10 @@ func (s *Slots) Burst() { s.dirty.Store(true) }
 
 // Release frees the lease's slots and ends its work.
 func (l *Lease) Release() {
+	for _, f := range l.fair {
+		f.give(l.who)
+	}
+	l.fair = nil
 	for _, lane := range l.lanes {
 		<-lane
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 func TestSlots(t *testing.T) {
@@ -78,7 +80,7 @@ func TestSlotsFairShare(t *testing.T) {
 	if !take(Demand{Client: "ip:b"}) {
 		t.Error("another client waits for the first's share")
 	}
-	costly := cap(s.costly)
+	costly := s.costly.size
 	if want := max(1, min(8, runtime.GOMAXPROCS(0)/2)); costly != want {
 		t.Errorf("%d costly slots, want %d", costly, want)
 	}
@@ -109,4 +111,71 @@ func TestSlotsFairShare(t *testing.T) {
 	if len(s.clients) != 0 || s.inflight.Load() != 0 {
 		t.Errorf("%d client shares, %d in flight once all are released", len(s.clients), s.inflight.Load())
 	}
+}
+
+// TestFairLane: a client holds at most half of a lane (at least one
+// place); a place given back goes to the waiting client that holds
+// fewest, whatever the order of arrival, so that one client's many
+// waiting operations do not pass another client's one.
+func TestFairLane(t *testing.T) {
+	ctx := context.Background()
+	never := make(chan time.Time)
+	wide := newFairLane(4)
+	for i := range 2 {
+		if !wide.take(ctx, "a", never) {
+			t.Fatalf("place %d of a refused", i)
+		}
+	}
+	expired := make(chan time.Time, 1)
+	expired <- time.Now()
+	if wide.take(ctx, "a", expired) {
+		t.Error("a client took more than half of the lane")
+	}
+	if !wide.take(ctx, "b", never) {
+		t.Error("another client waits while the lane has room")
+	}
+
+	one := newFairLane(1)
+	if !one.take(ctx, "a", never) {
+		t.Fatal("a free place refused")
+	}
+	got := make(chan string, 8)
+	wait := func(client string) {
+		n := one.waitingOf(client)
+		go func() {
+			if one.take(ctx, client, never) {
+				got <- client
+			}
+		}()
+		redistest.Eventually(t, 5*time.Second, "one more operation of "+client+" waiting", func() bool { return one.waitingOf(client) > n })
+	}
+	for range 3 {
+		wait("a")
+	}
+	wait("b")
+	one.give("a")
+	holder := <-got
+	if holder != "b" {
+		t.Errorf("the place went to %s, with b waiting and holding none", holder)
+	}
+	for range 3 {
+		one.give(holder)
+		holder = <-got
+	}
+	one.give(holder)
+	one.mu.Lock()
+	defer one.mu.Unlock()
+	if one.held != 0 || len(one.clients) != 0 || len(one.waiting) != 0 {
+		t.Errorf("%d held, %d clients, %d waiting once all gave back", one.held, len(one.clients), len(one.waiting))
+	}
+}
+
+// waitingOf is how many operations of client wait for the lane.
+func (l *fairLane) waitingOf(client string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.clients[client]; c != nil {
+		return c.waiters
+	}
+	return 0
 }
