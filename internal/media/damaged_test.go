@@ -29,6 +29,7 @@ func TestDamagedRefused(t *testing.T) {
 	frame := bytes.Index(anim, []byte("ANMF"))
 	ogg := mediatest.OggOpusTagged(312, 2*48000+312, 100)
 	gifFile := mediatest.GIFWithComments(t, 6, 5)
+	opusEnd := mediatest.OggOpus(312, 1000) // its last page: 27 + 1 + 40 bytes
 	tests := []struct {
 		name string
 		file []byte
@@ -65,6 +66,7 @@ func TestDamagedRefused(t *testing.T) {
 		})},
 		{"ogg with a second stream", append(append([]byte{}, ogg...), mediatest.OggOpus(312, 1000)...)},
 		{"ogg cut short", cut(ogg, len(ogg)-10)},
+		{"ogg page after the end of its stream", append(append([]byte{}, ogg...), opusEnd[len(opusEnd)-68:]...)},
 		{"m4a with a movie fragment", append(mediatest.M4AWithMetadata(1000, 3500, false, false), 0, 0, 0, 8, 'm', 'o', 'o', 'f')},
 		{"m4a with an offset outside its media data", edit(mediatest.M4AWithMetadata(1000, 3500, false, false), func(b []byte) []byte {
 			i := bytes.Index(b, []byte("stco"))

@@ -26,7 +26,7 @@ func decodeWritten(w io.Writer, write func(io.Writer) error, f File, maxPixels i
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := decodeImage(pr, f, maxPixels)
+		err := decodeSafely(pr, f, maxPixels)
 		if err == nil {
 			_, err = io.Copy(io.Discard, pr) // nothing follows the image: EOF
 		}
@@ -40,6 +40,18 @@ func decodeWritten(w io.Writer, write func(io.Writer) error, f File, maxPixels i
 		return werr
 	}
 	return derr
+}
+
+// decodeSafely is decodeImage, a decoder's panic on hostile input
+// turned into a refusal: it runs on a goroutine of its own, where a panic
+// would end the process.
+func decodeSafely(r io.Reader, f File, maxPixels int64) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = badImage(f.MIME)
+		}
+	}()
+	return decodeImage(r, f, maxPixels)
 }
 
 // decodeImage decodes a whole image from r, whose header Inspect read as

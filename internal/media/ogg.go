@@ -22,6 +22,7 @@ type oggPage struct {
 const (
 	oggContinued = 0x01
 	oggBOS       = 0x02
+	oggEOS       = 0x04
 )
 
 // cleanOgg writes an Ogg Opus stream with its comment packet (OpusTags:
@@ -29,14 +30,15 @@ const (
 // one that keeps the encoder's vendor string and no comment. The pages
 // that held the old packet become one page; the sequence numbers after
 // it are renumbered and every page's CRC is computed again. A page whose
-// CRC is wrong, bytes that are not a page, or a second logical stream
-// (chained or multiplexed) are refused.
+// CRC is wrong, bytes that are not a page, a page after the end of the
+// stream, or a second logical stream (chained or multiplexed) are
+// refused.
 func cleanOgg(w io.Writer, r io.ReaderAt, size int64) error {
 	br := bufio.NewReader(io.NewSectionReader(r, 0, size))
 	bw := bufio.NewWriter(w)
 	var serial, removed uint32
 	var tags []byte
-	inTags := false
+	inTags, ended := false, false
 	for n := 0; ; n++ {
 		p, err := readOggPage(br)
 		if errors.Is(err, io.EOF) && n > 0 {
@@ -51,7 +53,7 @@ func cleanOgg(w io.Writer, r io.ReaderAt, size int64) error {
 				return badOgg()
 			}
 			serial, inTags = p.serial, true
-		case p.serial != serial || p.flags&oggBOS != 0:
+		case p.serial != serial || p.flags&oggBOS != 0 || ended:
 			return refuse("is an Ogg file of more than one stream")
 		case inTags:
 			tags = append(tags, p.data...)
@@ -72,6 +74,7 @@ func cleanOgg(w io.Writer, r io.ReaderAt, size int64) error {
 		default:
 			p.seq -= removed
 		}
+		ended = p.flags&oggEOS != 0
 		if _, err := bw.Write(p.encode()); err != nil {
 			return err
 		}

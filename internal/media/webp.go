@@ -5,13 +5,17 @@ import (
 	"io"
 )
 
-// webpKept are the RIFF chunks a stored WebP keeps: the bitstreams
-// (VP8, VP8L and ALPH), the extended header (VP8X), the colour profile
-// and the animation (ANIM, ANMF). EXIF, XMP and unknown chunks are left
-// out; inside an ANMF frame only its bitstream chunks are kept.
-var webpKept = map[string]bool{"VP8 ": true, "VP8L": true, "VP8X": true, "ALPH": true, "ICCP": true, "ANIM": true, "ANMF": true}
-
-var webpFrameKept = map[string]bool{"VP8 ": true, "VP8L": true, "ALPH": true}
+// What a stored WebP keeps: a still image its extended header (VP8X),
+// colour profile (ICCP), alpha (ALPH) and first bitstream (VP8, VP8L);
+// an animation its extended header, colour profile, ANIM and ANMF
+// frames, each frame only its alpha and first bitstream. EXIF, XMP,
+// unknown chunks and whatever follows the bitstream the decoder reads
+// are left out, so what is stored is what is decoded.
+var (
+	webpStill    = map[string]bool{"VP8X": true, "ICCP": true, "ALPH": true, "VP8 ": true, "VP8L": true}
+	webpAnimated = map[string]bool{"VP8X": true, "ICCP": true, "ANIM": true, "ANMF": true}
+	webpFrame    = map[string]bool{"ALPH": true, "VP8 ": true, "VP8L": true}
+)
 
 // The VP8X flags of metadata chunks, cleared in the stored copy.
 const webpMetadataFlags = 0x08 | 0x04 // EXIF, XMP
@@ -45,8 +49,9 @@ func (c riffChunk) size() int64 {
 	return 8 + n + n&1
 }
 
-// riffChunks lists the chunks in r[off:end] that keep says are kept.
-// A last chunk that lacks its pad byte is accepted.
+// riffChunks lists the chunks in r[off:end] that keep says are kept, up
+// to the first bitstream (VP8, VP8L) when keep holds one. A last chunk
+// that lacks its pad byte is accepted.
 func riffChunks(r io.ReaderAt, off, end int64, keep map[string]bool) ([]riffChunk, error) {
 	var kept []riffChunk
 	var hdr [8]byte
@@ -67,11 +72,14 @@ func riffChunks(r io.ReaderAt, off, end int64, keep map[string]bool) ([]riffChun
 				return nil, badImage(mimeWebP)
 			}
 			var err error
-			if c.frame, err = riffChunks(r, c.off+anmfHeader, c.off+c.n, webpFrameKept); err != nil {
+			if c.frame, err = riffChunks(r, c.off+anmfHeader, c.off+c.n, webpFrame); err != nil {
 				return nil, err
 			}
 		}
 		kept = append(kept, c)
+		if c.id == "VP8 " || c.id == "VP8L" {
+			break
+		}
 	}
 	return kept, nil
 }
@@ -85,7 +93,12 @@ func cleanWebP(w io.Writer, r io.ReaderAt, size int64) error {
 		return badImage(mimeWebP)
 	}
 	end := min(size, 8+int64(binary.LittleEndian.Uint32(riff[4:])))
-	kept, err := riffChunks(r, 12, end, webpKept)
+	keep := webpStill
+	var first [9]byte
+	if _, err := r.ReadAt(first[:], 12); err == nil && string(first[:4]) == "VP8X" && first[8]&0x02 != 0 {
+		keep = webpAnimated
+	}
+	kept, err := riffChunks(r, 12, end, keep)
 	if err != nil {
 		return err
 	}

@@ -54,8 +54,8 @@ func riff(chunks ...[]byte) []byte {
 }
 
 // WebPWithMetadata is an extended WebP (VP8X announcing EXIF and XMP) of
-// w×h, lossless pixels, EXIF and XMP chunks, an unknown chunk, and bytes
-// after the RIFF's end.
+// w×h, lossless pixels, EXIF and XMP chunks, an unknown chunk, a second
+// bitstream, and bytes after the RIFF's end.
 func WebPWithMetadata(w, h int) []byte {
 	out := riff(
 		riffChunk("VP8X", vp8x(0x08|0x04|0x10, w, h)),
@@ -63,6 +63,7 @@ func WebPWithMetadata(w, h int) []byte {
 		riffChunk("VP8L", VP8L(w, h, [4]byte{0xff, 0x20, 0x40, 0x60})),
 		riffChunk("XMP ", []byte("<x:xmpmeta>"+Secret+"</x:xmpmeta>")),
 		riffChunk("gpSx", []byte(Secret)),
+		riffChunk("VP8L", []byte(Secret)), // a second bitstream, which no decoder reads
 	)
 	return append(out, Secret...)
 }
