@@ -78,8 +78,9 @@ func (s *AccountService) CreateUser(ctx context.Context, in auth.NewAccount) (*s
 	if err := s.claim(ctx, in, id, created); err != nil {
 		return nil, err
 	}
+	profile := userRow{user: social.User{Name: in.Name, Email: in.Email, CreatedAt: created}, pw: in.PasswordHash}
 	res, err := registerProfileScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id), s.keys.HomeMark(id)},
-		created.UnixMilli(), s.homeTTL(), "name", in.Name, "email", in.Email, "bio", "", "created", msString(created), "pw", in.PasswordHash,
+		append([]any{created.UnixMilli(), s.homeTTL()}, profileRecord.encode(&profile)...)...,
 	).Text()
 	if err != nil {
 		return nil, fmt.Errorf("register %q: write profile: %w", in.Name, err)
@@ -164,7 +165,7 @@ func (s *AccountService) Credentials(ctx context.Context, login string) (string,
 	if err != nil {
 		return "", "", fmt.Errorf("look up login: %w", err)
 	}
-	pw, err := s.rdb.HGet(ctx, s.keys.User(id), "pw").Result()
+	pw, err := s.rdb.HGet(ctx, s.keys.User(id), profileRecord.name("pw")).Result()
 	if isNil(err) {
 		return "", "", social.Errorf(social.NotFound, "no such account")
 	}
@@ -243,7 +244,8 @@ func (s *AccountService) UpdateBio(ctx context.Context, id, bio string) error {
 	}
 	// HSET would create a hash for a deleted user: check existence inside
 	// the same atomic step.
-	n, err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.User(id)}, "bio", bio).Int()
+	row := userRow{user: social.User{Bio: bio}}
+	n, err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.User(id)}, profileRecord.encodeOnly(&row, profileRecord.strs("bio"))...).Int()
 	// Its author sees the edit at once; other gateways when Redis's
 	// invalidation reaches them.
 	s.profiles.Invalidate(s.keys.User(id))

@@ -19,8 +19,12 @@ import (
 // retried delete recognise its own earlier run.
 const deletedCommentTTL = time.Minute
 
-// commentFields are the fields of a PostComment hash, in the order read.
-var commentFields = []string{"author", "content", "created"}
+// What the store reads of a comment hash (commentRecord): the comment,
+// and what its deletion needs to take its notifications back.
+var (
+	commentRead     = commentRecord.view("author", "content", "created")
+	commentNotified = commentRecord.view("author", "mentions")
+)
 
 // commentRetryWindow is how long a comment whose notification job was
 // not queued is recognised by a retry of the same call (CommentRetry).
@@ -72,13 +76,13 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 		return nil, fmt.Errorf("index comment %s: %w", id, err)
 	}
 	created := s.now().UTC()
+	row := commentRow{comment: social.Comment{AuthorID: viewerID, Content: content, CreatedAt: created}, mentions: mentions}
 	retry := s.commentRetryKey(postID, viewerID, content)
 	// Twice at most: an earlier comment deleted since is no answer.
 	for range 2 {
 		res, err := addCommentScript.Run(ctx, s.rdb,
 			[]string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID), retry},
-			id, commentRetryWindow.Milliseconds(), s.keys.PostComment(postID, ""),
-			"author", viewerID, "content", content, "created", msString(created), "mentions", strings.Join(mentions, ","),
+			append([]any{id, commentRetryWindow.Milliseconds(), s.keys.PostComment(postID, "")}, commentRecord.encode(&row)...)...,
 		).Text()
 		switch {
 		case err != nil:
@@ -130,7 +134,7 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	var hash *redis.SliceCmd
 	var postAuthor *redis.StringCmd
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		hash = p.HMGet(ctx, s.keys.PostComment(postID, commentID), "author", "mentions")
+		hash = commentNotified.queue(ctx, p, s.keys.PostComment(postID, commentID))
 		postAuthor = p.HGet(ctx, s.keys.Post(postID), postAuthorField)
 		return nil
 	}); err != nil && !isNil(err) {
@@ -138,7 +142,7 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	}
 	res, err := deleteCommentScript.Run(ctx, s.rdb,
 		[]string{s.keys.Post(postID), s.keys.PostComment(postID, commentID), s.keys.PostComments(postID)},
-		commentID, viewerID, deletedCommentTTL.Milliseconds(), postAuthorField, s.keys.PostComment(postID, ""),
+		commentID, viewerID, deletedCommentTTL.Milliseconds(), s.keys.PostComment(postID, ""),
 	).Text()
 	if err != nil {
 		return fmt.Errorf("delete comment %s: %w", commentID, err)
@@ -159,12 +163,12 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	if err := s.rdb.HDel(ctx, s.keys.CommentPost(commentID), commentID).Err(); err != nil {
 		return fmt.Errorf("unindex comment %s: %w", commentID, err)
 	}
-	author, _ := hash.Val()[0].(string)
-	mentions, _ := hash.Val()[1].(string)
-	if author == "" {
+	var c commentRow
+	commentNotified.decode(&c, hash.Val())
+	if c.comment.AuthorID == "" {
 		return nil // deleted by an earlier run, which queued the jobs
 	}
-	return s.notifyComment(ctx, commentID, postID, author, postAuthor.Val(), splitIDs(mentions))
+	return s.notifyComment(ctx, commentID, postID, c.comment.AuthorID, postAuthor.Val(), c.mentions)
 }
 
 // notifyComment queues the jobs of a comment's notifications: its post's
@@ -242,7 +246,7 @@ func (s *EngagementService) commentsOf(ctx context.Context, refs []commentRef) (
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
 			if r.PostID != "" {
-				cmds[i] = p.HMGet(ctx, s.keys.PostComment(r.PostID, r.ID), commentFields...)
+				cmds[i] = commentRead.queue(ctx, p, s.keys.PostComment(r.PostID, r.ID))
 			}
 		}
 		return nil
@@ -255,14 +259,13 @@ func (s *EngagementService) commentsOf(ctx context.Context, refs []commentRef) (
 		if c == nil {
 			continue
 		}
-		v := c.Val()
-		author, _ := v[0].(string)
-		if author == "" {
+		var row commentRow
+		commentRead.decode(&row, c.Val())
+		if row.comment.AuthorID == "" {
 			continue // missing, or a deleted comment's tombstone
 		}
-		content, _ := v[1].(string)
-		created, _ := v[2].(string)
-		out[i] = &social.Comment{ID: refs[i].ID, PostID: refs[i].PostID, AuthorID: author, Content: content, CreatedAt: msTime(created)}
+		row.comment.ID, row.comment.PostID = refs[i].ID, refs[i].PostID
+		out[i] = &row.comment
 	}
 	return out, nil
 }

@@ -24,9 +24,6 @@ type EngagementService struct{ *DB }
 // crash between the two steps leaves a dangling index entry, which reads
 // as a missing comment, and never a visible half-written one.
 
-// postAuthorField is the post hash field holding the author's id.
-const postAuthorField = "author"
-
 // engageable checks that viewerID may like or comment on postID, with the
 // read-time visibility check of the read path (one pipeline). A post that
 // does not exist, whose audience excludes the viewer, or whose author

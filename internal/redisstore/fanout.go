@@ -64,6 +64,10 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
 }
 
+// postFanout is what fan-out reads of a new post: who to tell, and its
+// audience for what createPost may have left undone.
+var postFanout = postRecord.view("author", "vis", "rauthor", "mentions")
+
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
 func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost string) error {
@@ -72,7 +76,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	var listed *redis.FloatCmd
 	var celeb *redis.StringCmd
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		hash = p.HMGet(ctx, s.keys.Post(post), postAuthorField, "vis", "rauthor", "mentions")
+		hash = postFanout.queue(ctx, p, s.keys.Post(post))
 		listed = p.ZScore(ctx, s.keys.UserPosts(author), post)
 		followers = p.ZCard(ctx, s.keys.Followers(author))
 		celeb = p.HGet(ctx, s.keys.Celebrities(), author)
@@ -81,21 +85,19 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	if err := pipelineErr(cmds, err); err != nil {
 		return fmt.Errorf("load post %s for fan-out: %w", post, err)
 	}
-	vals := hash.Val()
-	if a, _ := vals[0].(string); a != author {
+	var row postRow
+	postFanout.decode(&row, hash.Val())
+	if row.post.AuthorID != author {
 		return nil // deleted meanwhile (or never written): nothing to deliver
 	}
 	// The original's author and the users mentioned are told.
-	rauthor, _ := vals[2].(string)
-	mentions, _ := vals[3].(string)
-	if err := s.notifyPost(ctx, post, author, repost, rauthor, splitIDs(mentions), false); err != nil {
+	if err := s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false); err != nil {
 		return err
 	}
 	if isNil(listed.Err()) {
 		// createPost stopped after queueing this job: finish its writes.
 		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			vis, _ := vals[1].(string)
-			s.queuePublished(ctx, p, post, author, repost, social.Visibility(vis))
+			s.queuePublished(ctx, p, post, author, repost, row.post.Visibility)
 			return nil
 		}); err != nil {
 			return fmt.Errorf("publish post %s: %w", post, err)
@@ -118,8 +120,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		}
 	}
 	d := delivery{s: s.DB, post: post, author: author, mustFollow: "0"}
-	vis, _ := vals[1].(string)
-	if social.Visibility(vis) == social.OnlyTo {
+	if row.post.Visibility == social.OnlyTo {
 		// At most social.MaxAudienceSize users; the script keeps those who
 		// follow, and those who mute the author are left out here.
 		d.mustFollow = "1"
@@ -133,7 +134,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		return d.send(ctx, only)
 	}
 	var excluded map[string]bool
-	if social.Visibility(vis) == social.NotTo {
+	if row.post.Visibility == social.NotTo {
 		not, err := s.rdb.SMembers(ctx, s.keys.PostNotTo(post)).Result()
 		if err != nil {
 			return fmt.Errorf("load audience of post %s: %w", post, err)

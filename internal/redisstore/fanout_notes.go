@@ -77,15 +77,15 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 		case social.NoteFollow:
 			truth, t.group = p.ZScore(ctx, k.Followers(t.to[0]), t.actor), "follow"
 		case social.NoteComment:
-			truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), "author"), "comment:"+t.target, t.post, t.target
+			truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), commentRecord.name("author")), "comment:"+t.target, t.post, t.target
 		case social.NoteRepost:
-			truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), "repost"), "repost:"+t.post, t.post
+			truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), postRecord.name("repost")), "repost:"+t.post, t.post
 		case social.NoteMention:
 			// A mention in a post (post == "") or in a comment on post.
 			if t.post == "" {
 				truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), postAuthorField), "mention:"+t.target, t.target
 			} else {
-				truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), "author"), "mention:c"+t.target, t.post, t.target
+				truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), commentRecord.name("author")), "mention:c"+t.target, t.post, t.target
 			}
 			access = s.queueAccess(ctx, p, t.postID, t.to)
 		default:
@@ -169,7 +169,7 @@ type visibilityCheck struct {
 }
 
 func (s *FanoutService) queueAccess(ctx context.Context, p redis.Pipeliner, postID string, users []string) *visibilityCheck {
-	c := &visibilityCheck{hash: p.HMGet(ctx, s.keys.Post(postID), postAuthorField, "vis"), users: users}
+	c := &visibilityCheck{hash: postAudience.queue(ctx, p, s.keys.Post(postID)), users: users}
 	for _, u := range users {
 		c.only = append(c.only, p.SIsMember(ctx, s.keys.PostOnlyTo(postID), u))
 		c.not = append(c.not, p.SIsMember(ctx, s.keys.PostNotTo(postID), u))
@@ -177,21 +177,25 @@ func (s *FanoutService) queueAccess(ctx context.Context, p redis.Pipeliner, post
 	return c
 }
 
-// author is the post's author ("" when it is gone).
-func (c *visibilityCheck) author() string {
-	a, _ := c.hash.Val()[0].(string)
-	return a
+// postAudience is what the check reads of the post's hash.
+var postAudience = postRecord.view("author", "vis")
+
+// post is the post's author and visibility (no author when it is gone).
+func (c *visibilityCheck) post() *social.Post {
+	var r postRow
+	postAudience.decode(&r, c.hash.Val())
+	return &r.post
 }
 
+// author is the post's author ("" when it is gone).
+func (c *visibilityCheck) author() string { return c.post().AuthorID }
+
 func (c *visibilityCheck) allows(i int) bool {
-	vals := c.hash.Val()
-	author, _ := vals[0].(string)
-	vis, _ := vals[1].(string)
-	if author == "" {
+	p := c.post()
+	if p.AuthorID == "" {
 		return false
 	}
-	return social.PostAccess(c.users[i], &social.Post{AuthorID: author, Visibility: social.Visibility(vis)},
-		social.AccessFacts{InOnlyTo: c.only[i].Val(), InNotTo: c.not[i].Val()}) == social.Visible
+	return social.PostAccess(c.users[i], p, social.AccessFacts{InOnlyTo: c.only[i].Val(), InNotTo: c.not[i].Val()}) == social.Visible
 }
 
 // notifyPost brings the notifications of a post in line with whether it

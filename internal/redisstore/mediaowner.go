@@ -53,7 +53,7 @@ func (s *PostService) MediaOwners(ctx context.Context, files []social.StoredFile
 		for _, l := range lists {
 			for _, id := range l.Val() {
 				if posts[id] == nil {
-					posts[id] = p.HMGet(ctx, s.keys.Post(id), postAuthorField, "media")
+					posts[id] = postFiles.queue(ctx, p, s.keys.Post(id))
 				}
 			}
 		}
@@ -78,14 +78,17 @@ func (s *PostService) MediaOwners(ctx context.Context, files []social.StoredFile
 	return out, nil
 }
 
-// namesFile reports whether a post's [author, media] fields name f.
+// postFiles is what the media sweep reads of a post.
+var postFiles = postRecord.view("author", "media")
+
+// namesFile reports whether a post's postFiles fields name f.
 func namesFile(fields []any, f social.StoredFile) bool {
-	author, _ := fields[0].(string)
-	media, _ := fields[1].(string)
-	if author != f.Author || media == "" {
+	var r postRow
+	postFiles.decode(&r, fields)
+	if r.post.AuthorID != f.Author {
 		return false
 	}
-	for _, m := range decodeMedia(media) {
+	for _, m := range r.post.Media {
 		if m.Key == f.Key {
 			return true
 		}

@@ -48,30 +48,7 @@ type PostService struct{ *DB }
 // So createPost costs three round trips whatever the author's follower
 // count: delivering to followers is the worker's job.
 
-// Post hash fields, in the order VisiblePosts reads them.
-var postFields = fieldArgs(postAuthorField, "content", "created", "vis", "repost", "rauthor", "src", "lat", "lng", "place", "mentions", "media")
-
-// postCounterFields are the post hash's counters: the sizes of Likers,
-// PostComments and PostReposts, set (never incremented) by the scripts
-// that change those (lua/lib/counts.lua), so a page reads a post and its
-// counters with one HMGET. A post written before the counters existed
-// gets them on its first read by post_counters.lua or its first change.
-var postCounterFields = fieldArgs("nlikes", "ncomments", "nreposts")
-
-// postLayoutFields follow the counters in what a page reads of a post:
-// cm, its newest comments packed (lua/lib/packed.lua), and pv, set when
-// the post's PostViewers is kept (post.lua writes it with every new post;
-// post_migrate.lua builds PostViewers for an older one and sets it).
-var postLayoutFields = fieldArgs(packedCommentsField, postViewersField)
-
-const (
-	packedCommentsField = "cm"
-	postViewersField    = "pv"
-)
-
-// postReadFields are read for a post's visibility check: the post, its
-// counters and postLayoutFields, in this order.
-var postReadFields = append(append(append([]any{}, postFields...), postCounterFields...), postLayoutFields...)
+// The post hash's fields are postRecord's (records.go).
 
 // CreatePost publishes a post of authorID. The post is in the author's own
 // timelines when it returns; followers get it from the fan-out worker.
@@ -346,34 +323,12 @@ func (s *PostService) ownPost(ctx context.Context, viewerID, id string) (*social
 	return nil, nil
 }
 
-// postHash is postScript's arguments for a post's hash: the number of
-// field/value arguments, then those.
+// postHash is postScript's arguments for a new post's hash: the number
+// of field/value arguments, then those (postRecord: counters 0, pv set).
 func postHash(p *social.Post) []any {
-	args := []any{0, postAuthorField, p.AuthorID, "content", p.Content, "created", msString(p.CreatedAt), "vis", string(p.Visibility)}
-	if p.RepostOfID != "" {
-		args = append(args, "repost", p.RepostOfID, "rauthor", p.RepostOfAuthorID)
-	}
-	if p.Source != "" {
-		args = append(args, "src", p.Source)
-	}
-	if len(p.Mentions) > 0 {
-		args = append(args, "mentions", strings.Join(p.Mentions, ","))
-	}
-	if l := p.Location; l != nil {
-		args = append(args, "lat", strconv.FormatFloat(l.Latitude, 'g', -1, 64), "lng", strconv.FormatFloat(l.Longitude, 'g', -1, 64))
-		if l.Name != "" {
-			args = append(args, "place", l.Name)
-		}
-	}
-	if len(p.Media) > 0 {
-		args = append(args, "media", encodeMedia(p.Media))
-	}
-	for _, f := range postCounterFields {
-		args = append(args, f, 0)
-	}
-	args = append(args, postViewersField, 1)
-	args[0] = len(args) - 1
-	return args
+	row := postRow{post: *p, viewers: true}
+	fv := postRecord.encode(&row)
+	return append([]any{len(fv)}, fv...)
 }
 
 // publish queues the fan-out job of a new post and writes what its author

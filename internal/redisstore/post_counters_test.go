@@ -9,7 +9,7 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// counterFields are the post hash's counters (postCounterFields).
+// counterFields are the post hash's counters (postRecord, records.go).
 var counterFields = []string{"nlikes", "ncomments", "nreposts"}
 
 // countersFixture is an engagement fixture whose public post went

@@ -3,7 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -89,9 +89,9 @@ type visibility struct {
 	db       *DB
 	viewer   string
 	ids      []string
-	hash     []*redis.SliceCmd  // postReadFields, or postLiveFields when fixed holds the rest
+	hash     []*redis.SliceCmd  // postRecord.all, or postCachePlan.live when fixed holds the rest
 	fixed    [][]any            // the cached fixed fields of each post (postcache.go)
-	rows     [][]any            // each post's hash as postReadFields, built by settle
+	rows     []*postRow         // each post's hash, built by settle
 	flags    []*redis.StringCmd // the viewer's field of PostViewers
 	migrated map[int]string     // the flags of posts settle migrated
 	settled  bool
@@ -141,7 +141,7 @@ func (v *visibility) settle(ctx context.Context) error {
 	var todo []int
 	for i := range v.ids {
 		// A post that exists (it has an author) without pv.
-		if v.rows[i] != nil && v.value(i, 0) != "" && v.value(i, postViewersIndex) == "" {
+		if r := v.rows[i]; r != nil && r.post.AuthorID != "" && !r.viewers {
 			todo = append(todo, i)
 		}
 	}
@@ -178,23 +178,9 @@ func (v *visibility) check(ctx context.Context) error {
 	return v.settle(ctx)
 }
 
-// Where postReadFields puts the counters and the layout fields.
-var (
-	postCountersIndex = len(postFields)
-	packedIndex       = postCountersIndex + len(postCounterFields)
-	postViewersIndex  = packedIndex + 1
-)
-
-// value is field j of postReadFields in the i-th post's hash ("" when
-// missing).
-func (v *visibility) value(i, j int) string {
-	s, _ := v.row(i)[j].(string)
-	return s
-}
-
-// row is the i-th post's hash as postReadFields, nil when the post was not
-// read (not an id).
-func (v *visibility) row(i int) []any {
+// row is the i-th post's hash, nil when the post was not read (not an
+// id).
+func (v *visibility) row(i int) *postRow {
 	if !v.settled {
 		panic("redisstore: a visibility check read before settle")
 	}
@@ -226,28 +212,29 @@ func (v *visibility) marks(i int) social.Marks {
 
 // post returns the i-th post as stored, or nil when it does not exist.
 func (v *visibility) post(i int) *social.Post {
-	if v.row(i) == nil {
+	r := v.row(i)
+	if r == nil || r.post.AuthorID == "" {
 		return nil
 	}
-	return postFromValues(v.ids[i], v.rows[i])
+	p := r.post
+	p.ID = v.ids[i]
+	if p.Location != nil {
+		l := *p.Location
+		p.Location = &l
+	}
+	p.Mentions, p.Media = slices.Clone(p.Mentions), slices.Clone(p.Media)
+	return &p
 }
 
 // counts returns the counters the i-th post's hash holds; false when the
 // post is missing or its hash has no counters yet (postCountersScript
 // reads and sets them).
 func (v *visibility) counts(i int) (social.PostCounts, bool) {
-	if v.row(i) == nil {
+	r := v.row(i)
+	if r == nil || r.countsMissing != 0 {
 		return social.PostCounts{}, false
 	}
-	var n [3]int
-	for j := range n {
-		c, err := strconv.Atoi(v.value(i, postCountersIndex+j))
-		if err != nil {
-			return social.PostCounts{}, false
-		}
-		n[j] = c
-	}
-	return social.PostCounts{Likes: n[0], Comments: n[1], Reposts: n[2]}, true
+	return r.counts, true
 }
 
 // comments returns the first comments of the i-th post from its hash (cm
@@ -255,15 +242,11 @@ func (v *visibility) counts(i int) (social.PostCounts, bool) {
 // the hash cannot tell: first is more than it packs, or it has no cm and
 // comments (older data), or the post is missing.
 func (v *visibility) comments(i, first int) (social.Connection[*social.Comment], bool) {
-	if v.row(i) == nil || first >= packedComments {
+	r := v.row(i)
+	if r == nil || first >= packedComments || r.countsMissing&countComments != 0 || (!r.hasPacked && r.counts.Comments != 0) {
 		return social.Connection[*social.Comment]{}, false
 	}
-	total, err := strconv.Atoi(v.value(i, postCountersIndex+1))
-	packed, ok := v.rows[i][packedIndex].(string)
-	if err != nil || (!ok && total != 0) {
-		return social.Connection[*social.Comment]{}, false
-	}
-	return unpackComments(v.ids[i], packed, total, first)
+	return unpackComments(v.ids[i], r.packed, r.counts.Comments, first)
 }
 
 // access applies the visibility policy (social.PostAccess) to the i-th
@@ -298,39 +281,6 @@ func (v *visibility) posts() []*social.Post {
 		}
 	}
 	return out
-}
-
-// postFromValues builds a post from an HMGET of postFields; nil when the
-// hash does not exist.
-func postFromValues(id string, vals []any) *social.Post {
-	author, _ := vals[0].(string)
-	if author == "" {
-		return nil
-	}
-	content, _ := vals[1].(string)
-	created, _ := vals[2].(string)
-	vis, _ := vals[3].(string)
-	repost, _ := vals[4].(string)
-	repostAuthor, _ := vals[5].(string)
-	source, _ := vals[6].(string)
-	p := &social.Post{
-		ID: id, AuthorID: author, Content: content, CreatedAt: msTime(created),
-		Visibility: social.Visibility(vis), RepostOfID: repost, RepostOfAuthorID: repostAuthor, Source: source,
-	}
-	if m, _ := vals[10].(string); m != "" {
-		p.Mentions = strings.Split(m, ",")
-	}
-	if lat, _ := vals[7].(string); lat != "" {
-		lng, _ := vals[8].(string)
-		place, _ := vals[9].(string)
-		p.Location = &social.Location{Name: place}
-		p.Location.Latitude, _ = strconv.ParseFloat(lat, 64)
-		p.Location.Longitude, _ = strconv.ParseFloat(lng, 64)
-	}
-	if m, _ := vals[11].(string); m != "" {
-		p.Media = decodeMedia(m)
-	}
-	return p
 }
 
 // PostCounts returns the counters of posts with one pipeline: the

@@ -13,7 +13,7 @@ import (
 
 // screenFields are what screening reads of a post's hash: its author and
 // vis, for social.PostAccess, and pv, whether its PostViewers is kept.
-var screenFields = fieldArgs(postAuthorField, "vis", postViewersField)
+var screenFields = postRecord.args("author", "vis", "pv")
 
 // screen returns the indexes of the candidates in ids that viewerID may
 // see as far as their audience goes, in order. Per candidate it reads the

@@ -18,9 +18,6 @@ import (
 // viewer's marks on a post, the first rows of a post's comments. Each is a
 // queue function and the reply's reader.
 
-// userFields are the hash fields read for a profile, in this order.
-var userFields = fieldArgs("name", "email", "bio", "created")
-
 // userRead is one user's profile read: served by the profile cache
 // (profilecache.go), or queued with its ticket.
 type userRead struct {
@@ -37,7 +34,7 @@ func (s *DB) queueUser(ctx context.Context, p redis.Pipeliner, id string) userRe
 	if u, ok := s.profiles.Get(key); ok {
 		return userRead{id: id, hit: &u}
 	}
-	return userRead{id: id, t: s.profiles.Begin(key), cmd: hmget(ctx, p, key, userFields)}
+	return userRead{id: id, t: s.profiles.Begin(key), cmd: profileRead.queue(ctx, p, key)}
 }
 
 // queued reports whether r went to Redis.
@@ -62,20 +59,16 @@ func (s *DB) user(r userRead) *social.User {
 	return u
 }
 
-// userFromValues builds a user from an HMGET of userFields; nil when the
+// userFromValues builds a user from an HMGET of profileRead; nil when the
 // hash does not exist.
 func userFromValues(id string, v []any) *social.User {
-	if len(v) < len(userFields) {
+	var r userRow
+	profileRead.decode(&r, v)
+	if r.user.Name == "" {
 		return nil
 	}
-	name, _ := v[0].(string)
-	if name == "" {
-		return nil
-	}
-	email, _ := v[1].(string)
-	bio, _ := v[2].(string)
-	created, _ := v[3].(string)
-	return &social.User{ID: id, Name: name, Email: email, Bio: bio, CreatedAt: msTime(created)}
+	r.user.ID = id
+	return &r.user
 }
 
 // countCmds is the reply of one post's counters.

@@ -79,7 +79,7 @@ var (
 	commentRowsScript   = newScript("comment_rows.lua", "cursor", "packed")
 
 	// Post counters (rows.go).
-	postCountersScript = newScriptPrelude("post_counters.lua", luaTable("COUNTERS", postCounterFields))
+	postCountersScript = newScript("post_counters.lua", "counts")
 )
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
@@ -89,34 +89,15 @@ var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, post
 //go:embed lua
 var luaFiles embed.FS
 
-// newScript returns the script of lua/name preceded by the libraries it
-// uses (lua/lib/<lib>.lua), in the order given.
+// newScript returns the script of lua/name preceded by the records'
+// field names (luaPrelude) and the libraries it uses (lua/lib/<lib>.lua),
+// in the order given.
 func newScript(name string, libs ...string) *redis.Script {
-	return newScriptPrelude(name, "", libs...)
-}
-
-// newScriptPrelude is newScript with Lua code generated from the store's
-// Go tables (luaTable) before the script.
-func newScriptPrelude(name, prelude string, libs ...string) *redis.Script {
-	src := prelude + luaSource(name, libs...)
+	src := luaSource(name, libs...)
 	scriptSources[name] = src
 	sc := redis.NewScript(src)
 	allScripts = append(allScripts, sc)
 	return sc
-}
-
-// luaTable is the Lua statement "local name = {'a', 'b'}" of strings.
-func luaTable(name string, values []any) string {
-	var b strings.Builder
-	b.WriteString("local " + name + " = {")
-	for i, v := range values {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "'%s'", v)
-	}
-	b.WriteString("}\n")
-	return b.String()
 }
 
 // newScriptFlags is newScript with a Redis 7 shebang line declaring flags,
@@ -161,6 +142,7 @@ var scriptSources = map[string]string{}
 // luaSource is the source newScript runs; tests run it too.
 func luaSource(name string, libs ...string) string {
 	var b strings.Builder
+	b.WriteString(luaPrelude())
 	for _, l := range libs {
 		b.Write(mustLua("lua/lib/" + l + ".lua"))
 	}

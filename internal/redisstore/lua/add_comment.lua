@@ -57,6 +57,6 @@ local function insert(list, entry)
 end
 
 insert(KEYS[3], ARGV[1])
-set_count(KEYS[1], 'ncomments', redis.call('LLEN', KEYS[3]))
+set_count(KEYS[1], F.post.ncomments, redis.call('LLEN', KEYS[3]))
 pack_comments(KEYS[1], KEYS[3], ARGV[3])
 return 'OK'

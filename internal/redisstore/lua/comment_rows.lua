@@ -22,7 +22,7 @@ end
 local ids = redis.call('LRANGE', KEYS[1], start, start + tonumber(ARGV[1]) - 1)
 local out = {len}
 for _, id in ipairs(ids) do
-  local h = redis.call('HMGET', ARGV[2] .. id, 'author', 'content', 'created')
+  local h = redis.call('HMGET', ARGV[2] .. id, F.comment.author, F.comment.content, F.comment.created)
   out[#out + 1] = id
   out[#out + 1] = h[1]
   out[#out + 1] = h[2]

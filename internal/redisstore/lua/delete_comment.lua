@@ -6,22 +6,21 @@
 -- ncomments and cm (lib/packed.lua) follow the list.
 --
 -- KEYS: Post, PostComment(id), PostComments. ARGV: the id, the viewer, the
--- tombstone's TTL (ms), the post hash's author field, PostComment's key
--- prefix.
+-- tombstone's TTL (ms), PostComment's key prefix.
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
-local author = redis.call('HGET', KEYS[2], 'author')
+local author = redis.call('HGET', KEYS[2], F.comment.author)
 if not author then
-  if redis.call('HGET', KEYS[2], 'deleted') == ARGV[2] then return 'OK' end
+  if redis.call('HGET', KEYS[2], F.comment.deleted) == ARGV[2] then return 'OK' end
   return 'GONE'
 end
-if author ~= ARGV[2] and redis.call('HGET', KEYS[1], ARGV[4]) ~= ARGV[2] then
+if author ~= ARGV[2] and redis.call('HGET', KEYS[1], F.post.author) ~= ARGV[2] then
   return 'FORBIDDEN'
 end
 redis.call('LREM', KEYS[3], 0, ARGV[1])
-set_count(KEYS[1], 'ncomments', redis.call('LLEN', KEYS[3]))
+set_count(KEYS[1], F.post.ncomments, redis.call('LLEN', KEYS[3]))
 redis.call('DEL', KEYS[2])
-pack_comments(KEYS[1], KEYS[3], ARGV[5])
-redis.call('HSET', KEYS[2], 'deleted', ARGV[2])
+pack_comments(KEYS[1], KEYS[3], ARGV[4])
+redis.call('HSET', KEYS[2], F.comment.deleted, ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 'OK'

@@ -11,12 +11,12 @@
 if ARGV[2] == 'unlike' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   set_flag(KEYS[3], ARGV[1], 'l', false)
-  set_count(KEYS[1], 'nlikes', redis.call('ZCARD', KEYS[2]))
+  set_count(KEYS[1], F.post.nlikes, redis.call('ZCARD', KEYS[2]))
   return 1
 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local t = redis.call('TIME')
 redis.call('ZADD', KEYS[2], 'NX', t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
 set_flag(KEYS[3], ARGV[1], 'l', true)
-set_count(KEYS[1], 'nlikes', redis.call('ZCARD', KEYS[2]))
+set_count(KEYS[1], F.post.nlikes, redis.call('ZCARD', KEYS[2]))
 return 1

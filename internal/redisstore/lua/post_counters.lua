@@ -1,6 +1,6 @@
 -- This script returns a post's counters, likes, comments and reposts, as
--- its hash holds them (COUNTERS: nlikes, ncomments, nreposts, a table the
--- store prepends from postCounterFields in post.go), and sets the ones
+-- its hash holds them (COUNTERS: nlikes, ncomments, nreposts, in
+-- lib/counts.lua from the post record's names), and sets the ones
 -- missing from the sizes of what they count: a post written before its
 -- hash held counters gets them on its first read here (idempotent: the
 -- one write of this script, once per post), and from then on the writers
@@ -10,7 +10,7 @@
 -- KEYS: the post hash, Likers, PostComments, PostReposts (the post's
 -- {p<id>} slot).
 
-local out = redis.call('HMGET', KEYS[1], COUNTERS[1], COUNTERS[2], COUNTERS[3])
+local out = redis.call('HMGET', KEYS[1], unpack(COUNTERS))
 local exists = nil
 local sizes = {'ZCARD', 'LLEN', 'SCARD'}
 for i = 1, 3 do

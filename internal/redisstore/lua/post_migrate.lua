@@ -10,7 +10,7 @@
 -- PostViewers (the post's {p<id>} slot). ARGV: the viewer.
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return '' end
-if not redis.call('HGET', KEYS[1], 'pv') then
+if not redis.call('HGET', KEYS[1], F.post.pv) then
   redis.call('DEL', KEYS[6])
   local flags, users = {}, {}
   local function add(u, f)
@@ -31,6 +31,6 @@ if not redis.call('HGET', KEYS[1], 'pv') then
     fv[#fv + 1] = flags[u]
   end
   set_flags(KEYS[6], fv)
-  redis.call('HSET', KEYS[1], 'pv', '1')
+  redis.call('HSET', KEYS[1], F.post.pv, '1')
 end
 return redis.call('HGET', KEYS[6], ARGV[1]) or ''

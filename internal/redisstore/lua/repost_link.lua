@@ -6,5 +6,5 @@
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('SADD', KEYS[2], ARGV[1])
-set_count(KEYS[1], 'nreposts', redis.call('SCARD', KEYS[2]))
+set_count(KEYS[1], F.post.nreposts, redis.call('SCARD', KEYS[2]))
 return 1

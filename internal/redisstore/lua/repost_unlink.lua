@@ -8,7 +8,7 @@
 -- its author.
 
 redis.call('SREM', KEYS[1], ARGV[1])
-set_count(KEYS[3], 'nreposts', redis.call('SCARD', KEYS[1]))
+set_count(KEYS[3], F.post.nreposts, redis.call('SCARD', KEYS[1]))
 local claim = redis.call('HGET', KEYS[2], ARGV[2])
 if claim and string.match(claim, '^[^|]*') == ARGV[1] then
   redis.call('HDEL', KEYS[2], ARGV[2])

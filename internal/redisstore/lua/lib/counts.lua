@@ -9,3 +9,7 @@ local function set_count(post, field, n)
     redis.call('HSET', post, field, n)
   end
 end
+
+-- COUNTERS are a post's counter fields, in the order of the sizes they
+-- count: Likers, PostComments, PostReposts.
+local COUNTERS = {F.post.nlikes, F.post.ncomments, F.post.nreposts}

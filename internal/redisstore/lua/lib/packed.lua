@@ -9,15 +9,15 @@ local function pack_comments(post, list, prefix)
   if redis.call('EXISTS', post) == 0 then return end
   local parts = {}
   for _, id in ipairs(redis.call('LRANGE', list, 0, PACKED - 1)) do
-    local h = redis.call('HMGET', prefix .. id, 'author', 'content', 'created')
+    local h = redis.call('HMGET', prefix .. id, F.comment.author, F.comment.content, F.comment.created)
     if not h[1] then
       -- A comment without its hash: no packed copy; readers fall back
       -- on comment_rows.lua.
-      redis.call('HDEL', post, 'cm')
+      redis.call('HDEL', post, F.post.cm)
       return
     end
     local content = h[2] or ''
     parts[#parts + 1] = id .. ' ' .. h[1] .. ' ' .. (h[3] or '0') .. ' ' .. #content .. ' ' .. content
   end
-  redis.call('HSET', post, 'cm', table.concat(parts))
+  redis.call('HSET', post, F.post.cm, table.concat(parts))
 end

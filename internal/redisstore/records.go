@@ -1,0 +1,214 @@
+package redisstore
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// The store's records (record.go), each the table of one hash: its
+// fields in the order an HMGET of all reads them. docs/data-model.md
+// lists the same fields.
+
+// postRow is a post hash (Keys.Post) as the store reads and writes it.
+type postRow struct {
+	post social.Post
+	// counts are the sizes of Likers, PostComments and PostReposts, which
+	// the scripts that change those set (lua/lib/counts.lua);
+	// countsMissing has the bit of each counter missing (a post written
+	// before the hash held them: post_counters.lua sets them on its first
+	// read, the writers on their first change).
+	counts        social.PostCounts
+	countsMissing countBit
+	// packed are the newest comments (lua/lib/packed.lua), hasPacked
+	// false when cm is missing.
+	packed    string
+	hasPacked bool
+	// viewers: PostViewers is kept for the post (pv). post.lua writes it
+	// with every new post; post_migrate.lua builds PostViewers for an
+	// older one and sets it.
+	viewers bool
+}
+
+// postRecord is the post hash. Its fixed fields are written once, by
+// post.lua, so the post cache keeps them (postcache.go); the counters,
+// cm and pv change with the post's likes, comments and reposts.
+var postRecord = newRecord("post",
+	field[postRow]{"author", fixed, text(func(r *postRow) *string { return &r.post.AuthorID })},
+	field[postRow]{"content", fixed, text(func(r *postRow) *string { return &r.post.Content })},
+	field[postRow]{"created", fixed, millis(func(r *postRow) *time.Time { return &r.post.CreatedAt })},
+	field[postRow]{"vis", fixed, codec[postRow]{
+		get: func(r *postRow) (string, bool) { return string(r.post.Visibility), true },
+		set: func(r *postRow, v string, _ bool) { r.post.Visibility = social.Visibility(v) }}},
+	field[postRow]{"repost", fixed, optText(func(r *postRow) *string { return &r.post.RepostOfID })},
+	field[postRow]{"rauthor", fixed, optText(func(r *postRow) *string { return &r.post.RepostOfAuthorID })},
+	field[postRow]{"src", fixed, optText(func(r *postRow) *string { return &r.post.Source })},
+	field[postRow]{"lat", fixed, location(func(l *social.Location) *float64 { return &l.Latitude }, true)},
+	field[postRow]{"lng", fixed, location(func(l *social.Location) *float64 { return &l.Longitude }, false)},
+	field[postRow]{"place", fixed, codec[postRow]{
+		get: func(r *postRow) (string, bool) {
+			if l := r.post.Location; l != nil {
+				return l.Name, l.Name != ""
+			}
+			return "", false
+		},
+		set: func(r *postRow, v string, _ bool) {
+			if r.post.Location != nil {
+				r.post.Location.Name = v
+			}
+		}}},
+	field[postRow]{"mentions", fixed, ids(func(r *postRow) *[]string { return &r.post.Mentions }, false)},
+	field[postRow]{"media", fixed, codec[postRow]{
+		get: func(r *postRow) (string, bool) { return encodeMedia(r.post.Media), len(r.post.Media) > 0 },
+		set: func(r *postRow, v string, _ bool) {
+			if v != "" {
+				r.post.Media = decodeMedia(v)
+			}
+		}}},
+	field[postRow]{"nlikes", mutable, counter(func(c *social.PostCounts) *int { return &c.Likes }, countLikes)},
+	field[postRow]{"ncomments", mutable, counter(func(c *social.PostCounts) *int { return &c.Comments }, countComments)},
+	field[postRow]{"nreposts", mutable, counter(func(c *social.PostCounts) *int { return &c.Reposts }, countReposts)},
+	field[postRow]{"cm", mutable, codec[postRow]{
+		get: func(*postRow) (string, bool) { return "", false },
+		set: func(r *postRow, v string, ok bool) { r.packed, r.hasPacked = v, ok }}},
+	field[postRow]{"pv", mutable, codec[postRow]{
+		get: func(r *postRow) (string, bool) { return "1", r.viewers },
+		set: func(r *postRow, v string, _ bool) { r.viewers = v != "" }}},
+)
+
+// userRow is a profile hash (Keys.User) as the store reads and writes it.
+type userRow struct {
+	user social.User
+	pw   string // the password's hash
+}
+
+// profileRecord is the profile hash. The profile cache may keep every
+// field it reads, mutable ones too: Redis announces each write of a
+// profile and the cache drops it (profilecache.go). pw is read only by
+// Credentials (profileRead leaves it out).
+var profileRecord = newRecord("profile",
+	field[userRow]{"name", fixed, text(func(r *userRow) *string { return &r.user.Name })},
+	field[userRow]{"email", mutable, text(func(r *userRow) *string { return &r.user.Email })},
+	field[userRow]{"bio", mutable, text(func(r *userRow) *string { return &r.user.Bio })},
+	field[userRow]{"created", fixed, millis(func(r *userRow) *time.Time { return &r.user.CreatedAt })},
+	field[userRow]{"pw", mutable, text(func(r *userRow) *string { return &r.pw })},
+)
+
+// profileRead is what a page reads of a profile: all but the password.
+var profileRead = profileRecord.view("name", "email", "bio", "created")
+
+// commentRow is a comment hash (Keys.PostComment) as the store reads and
+// writes it.
+type commentRow struct {
+	comment  social.Comment
+	mentions []string // the users it mentions, told by notifications
+	// deletedBy is a deleted comment's tombstone: who deleted it, which
+	// lets a retried delete recognise its own earlier run.
+	deletedBy string
+}
+
+// commentRecord is the comment hash; a deleted comment's is replaced by
+// its tombstone (deleted alone) for deletedCommentTTL.
+var commentRecord = newRecord("comment",
+	field[commentRow]{"author", fixed, text(func(r *commentRow) *string { return &r.comment.AuthorID })},
+	field[commentRow]{"content", fixed, text(func(r *commentRow) *string { return &r.comment.Content })},
+	field[commentRow]{"created", fixed, millis(func(r *commentRow) *time.Time { return &r.comment.CreatedAt })},
+	field[commentRow]{"mentions", fixed, ids(func(r *commentRow) *[]string { return &r.mentions }, true)},
+	field[commentRow]{"deleted", mutable, optText(func(r *commentRow) *string { return &r.deletedBy })},
+)
+
+// The names other code gives the post hash's fields.
+var (
+	postAuthorField  = postRecord.name("author")
+	postViewersField = postRecord.name("pv")
+)
+
+// allRecords are the store's records, for the scripts (luaPrelude) and
+// the tests.
+func allRecords() []recordInfo {
+	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info()}
+}
+
+// The codecs of the records' fields.
+
+// text is a string field, written even when empty.
+func text[T any](at func(*T) *string) codec[T] {
+	return codec[T]{
+		get: func(r *T) (string, bool) { return *at(r), true },
+		set: func(r *T, v string, _ bool) { *at(r) = v },
+	}
+}
+
+// optText is a string field written only when not empty.
+func optText[T any](at func(*T) *string) codec[T] {
+	return codec[T]{
+		get: func(r *T) (string, bool) { return *at(r), *at(r) != "" },
+		set: func(r *T, v string, _ bool) { *at(r) = v },
+	}
+}
+
+// millis is a time, stored as Unix milliseconds.
+func millis[T any](at func(*T) *time.Time) codec[T] {
+	return codec[T]{
+		get: func(r *T) (string, bool) { return msString(*at(r)), true },
+		set: func(r *T, v string, _ bool) { *at(r) = msTime(v) },
+	}
+}
+
+// ids is a list of ids, comma-separated; always says whether an empty
+// list is written ("").
+func ids[T any](at func(*T) *[]string, always bool) codec[T] {
+	return codec[T]{
+		get: func(r *T) (string, bool) { return strings.Join(*at(r), ","), always || len(*at(r)) > 0 },
+		set: func(r *T, v string, _ bool) { *at(r) = splitIDs(v) },
+	}
+}
+
+// location is a coordinate of a post's location: the post has a location
+// when its lat is stored (opens; lat comes before lng and place in the
+// table).
+func location(at func(*social.Location) *float64, opens bool) codec[postRow] {
+	return codec[postRow]{
+		get: func(r *postRow) (string, bool) {
+			if r.post.Location == nil {
+				return "", false
+			}
+			return strconv.FormatFloat(*at(r.post.Location), 'g', -1, 64), true
+		},
+		set: func(r *postRow, v string, _ bool) {
+			if v == "" || (r.post.Location == nil && !opens) {
+				return
+			}
+			if r.post.Location == nil {
+				r.post.Location = &social.Location{}
+			}
+			*at(r.post.Location), _ = strconv.ParseFloat(v, 64)
+		},
+	}
+}
+
+// countBit names one of a post's counters in postRow.countsMissing.
+type countBit uint8
+
+const (
+	countLikes countBit = 1 << iota
+	countComments
+	countReposts
+)
+
+// counter is one of a post's counters; a missing one sets its bit in the
+// row's countsMissing.
+func counter(at func(*social.PostCounts) *int, bit countBit) codec[postRow] {
+	return codec[postRow]{
+		get: func(r *postRow) (string, bool) { return strconv.Itoa(*at(&r.counts)), true },
+		set: func(r *postRow, v string, _ bool) {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				r.countsMissing |= bit
+			}
+			*at(&r.counts) = n
+		},
+	}
+}
