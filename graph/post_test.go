@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redisstore"
 )
@@ -30,7 +29,7 @@ const (
 // run with drain.
 type feedServer struct {
 	*gatewaytest.Server
-	w *fanout.Worker
+	w *gatewaytest.Fanout
 }
 
 func newFeedServer(t *testing.T, mode redisstore.FeedMode, tune ...func(*redisstore.FeedConfig)) *feedServer {
@@ -41,24 +40,13 @@ func newFeedServer(t *testing.T, mode redisstore.FeedMode, tune ...func(*redisst
 		f(&cfg)
 	}
 	s := gatewaytest.New(t, gatewaytest.Options{Feed: &cfg})
-	w, err := fanout.New(s.Redis, fanout.Config{
-		Stream: s.Store.Keys().FanoutStream(), Dead: s.Store.Keys().FanoutDead(), Consumer: "test", MinIdle: time.Minute,
-	}, s.Store.HandleFanoutJob, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &feedServer{Server: s, w: w}
+	return &feedServer{Server: s, w: gatewaytest.NewFanout(t, s)}
 }
 
 // drain waits for every queued fan-out job to be done.
 func (s *feedServer) drain(t *testing.T) {
 	t.Helper()
-	if _, err := s.w.Drain(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if st := s.w.Stats(); st.Failed > 0 {
-		t.Fatalf("fan-out jobs failed: %+v", st)
-	}
+	s.w.Drain(t)
 }
 
 func (s *feedServer) post(t *testing.T, u gatewaytest.User, input map[string]any) string {

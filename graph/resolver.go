@@ -92,7 +92,7 @@ type Resolver struct {
 	Live       Live
 	Notes      Notes
 	LiveNotes  LiveNotes
-	// Attachments stores posts' files and addresses them (media.go).
+	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
 
 	// The read path: set by NewHandler (reading) for production; this

@@ -155,8 +155,10 @@ type Gateway struct {
 	Hub *live.Hub
 	// Query is the /query handler.
 	Query http.Handler
-	// Media serves posts' files at graph.MediaPath.
-	Media http.Handler
+	// Media serves posts' files at httpapi.MediaPath, at the addresses
+	// MediaAddresses makes for the resolvers.
+	Media          http.Handler
+	MediaAddresses *httpapi.MediaAddresses
 	// Limiter spends the rate-limit budgets.
 	Limiter *ratelimit.Limiter
 	// Fast counts the pages Query's timeline fast path served and handed
@@ -206,8 +208,14 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
 	}
-	g.Resolver.Attachments = newAttachments(cfg, g.Limiter)
+	g.MediaAddresses = newMediaAddresses(cfg)
+	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles,
+		URLs: g.MediaAddresses, Budget: g.Limiter,
+		// Half the cores save files; the others serve the rest.
+		Saving: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	var files httpapi.MediaFiles // nil: none served
 	if cfg.Media.Files != nil {
+		files = cfg.Media.Files
 		g.Resolver.Attachments.Files = cfg.Media.Files
 		// Keys name the post a file is stored for, for the media sweep.
 		cfg.Media.Files.Stamp = mediastore.ViewerStamp(store.PostSeqNow)
@@ -215,7 +223,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		store.SetFiles(cfg.Media.Files)
 	}
 	// /media/ spends the address's request budget as /query does.
-	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(g.Resolver.Attachments.Handler(store.PostService, g.Auth))
+	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(g.MediaAddresses.Handler(files, store.PostService, g.Auth))
 	if !cfg.Live.Off {
 		g.startLive(rdb, store)
 	}
@@ -287,17 +295,15 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 	return NewQuery(g.Resolver, g.Store, g.Auth, o)
 }
 
-// newAttachments returns the posts' files of cfg (without their storage).
-func newAttachments(cfg Config, budget *ratelimit.Limiter) *graph.Attachments {
+// newMediaAddresses returns the addresses of posts' files of cfg: signed
+// with its key, or with a random one when it has none.
+func newMediaAddresses(cfg Config) *httpapi.MediaAddresses {
 	key := cfg.Media.SigningKey
 	if len(key) == 0 {
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	}
-	return &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles, Key: key,
-		TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL, Budget: budget,
-		// Half the cores save files; the others serve the rest.
-		Saving: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	return &httpapi.MediaAddresses{Key: key, TTL: cfg.Media.URLTTL, Base: cfg.Media.BaseURL}
 }
 
 // postsAndPages is what the resolvers call Posts: the post service's
@@ -326,8 +332,10 @@ var (
 	_ graph.Notes        = (*redisstore.NotificationService)(nil)
 	_ graph.LiveNotes    = (*live.Notes)(nil)
 	_ live.NoteStore     = (*redisstore.NotificationService)(nil)
-	_ graph.PostReader   = (*redisstore.PostService)(nil)
+	_ httpapi.PostReader = (*redisstore.PostService)(nil)
 	_ graph.MediaFiles   = (*mediastore.Store)(nil)
+	_ httpapi.MediaFiles = (*mediastore.Store)(nil)
+	_ graph.MediaURLs    = (*httpapi.MediaAddresses)(nil)
 	_ redisstore.Files   = (*mediastore.Store)(nil)
 	_ loader.Store       = (*redisstore.Store)(nil)
 	_ auth.AccountStore  = (*redisstore.AccountService)(nil)

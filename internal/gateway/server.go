@@ -19,6 +19,7 @@ import (
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
+	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/reqlog"
 )
@@ -44,7 +45,7 @@ func (g *Gateway) Handler(log *slog.Logger, reg *prometheus.Registry) http.Handl
 
 	mux := http.NewServeMux()
 	mux.Handle("/query", g.Query)
-	mux.Handle(graph.MediaPath, g.Media)
+	mux.Handle(httpapi.MediaPath, g.Media)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

@@ -4,7 +4,8 @@
 // and address budget, and writes responses, as a chain of middleware
 // assembled in New, one per file. Every rule an operation must pass
 // whatever carried it is the operation package's (internal/operation),
-// installed on the gqlgen server this edge serves.
+// installed on the gqlgen server this edge serves. It also serves posts'
+// files at /media/, and makes and checks their addresses (media.go).
 package httpapi
 
 import (

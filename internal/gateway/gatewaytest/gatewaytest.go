@@ -22,7 +22,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gqlguard"
@@ -165,7 +164,7 @@ func start(tb testing.TB, rdb redis.UniversalClient, cfg gateway.Config) *Server
 	s := &Server{Gateway: g, Redis: rdb, cfg: cfg}
 	mux := http.NewServeMux()
 	mux.Handle("/", g.Query)
-	mux.Handle(graph.MediaPath, g.Media)
+	mux.Handle(httpapi.MediaPath, g.Media)
 	// Requests log (internal errors, with their request id) to the test.
 	var h http.Handler = reqlog.Middleware(log, mux)
 	if len(cfg.CORSOrigins) > 0 || cfg.Tracer != nil {

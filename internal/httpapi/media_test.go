@@ -1,4 +1,4 @@
-package graph_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/httpapi"
@@ -23,14 +22,19 @@ import (
 	"github.com/socialgw/gateway/internal/s3test"
 )
 
-const mediaCreateDoc = `mutation($i: CreatePostInput!) { createPost(input: $i) {
+const (
+	mediaCreateDoc = `mutation($i: CreatePostInput!) { createPost(input: $i) {
 	id visibility media { id kind url mimeType bytes width height duration alt } } }`
+	mediaPostsCountDoc = `query($u: ID!) { user(id: $u) { postsCount } }`
+	mediaDeleteDoc     = `mutation($id: ID!) { deletePost(id: $id) }`
+)
 
 // mediaServer is a gateway whose files are kept on a real S3 API, with a
 // fan-out worker the test drains.
 type mediaServer struct {
-	*feedServer
-	files *mediastore.Store
+	*gatewaytest.Server
+	fanout *gatewaytest.Fanout
+	files  *mediastore.Store
 }
 
 func newMediaServer(t *testing.T, uploads httpapi.Uploads, abuse ...*gateway.Abuse) *mediaServer {
@@ -42,13 +46,7 @@ func newMediaServer(t *testing.T, uploads httpapi.Uploads, abuse ...*gateway.Abu
 		o.Abuse = abuse[0]
 	}
 	s := gatewaytest.New(t, o)
-	w, err := fanout.New(s.Redis, fanout.Config{
-		Stream: s.Store.Keys().FanoutStream(), Dead: s.Store.Keys().FanoutDead(), Consumer: "test", MinIdle: time.Minute,
-	}, s.Store.HandleFanoutJob, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &mediaServer{feedServer: &feedServer{Server: s, w: w}, files: files}
+	return &mediaServer{Server: s, fanout: gatewaytest.NewFanout(t, s), files: files}
 }
 
 // upload is one file part of a multipart request.
@@ -100,21 +98,6 @@ func multipartRequest(t *testing.T, baseURL, token string, input map[string]any,
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	return req
-}
-
-func send(t *testing.T, req *http.Request) *gatewaytest.Response {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	out := &gatewaytest.Response{Status: resp.StatusCode}
-	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("decode (status %d): %v\n%s", resp.StatusCode, err, b)
-	}
-	return out
 }
 
 // fetch GETs a media address of the server with a token ("" for none).
@@ -183,8 +166,8 @@ func TestCreatePostWithMedia(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.keys(t)
-			posts := s.MustDo(t, author.Token, feedUserPostsDoc, map[string]any{"u": author.ID}).Int("user.postsCount")
-			r := send(t, multipartRequest(t, s.URL, author.Token, nil, tt.files))
+			posts := s.MustDo(t, author.Token, mediaPostsCountDoc, map[string]any{"u": author.ID}).Int("user.postsCount")
+			r := gatewaytest.Send(t, multipartRequest(t, s.URL, author.Token, nil, tt.files))
 			if r.Code() != tt.code {
 				t.Fatalf("code %q (%+v), want %q", r.Code(), r.Errors, tt.code)
 			}
@@ -193,7 +176,7 @@ func TestCreatePostWithMedia(t *testing.T) {
 				if after := s.keys(t); len(after) != len(before) {
 					t.Errorf("files stored by a refused post: %v, before %v", after, before)
 				}
-				if n := s.MustDo(t, author.Token, feedUserPostsDoc, map[string]any{"u": author.ID}).Int("user.postsCount"); n != posts {
+				if n := s.MustDo(t, author.Token, mediaPostsCountDoc, map[string]any{"u": author.ID}).Int("user.postsCount"); n != posts {
 					t.Errorf("postsCount %d after a refused post, want %d", n, posts)
 				}
 				return
@@ -235,7 +218,7 @@ func TestMediaRanges(t *testing.T) {
 	s := newMediaServer(t, httpapi.Uploads{})
 	author := s.Register(t, "author")
 	mp3 := mediatest.MP3Frames(20) // nothing to strip: stored as sent
-	r := send(t, multipartRequest(t, s.URL, author.Token, nil, []upload{{"a.mp3", "audio/mpeg", mp3, ""}}))
+	r := gatewaytest.Send(t, multipartRequest(t, s.URL, author.Token, nil, []upload{{"a.mp3", "audio/mpeg", mp3, ""}}))
 	url := r.Str("createPost.media.0.url")
 	status, h, body := s.fetch(t, url, "", "Range", "bytes=100-199")
 	if status != http.StatusPartialContent || len(body) != 100 || !bytes.Equal(body, mp3[100:200]) ||
@@ -284,7 +267,7 @@ func TestMultipartRefusals(t *testing.T) {
 			if tt.tweak != nil {
 				tt.tweak(req)
 			}
-			r := send(t, req)
+			r := gatewaytest.Send(t, req)
 			if r.Status != tt.status || r.Code() != tt.code {
 				t.Fatalf("status %d code %q (%+v), want %d %q", r.Status, r.Code(), r.Errors, tt.status, tt.code)
 			}
@@ -299,7 +282,7 @@ func TestMultipartRefusals(t *testing.T) {
 	body, _ := io.ReadAll(req.Body)
 	body = bytes.Replace(body, []byte(`"mutation(`), []byte(`"query(   `), 1)
 	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	if r := send(t, req); r.Status != 400 || r.Code() != "BAD_USER_INPUT" {
+	if r := gatewaytest.Send(t, req); r.Status != 400 || r.Code() != "BAD_USER_INPUT" {
 		t.Errorf("multipart query: %d %q", r.Status, r.Code())
 	}
 }
@@ -310,7 +293,7 @@ func TestMultipartRefusals(t *testing.T) {
 func TestRestrictedMedia(t *testing.T) {
 	s := newMediaServer(t, httpapi.Uploads{})
 	author, friend, outsider := s.Register(t, "author"), s.Register(t, "friend"), s.Register(t, "outsider")
-	r := send(t, multipartRequest(t, s.URL, author.Token, map[string]any{"onlyTo": []string{friend.ID}},
+	r := gatewaytest.Send(t, multipartRequest(t, s.URL, author.Token, map[string]any{"onlyTo": []string{friend.ID}},
 		[]upload{{"a.png", "image/png", mediatest.PNGWithText(t, 3, 3), ""}}))
 	if r.Code() != "" {
 		t.Fatalf("createPost: %+v", r.Errors)
@@ -346,21 +329,21 @@ func TestRestrictedMedia(t *testing.T) {
 		})
 	}
 	// Expired: a server whose clock is past the address's expiry.
-	s.Resolver.Attachments.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	s.MediaAddresses.Now = func() time.Time { return time.Now().Add(time.Hour) }
 	if status, _, _ := s.fetch(t, friendURL, ""); status != 404 {
 		t.Errorf("an expired address = %d, want 404", status)
 	}
-	s.Resolver.Attachments.Now = nil
+	s.MediaAddresses.Now = nil
 	if len(s.keys(t)) != 1 {
 		t.Fatalf("keys = %v", s.keys(t))
 	}
-	s.MustDo(t, author.Token, feedDeleteDoc, map[string]any{"id": id})
+	s.MustDo(t, author.Token, mediaDeleteDoc, map[string]any{"id": id})
 	for _, u := range []string{authorURL, friendURL} {
 		if status, _, _ := s.fetch(t, u, ""); status != 404 {
 			t.Errorf("a deleted post's file = %d, want 404", status)
 		}
 	}
-	s.drain(t)
+	s.fanout.Drain(t)
 	if keys := s.keys(t); len(keys) != 0 {
 		t.Errorf("a deleted post's files are still stored: %v", keys)
 	}
@@ -375,10 +358,10 @@ func TestUploadBudget(t *testing.T) {
 	author := s.Register(t, "author")
 	jpg := mediatest.JPEGWithGPS(t, 8, 8)
 	two := []upload{{"a.jpg", "image/jpeg", jpg, ""}, {"b.jpg", "image/jpeg", jpg, ""}}
-	if r := send(t, multipartRequest(t, s.URL, author.Token, nil, two)); r.Code() != "" {
+	if r := gatewaytest.Send(t, multipartRequest(t, s.URL, author.Token, nil, two)); r.Code() != "" {
 		t.Fatalf("first post: %+v", r.Errors)
 	}
-	r := send(t, multipartRequest(t, s.URL, author.Token, nil, two))
+	r := gatewaytest.Send(t, multipartRequest(t, s.URL, author.Token, nil, two))
 	if r.Code() != "RATE_LIMITED" {
 		t.Fatalf("over the budget: %q %+v", r.Code(), r.Errors)
 	}
@@ -402,7 +385,7 @@ func TestUploadsSavedInTurn(t *testing.T) {
 	jpg := mediatest.JPEGWithGPS(t, 8, 8)
 	done := make(chan string, 1)
 	go func() {
-		r := send(t, multipartRequest(t, s.URL, author.Token, nil, []upload{{"a.jpg", "image/jpeg", jpg, ""}}))
+		r := gatewaytest.Send(t, multipartRequest(t, s.URL, author.Token, nil, []upload{{"a.jpg", "image/jpeg", jpg, ""}}))
 		done <- fmt.Sprintf("%q %v", r.Code(), r.Errors)
 	}()
 	select {
