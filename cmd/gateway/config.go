@@ -113,7 +113,7 @@ func (c *Config) settings() []app.Setting {
 		app.String(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
 		app.String(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "", "a separate address serving /metrics only (for operators: keep it off the public network); empty: /metrics on LISTEN_ADDR, and nowhere with PRODUCTION=true"),
 		app.String(&c.JWTMethod, "jwt-method", "JWT_METHOD", "HS256", "access-token signature: HS256 (JWT_SECRET), EdDSA or RS256 (key files)"),
-		app.String(&c.JWTSecret, "jwt-secret", "JWT_SECRET", "", "HS256 secret, at least 32 bytes; empty generates one per process (tokens die on restart)"),
+		app.String(&c.JWTSecret, "jwt-secret", "JWT_SECRET", "", "HS256 secret, at least 32 random-looking bytes (openssl rand -hex 32); required with PRODUCTION=true; empty in development: one per process (tokens die on restart)"),
 		app.String(&c.JWTPrivateKeyFile, "jwt-private-key-file", "JWT_PRIVATE_KEY_FILE", "", "PEM private key for EdDSA or RS256"),
 		app.String(&c.JWTPublicKeyFile, "jwt-public-key-file", "JWT_PUBLIC_KEY_FILE", "", "PEM public key for EdDSA or RS256"),
 		app.String(&c.JWTIssuer, "jwt-issuer", "JWT_ISSUER", "socialgw", "iss claim of access tokens"),
@@ -161,7 +161,7 @@ func (c *Config) settings() []app.Setting {
 // mediaSettings are the settings of posts' files (README.md, "Media").
 func (c *Config) mediaSettings() []app.Setting {
 	return append(c.Media.Settings(),
-		app.String(&c.MediaSigningKey, "media-signing-key", "MEDIA_SIGNING_KEY", "", "secret (at least 32 bytes) signing the addresses of restricted posts' media files; required with PRODUCTION=true; empty: random per process"),
+		app.String(&c.MediaSigningKey, "media-signing-key", "MEDIA_SIGNING_KEY", "", "secret (at least 32 random-looking bytes) signing the addresses of restricted posts' media files; required with PRODUCTION=true; empty: random per process"),
 		app.Duration(&c.MediaURLTTL, "media-url-ttl", "MEDIA_URL_TTL", "15m", "how long a signed media address (a restricted post's file) holds; whoever holds one may fetch the file until then"),
 		app.String(&c.MediaBaseURL, "media-base-url", "MEDIA_BASE_URL", "", "put before /media/… in media addresses (e.g. https://api.example.com); empty: addresses relative to the gateway"),
 		app.Int64(&c.Uploads.MaxFileBytes, "media-max-file-bytes", "MEDIA_MAX_FILE_BYTES", "10485760", "largest uploaded file; larger ones get 413"),
@@ -216,74 +216,106 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*Con
 	return c, c.finish(explicit)
 }
 
-// finish applies defaults that depend on other settings and checks ranges.
-// explicit holds the variables given by the environment or a flag.
+// finish applies defaults that depend on other settings and checks them.
+// explicit holds the variables given by the environment or a flag. Every
+// setting found wrong is named in the one error returned, so that an
+// operator mends them all at once rather than one per attempt.
 func (c *Config) finish(explicit map[string]bool) error {
-	if c.Demo {
-		if c.Production {
-			return errors.New("--demo is for development: it writes users with a published password; not with PRODUCTION=true")
-		}
+	if c.Demo && !explicit["CELEBRITY_THRESHOLD"] {
 		// The demo network is small: its most followed author is
 		// pulled in hybrid mode only below the usual threshold.
-		if !explicit["CELEBRITY_THRESHOLD"] {
-			c.Feed.Store.CelebrityThreshold = demo.DefaultCelebrityThreshold
-		}
+		c.Feed.Store.CelebrityThreshold = demo.DefaultCelebrityThreshold
 	}
-	if c.SPADir != "" {
-		if fi, err := os.Stat(c.SPADir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("SPA_DIR %q is not a directory (build the app first: cd examples/spa && npm ci && npm run build)", c.SPADir)
-		}
+	if c.Production && !explicit["LOG_FORMAT"] {
+		c.LogFormat = "json"
 	}
+	var errs []error
 	var err error
 	if c.GraphiQL, err = orDefault(c.graphiql, !c.Production); err != nil {
-		return fmt.Errorf("graphiql: %w", err)
+		errs = append(errs, fmt.Errorf("graphiql: %w", err))
 	}
 	if c.Introspection, err = orDefault(c.introspection, !c.Production); err != nil {
-		return fmt.Errorf("introspection: %w", err)
+		errs = append(errs, fmt.Errorf("introspection: %w", err))
 	}
-	switch {
-	case c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0:
-		return errors.New("token lifetimes must be positive")
-	case c.MaxBodyMemory < c.MaxBodyBytes:
-		return errors.New("MAX_BODY_MEMORY must be at least MAX_BODY_BYTES")
-	case c.MaxBodyBytes <= 0:
-		return errors.New("max body bytes must be positive")
-	case c.MinBodyRate < 0:
-		return errors.New("MIN_BODY_RATE must not be negative")
-	case c.PasswordConcurrency < 1:
-		return errors.New("password concurrency must be at least 1")
-	case c.Abuse.RefreshGrace < 0 || c.Abuse.RefreshGrace > time.Minute:
-		return errors.New("refresh grace must be between 0 and 1m: a longer window gives a stolen token more time")
-	case c.Abuse.APQ.MaxEntries < 0 || c.Abuse.APQ.MaxQueryBytes < 0 || c.Abuse.APQ.TTL < 0:
-		return errors.New("persisted-query cache bounds must not be negative")
-	case min(c.Limits.Tokens, c.Limits.Fields, c.Limits.Depth, c.Limits.Aliases, c.Limits.Directives, c.Limits.Cost, c.Limits.ResponseBytes) < 0:
-		return errors.New("document limits must be positive, or 0 to disable")
-	case c.MaxConcurrent < 0 || c.QueueWait < 0:
-		return errors.New("max concurrent requests and queue wait must not be negative")
-	case c.LiveMaxPerUser < 1 || c.LiveMaxSubscriptions < 1:
-		return errors.New("live subscription bounds must be at least 1")
-	case c.Sockets.Max < 1 || c.Sockets.MaxPerAddress < 1 || c.Sockets.Idle < 0:
-		return errors.New("websocket bounds must be at least 1, and the idle timeout not negative")
-	case c.Uploads.MaxFileBytes < 1 || c.Uploads.MaxFiles < 1 || c.Uploads.MaxRequestBytes < c.Uploads.MaxFileBytes || c.MediaURLTTL <= 0:
-		return errors.New("media bounds must be positive, the request bound at least one file's")
-	case c.MediaSigningKey != "" && len(c.MediaSigningKey) < 32:
-		return errors.New("MEDIA_SIGNING_KEY must be at least 32 bytes")
-	case c.Production && c.MediaSigningKey == "":
-		return errors.New("PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses")
-	case c.Tracing.Ratio < 0 || c.Tracing.Ratio > 1 || math.IsNaN(c.Tracing.Ratio):
-		return errors.New("TRACE_SAMPLE_RATIO must be between 0 and 1")
-	case c.Production && c.RedisURL == "":
-		return errors.New("PRODUCTION=true needs REDIS_URL: the embedded in-memory Redis loses every account and post when the process stops")
-	case c.Production && !c.Media.Configured():
-		return errors.New("PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process")
+	errs = append(errs, c.boundProblems()...)
+	errs = append(errs, c.secretProblems()...)
+	if c.Production {
+		errs = append(errs, c.productionProblems()...)
 	}
 	c.Sockets.Max = fdBound(c.Sockets.Max)
 	// Development starts at once, whatever Redis does; production waits
 	// a bounded time and fails (app.DefaultRedisWait).
-	if err := c.Common.Check(map[bool]time.Duration{true: app.DefaultRedisWait}[c.Production]); err != nil {
-		return err
+	errs = append(errs, c.Common.Check(map[bool]time.Duration{true: app.DefaultRedisWait}[c.Production]))
+	errs = append(errs, c.Feed.Finish())
+	return errors.Join(errs...)
+}
+
+// boundProblems are the settings out of their range.
+func (c *Config) boundProblems() []error {
+	var errs []error
+	for _, p := range []struct {
+		bad bool
+		msg string
+	}{
+		{c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0, "token lifetimes must be positive"},
+		{c.MaxBodyMemory < c.MaxBodyBytes, "MAX_BODY_MEMORY must be at least MAX_BODY_BYTES"},
+		{c.MaxBodyBytes <= 0, "max body bytes must be positive"},
+		{c.MinBodyRate < 0, "MIN_BODY_RATE must not be negative"},
+		{c.PasswordConcurrency < 1, "password concurrency must be at least 1"},
+		{c.Abuse.RefreshGrace < 0 || c.Abuse.RefreshGrace > time.Minute, "refresh grace must be between 0 and 1m: a longer window gives a stolen token more time"},
+		{c.Abuse.APQ.MaxEntries < 0 || c.Abuse.APQ.MaxQueryBytes < 0 || c.Abuse.APQ.TTL < 0, "persisted-query cache bounds must not be negative"},
+		{min(c.Limits.Tokens, c.Limits.Fields, c.Limits.Depth, c.Limits.Aliases, c.Limits.Directives, c.Limits.Cost, c.Limits.ResponseBytes) < 0, "document limits must be positive, or 0 to disable"},
+		{c.MaxConcurrent < 0 || c.QueueWait < 0, "max concurrent requests and queue wait must not be negative"},
+		{c.LiveMaxPerUser < 1 || c.LiveMaxSubscriptions < 1, "live subscription bounds must be at least 1"},
+		{c.Sockets.Max < 1 || c.Sockets.MaxPerAddress < 1 || c.Sockets.Idle < 0, "websocket bounds must be at least 1, and the idle timeout not negative"},
+		{c.Uploads.MaxFileBytes < 1 || c.Uploads.MaxFiles < 1 || c.Uploads.MaxRequestBytes < c.Uploads.MaxFileBytes || c.MediaURLTTL <= 0, "media bounds must be positive, the request bound at least one file's"},
+		{c.Tracing.Ratio < 0 || c.Tracing.Ratio > 1 || math.IsNaN(c.Tracing.Ratio), "TRACE_SAMPLE_RATIO must be between 0 and 1"},
+	} {
+		if p.bad {
+			errs = append(errs, errors.New(p.msg))
+		}
 	}
-	return c.Feed.Finish()
+	if c.SPADir != "" {
+		if fi, err := os.Stat(c.SPADir); err != nil || !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("SPA_DIR %q is not a directory (build the app first: cd examples/spa && npm ci && npm run build)", c.SPADir))
+		}
+	}
+	return errs
+}
+
+// secretProblems are the secrets given that are unfit to sign with, in
+// any mode.
+func (c *Config) secretProblems() []error {
+	var errs []error
+	for _, s := range []struct{ name, value string }{{"JWT_SECRET", c.JWTSecret}, {"MEDIA_SIGNING_KEY", c.MediaSigningKey}} {
+		if s.value == "" {
+			continue
+		}
+		if why := weakSecret(s.name, s.value); why != "" {
+			errs = append(errs, fmt.Errorf("%s (%s)", why, secretAdvice))
+		}
+	}
+	return errs
+}
+
+// productionProblems are what PRODUCTION=true requires and is missing.
+func (c *Config) productionProblems() []error {
+	var errs []error
+	for _, p := range []struct {
+		bad bool
+		msg string
+	}{
+		{c.Demo, "--demo is for development: it writes users with a published password; not with PRODUCTION=true"},
+		{c.RedisURL == "", "PRODUCTION=true needs REDIS_URL: the embedded in-memory Redis loses every account and post when the process stops"},
+		{c.JWTMethod == "HS256" && c.JWTSecret == "", "PRODUCTION=true needs JWT_SECRET (or JWT_METHOD=EdDSA or RS256 with key files): with a secret per process, every token dies at a restart and gateways refuse each other's tokens (" + secretAdvice + ")"},
+		{c.MediaSigningKey == "", "PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses (" + secretAdvice + ")"},
+		{!c.Media.Configured(), "PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process"},
+	} {
+		if p.bad {
+			errs = append(errs, errors.New(p.msg))
+		}
+	}
+	return errs
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -36,7 +36,7 @@ import (
 )
 
 func main() {
-	app.Main("gateway", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil) })
+	app.Main("gateway", func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr, nil) })
 }
 
 // run starts the gateway and blocks until ctx is cancelled, then shuts

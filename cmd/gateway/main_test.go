@@ -32,7 +32,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
+	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
 	}
 	redistest.Main(m)
@@ -235,7 +235,7 @@ func TestProductionSwitches(t *testing.T) {
 			}
 			aliased := g.query(t, "", `{ a: __type(name: "User") { name } b: __schema { types { name } } }`, nil)
 			if !tt.introspection && (r.Code() != "GRAPHQL_VALIDATION_FAILED" || aliased.Code() != "GRAPHQL_VALIDATION_FAILED" ||
-				strings.Contains(g.out.String(), "level=ERROR")) {
+				strings.Contains(g.out.String(), "level=ERROR") || strings.Contains(g.out.String(), `"level":"ERROR"`)) {
 				t.Errorf("introspection refused with %q (want GRAPHQL_VALIDATION_FAILED, nothing logged as an error):\n%s", r.Code(), g.out)
 			}
 			wantMetrics := map[bool]int{true: 404, false: 200}[tt.env["PRODUCTION"] != ""]
@@ -264,7 +264,8 @@ func TestMetricsListener(t *testing.T) {
 	if status, _, _ := g.get(t, "/metrics"); status != 404 {
 		t.Errorf("/metrics on the public listener = %d, want 404", status)
 	}
-	m := regexp.MustCompile(`metrics served" url=(\S+)`).FindStringSubmatch(g.out.String())
+	// PRODUCTION=true logs JSON.
+	m := regexp.MustCompile(`"msg":"metrics served","url":"([^"]+)"`).FindStringSubmatch(g.out.String())
 	if m == nil {
 		t.Fatalf("no metrics address logged:\n%s", g.out)
 	}
@@ -310,10 +311,17 @@ func TestConfigPrecedence(t *testing.T) {
 		{"flag repairs a bad variable", map[string]string{"LOG_FORMAT": "json"}, []string{"--log-format", "text"}, func(c *Config) bool { return c.LogFormat == "text" }},
 		{"CORS list", map[string]string{"CORS_ORIGINS": " https://a.example, ,https://b.example "}, nil,
 			func(c *Config) bool { return strings.Join(c.CORSOrigins, "|") == "https://a.example|https://b.example" }},
-		{"production defaults", map[string]string{"PRODUCTION": "true", "REDIS_URL": "redis://r:6380", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": "media"}, nil,
-			func(c *Config) bool { return !c.GraphiQL && !c.Introspection && c.RedisWait == 30*time.Second }},
-		{"production without a Redis wait", map[string]string{"PRODUCTION": "true", "REDIS_URL": "redis://r:6380", "REDIS_WAIT": "0", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": "media"}, nil,
+		{"production defaults", productionEnv(nil), nil,
+			func(c *Config) bool {
+				return !c.GraphiQL && !c.Introspection && c.RedisWait == 30*time.Second && c.LogFormat == "json"
+			}},
+		{"production without a Redis wait", productionEnv(map[string]string{"REDIS_WAIT": "0"}), nil,
 			func(c *Config) bool { return c.RedisWait == 0 }},
+		{"production with text logs", productionEnv(map[string]string{"LOG_FORMAT": "text"}), nil,
+			func(c *Config) bool { return c.LogFormat == "text" }},
+		{"production with text logs by flag", productionEnv(nil), []string{"--log-format=text"},
+			func(c *Config) bool { return c.LogFormat == "text" }},
+		{"development logs text", nil, nil, func(c *Config) bool { return c.LogFormat == "text" }},
 		{"development starts without waiting for Redis", nil, nil, func(c *Config) bool { return c.RedisWait == 0 }},
 		{"development with a Redis wait", map[string]string{"REDIS_WAIT": "5s"}, nil, func(c *Config) bool { return c.RedisWait == 5*time.Second }},
 		{"boolean flag alone", nil, []string{"--demo"}, func(c *Config) bool { return c.Demo }},
@@ -373,6 +381,11 @@ func TestBadConfig(t *testing.T) {
 		{"log format", map[string]string{"LOG_FORMAT": "xml"}, nil, "xml"},
 		{"log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "loud"},
 		{"short JWT secret", map[string]string{"JWT_SECRET": strings.Repeat("s", 31)}, nil, "32"},
+		{"JWT secret of one byte", map[string]string{"JWT_SECRET": strings.Repeat("a", 32)}, nil, "JWT_SECRET has 1 distinct bytes"},
+		{"JWT secret repeating a word", map[string]string{"JWT_SECRET": strings.Repeat("correct-horse-", 3)}, nil, "JWT_SECRET repeats a pattern of 14 bytes"},
+		{"JWT secret of hex digits twice", map[string]string{"JWT_SECRET": strings.Repeat("0123456789abcdef", 2)}, nil, "JWT_SECRET repeats"},
+		{"media signing key of one byte", map[string]string{"MEDIA_SIGNING_KEY": strings.Repeat("k", 40)}, nil, "MEDIA_SIGNING_KEY has 1 distinct"},
+		{"production without a JWT secret", productionEnv(map[string]string{"JWT_SECRET": ""}), nil, "needs JWT_SECRET"},
 		{"JWT method none", map[string]string{"JWT_METHOD": "none", "JWT_SECRET": testSecret}, nil, "none"},
 		{"EdDSA without key files", map[string]string{"JWT_METHOD": "EdDSA"}, nil, "EdDSA"},
 		{"missing key file", map[string]string{"JWT_METHOD": "EdDSA", "JWT_PRIVATE_KEY_FILE": filepath.Join(dir, "nope.pem")}, nil, "nope.pem"},
@@ -382,12 +395,12 @@ func TestBadConfig(t *testing.T) {
 		{"unknown flag", nil, []string{"--nope"}, "nope"},
 		{"positional argument", nil, []string{"extra"}, "extra"},
 		{"demo in production", map[string]string{"DEMO": "true", "PRODUCTION": "true"}, nil, "demo"},
-		{"production without REDIS_URL", map[string]string{"PRODUCTION": "true", "REDIS_URL": "", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": dir}, nil, "REDIS_URL"},
+		{"production without REDIS_URL", productionEnv(map[string]string{"REDIS_URL": ""}), nil, "REDIS_URL"},
 		{"Redis wait not a duration", map[string]string{"REDIS_WAIT": "soon"}, nil, "REDIS_WAIT"},
 		{"negative Redis wait", map[string]string{"REDIS_WAIT": "-1s"}, nil, "REDIS_WAIT"},
 		{"Redis not answering within REDIS_WAIT", map[string]string{"REDIS_URL": "redis://:hunter2@" + closedAddr(t), "REDIS_WAIT": "1s"}, nil, "did not answer within REDIS_WAIT"},
-		{"production without a media signing key", map[string]string{"PRODUCTION": "true", "MEDIA_DIR": dir}, nil, "MEDIA_SIGNING_KEY"},
-		{"production without media storage", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret}, nil, "MEDIA_URL"},
+		{"production without a media signing key", productionEnv(map[string]string{"MEDIA_SIGNING_KEY": ""}), nil, "MEDIA_SIGNING_KEY"},
+		{"production without media storage", productionEnv(map[string]string{"MEDIA_DIR": ""}), nil, "MEDIA_URL"},
 		{"short media signing key", map[string]string{"MEDIA_SIGNING_KEY": "short"}, nil, "MEDIA_SIGNING_KEY"},
 		{"zero media files", map[string]string{"MEDIA_MAX_FILES": "0"}, nil, "media"},
 		{"demo threshold too high", map[string]string{"CELEBRITY_THRESHOLD": "10000"}, []string{"--demo"}, "CELEBRITY_THRESHOLD"},
@@ -591,4 +604,16 @@ func registerAndMe(t *testing.T, g *running) string {
 		t.Fatalf("me: %+v", me)
 	}
 	return tok
+}
+
+// productionEnv is a production environment that starts (but for
+// REDIS_URL, which the caller adds), with extra's values over it; an
+// empty value removes the variable.
+func productionEnv(extra map[string]string) map[string]string {
+	env := map[string]string{"PRODUCTION": "true", "REDIS_URL": "redis://r:6380", "JWT_SECRET": testSecret,
+		"MEDIA_SIGNING_KEY": testSecret + "-media", "MEDIA_DIR": "media"}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialgw/gateway/cmd/internal/app"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/redistest"
 )
@@ -20,9 +21,18 @@ import (
 // a test can start gateways as separate processes.
 const childEnv = "SOCIALGW_TEST_GATEWAY_PROCESS"
 
+// childAsBinary, as childEnv's value, makes the test binary behave as the
+// gateway's binary: its arguments and environment, its exit code.
+const childAsBinary = "binary"
+
 // childMain is the gateway process: run with the environment, logs on
 // stderr, the ready URL as one line on stdout, stopped by SIGTERM.
 func childMain() int {
+	if os.Getenv(childEnv) == childAsBinary {
+		return app.Code("gateway", os.Args[1:], os.Stderr, func(ctx context.Context, args []string) error {
+			return run(ctx, args, os.Getenv, os.Stderr, nil)
+		})
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, []string{"--listen=127.0.0.1:0"}, os.Getenv, os.Stderr, func(u string) { fmt.Println("READY " + u) })

@@ -260,14 +260,21 @@ func every(ctx context.Context, d time.Duration, f func()) {
 // Main runs a command's run function with a context that SIGINT and
 // SIGTERM cancel, and exits non-zero with the error it returns (--help is
 // not an error).
-func Main(name string, run func(ctx context.Context) error) {
+func Main(name string, run func(ctx context.Context, args []string) error) {
+	os.Exit(Code(name, os.Args[1:], os.Stderr, run))
+}
+
+// Code is Main's work: it runs run with args and returns the exit code,
+// the error written to stderr.
+func Code(name string, args []string, stderr io.Writer, run func(ctx context.Context, args []string) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx)
+	err := run(ctx, args)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, name+":", err)
+		return 1
 	}
+	return 0
 }
 
 // ClaimFeed records or checks the timeline settings every gateway and
