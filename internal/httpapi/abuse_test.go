@@ -21,6 +21,7 @@ import (
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // limited starts a gateway with the given budgets.
@@ -360,35 +361,21 @@ func bodyMemoryBound(t *testing.T, url, host string, start func(net.Conn)) {
 	// The slow requests reserve their bodies once their handlers run,
 	// which a loaded machine may delay.
 	last := 0
-	eventuallyWithin(t, 30*time.Second, "a POST refused while the slow bodies hold the budget", func() bool {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last status %d", last)
+		}
+	})
+	redistest.Eventually(t, 30*time.Second, "a POST refused while the slow bodies hold the budget", func() bool {
 		status, h := post()
 		last = status
 		return status == http.StatusServiceUnavailable && h.Get("Retry-After") != ""
-	}, func() string { return fmt.Sprint("last status ", last) })
+	})
 	for _, c := range slow {
 		c.Close()
 	}
-	eventually(t, "POSTs served once the slow clients went", func() bool {
+	redistest.Eventually(t, 10*time.Second, "POSTs served once the slow clients went", func() bool {
 		status, _ := post()
 		return status == http.StatusOK
 	})
-}
-
-// eventually polls cond until it holds, for at most 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	eventuallyWithin(t, 10*time.Second, what, cond, func() string { return "" })
-}
-
-// eventuallyWithin polls cond until it holds, for at most d, and says
-// what state tells when it does not.
-func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool, state func() string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (%s)", what, state())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
