@@ -89,8 +89,18 @@ func TestLiveClientsDisappearing(t *testing.T) {
 	waitSubscribers(t, s.Hub, 1)
 	warm.CloseNow()
 	waitSubscribers(t, s.Hub, 0)
-	time.Sleep(100 * time.Millisecond)
-	base := runtime.NumGoroutine()
+	// The baseline once the warm-up's goroutines have ended: the count
+	// unchanged over ten polls.
+	base, same := 0, 0
+	redistest.Eventually(t, 10*time.Second, "the goroutine count to settle", func() bool {
+		n := runtime.NumGoroutine()
+		if n == base {
+			same++
+		} else {
+			base, same = n, 0
+		}
+		return same >= 10
+	})
 
 	var sockets []*websocket.Conn
 	var sse []context.CancelFunc
@@ -125,20 +135,20 @@ func TestLiveClientsDisappearing(t *testing.T) {
 	}
 	waitSubscribers(t, s.Hub, 0)
 	ch := s.Store.Keys().LiveUser(users[0].ID)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		subs, _ := redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
-		if n <= base && subs[ch] == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
+	var n int
+	var subs map[string]int64
+	t.Cleanup(func() {
+		if t.Failed() {
 			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, baseline %d; %d Redis subscribers of %s\n%s",
+			t.Logf("%d goroutines, baseline %d; %d Redis subscribers of %s\n%s",
 				n, base, subs[ch], ch, buf[:runtime.Stack(buf, true)])
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
+	redistest.Eventually(t, 10*time.Second, "the goroutines and Redis subscriptions of the clients gone", func() bool {
+		n = runtime.NumGoroutine()
+		subs, _ = redistest.Master(t, s.Redis, ch).PubSubShardNumSub(ctx, ch).Result()
+		return n <= base && subs[ch] == 0
+	})
 }
 
 // TestLiveRevokedToken: logging out ends the subscriptions of the token

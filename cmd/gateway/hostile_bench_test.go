@@ -18,9 +18,8 @@ import (
 // BenchmarkHostile measures what one request of each hostile class costs
 // a gateway process: its CPU time (user and system, from /proc) and its
 // peak resident memory above what it held before the request (VmHWM,
-// reset before each request). GATEWAY_BIN runs another build (the
-// "before" figures of docs/performance.md come from the commit before the
-// limits); HOSTILE_TIMEOUT bounds one request (default 2m), HOSTILE_ONLY
+// reset before each request). GATEWAY_BIN runs another build, to compare
+// two; HOSTILE_TIMEOUT bounds one request (default 2m), HOSTILE_ONLY
 // names the classes to run (comma-separated; default all).
 //
 //	go test -run '^$' -bench Hostile -benchtime 20x ./cmd/gateway/

@@ -64,6 +64,7 @@ type running struct {
 	out    *syncBuffer
 	cancel context.CancelFunc
 	done   chan error
+	ready  chan string
 	once   sync.Once
 	err    error
 	// checked is set when the test called stop and judged run's result.
@@ -74,12 +75,17 @@ type running struct {
 // returns once it is ready; it is stopped when the test ends.
 func launch(t *testing.T, env map[string]string, args ...string) *running {
 	t.Helper()
+	return begin(t, env, args...).waitReady(t)
+}
+
+// begin is launch without the wait for the gateway to be ready.
+func begin(t *testing.T, env map[string]string, args ...string) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &running{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
-	ready := make(chan string, 1)
+	g := &running{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1), ready: make(chan string, 1)}
 	go func() {
 		g.done <- run(ctx, append([]string{"--listen=127.0.0.1:0"}, args...), mapEnv(env), g.out,
-			func(u string) { ready <- u })
+			func(u string) { g.ready <- u })
 	}()
 	t.Cleanup(func() {
 		if checked := g.checked; !checked {
@@ -88,8 +94,14 @@ func launch(t *testing.T, env map[string]string, args ...string) *running {
 			}
 		}
 	})
+	return g
+}
+
+// waitReady returns g once it serves.
+func (g *running) waitReady(t *testing.T) *running {
+	t.Helper()
 	select {
-	case g.url = <-ready:
+	case g.url = <-g.ready:
 		return g
 	case err := <-g.done:
 		g.once.Do(func() {})

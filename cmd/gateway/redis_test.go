@@ -35,13 +35,9 @@ func TestReadyzWithoutRedis(t *testing.T) {
 	}
 	// One line at start and one repeat; the schedule of the repeats is
 	// TestWatchRedisBackoff's (cmd/internal/app).
-	deadline := time.Now().Add(10 * time.Second)
-	for errorLines() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("want an ERROR line naming %s at start and repeated while Redis is down:\n%s", addr, g.out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	redistest.Eventually(t, 10*time.Second, "an ERROR line naming "+addr+" at start and repeated while Redis is down", func() bool {
+		return errorLines() >= 2
+	})
 	if strings.Contains(g.out.String(), "hunter2") {
 		t.Errorf("the log shows REDIS_URL's password:\n%s", g.out)
 	}
@@ -71,25 +67,22 @@ func TestRedisWaitRedisLate(t *testing.T) {
 	}
 	target := redistest.Addr(t)
 	addr := closedAddr(t)
-	go func() {
-		// Past go-redis's own retries of the first attempt.
-		time.Sleep(3 * time.Second)
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Errorf("listen on %s: %v", addr, err)
-			return
-		}
-		t.Cleanup(func() { ln.Close() })
-		forward(ln, target)
-	}()
 	env := redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret, "REDIS_WAIT": "20s"})
 	env["REDIS_URL"] = "redis://" + addr
-	g := launch(t, env)
+	g := begin(t, env)
+	// Redis starts once the gateway has found it down and waits.
+	redistest.Eventually(t, 15*time.Second, "a line saying the gateway waits for Redis", func() bool {
+		return strings.Contains(g.out.String(), "waiting for redis")
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen on %s: %v", addr, err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go forward(ln, target)
+	g.waitReady(t)
 	if status, _, body := g.get(t, "/readyz"); status != 200 {
 		t.Errorf("/readyz = %d %q, want 200", status, body)
-	}
-	if !strings.Contains(g.out.String(), "waiting for redis") {
-		t.Errorf("no line says the gateway waits for Redis:\n%s", g.out)
 	}
 }
 

@@ -66,22 +66,21 @@ func TestWorkerDeliversAndStops(t *testing.T) {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	out, done := start(runCtx, t, map[string]string{"REDIS_PREFIX": prefix, "FANOUT_MODE": "push", "STATS_EVERY": "20ms"})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		list, err := rdb.LRange(ctx, s.Keys().Home(ids[1]), 0, -1).Result()
+	var list []string
+	t.Cleanup(func() {
+		if t.Failed() {
+			cancel()
+			<-done
+			t.Logf("home list %v\n%s", list, out.String())
+		}
+	})
+	redistest.Eventually(t, 10*time.Second, "the post delivered", func() bool {
+		list, err = rdb.LRange(ctx, s.Keys().Home(ids[1]), 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(list) == 1 && strings.HasPrefix(list[0], post.ID+":") {
-			break
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			<-done
-			t.Fatalf("not delivered: %v\n%s", list, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(list) == 1 && strings.HasPrefix(list[0], post.ID+":")
+	})
 	cancel()
 	select {
 	case err := <-done:

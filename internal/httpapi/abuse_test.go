@@ -309,21 +309,3 @@ func TestWebsocketOperationsAreNotGET(t *testing.T) {
 	}
 }
 
-// eventually polls cond until it holds, for at most 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	eventuallyWithin(t, 10*time.Second, what, cond, func() string { return "" })
-}
-
-// eventuallyWithin polls cond until it holds, for at most d, and says
-// what state tells when it does not.
-func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool, state func() string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (%s)", what, state())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}

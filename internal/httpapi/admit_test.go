@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -21,26 +22,53 @@ import (
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/gqlguard/hostile"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // stalledGateway is a gateway over a "Redis" that accepts connections and
 // never answers: every request that reads Redis runs into its deadline.
 func stalledGateway(t *testing.T) *gateway.Gateway {
 	t.Helper()
+	gw, _ := stalledGatewayHeard(t)
+	return gw
+}
+
+// stalledGatewayHeard is stalledGateway with a report of whether its
+// "Redis" has received s yet.
+func stalledGatewayHeard(t *testing.T) (*gateway.Gateway, func(s string) bool) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var got []byte
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go func() { _, _ = io.Copy(io.Discard, c) }()
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					mu.Lock()
+					got = append(got, buf[:n]...)
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}()
 		}
 	}()
+	heard := func(s string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return bytes.Contains(got, []byte(s))
+	}
 	rdb, err := redisstore.Connect("redis://"+ln.Addr().String()+"?read_timeout=30s&write_timeout=30s", false)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +81,7 @@ func stalledGateway(t *testing.T) *gateway.Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gw
+	return gw, heard
 }
 
 // sseData returns the data of an SSE response's events, which must be
@@ -149,7 +177,8 @@ func TestDeadlineStopsValidation(t *testing.T) {
 // get 503, Retry-After and a GraphQL error, while refused documents are
 // answered without waiting for a slot.
 func TestConcurrencyCap(t *testing.T) {
-	base := gatewaytest.Serve(t, stalledGateway(t).NewQueryHandler(gateway.QueryOptions{
+	gw, heard := stalledGatewayHeard(t)
+	base := gatewaytest.Serve(t, gw.NewQueryHandler(gateway.QueryOptions{
 		MaxBodyBytes: 1 << 20, RequestTimeout: 2 * time.Second, MaxConcurrent: 1, QueueWait: 50 * time.Millisecond,
 		Limits: gqlguard.DefaultLimits(20000),
 	}))
@@ -161,7 +190,10 @@ func TestConcurrencyCap(t *testing.T) {
 		http.Post(base+"/query", jsonType, strings.NewReader(`{"query": "{ user(name: \"a\") { id } }"}`))
 	}()
 	defer wg.Wait()
-	time.Sleep(300 * time.Millisecond)
+	// The gateway opens its first Redis connection (go-redis greets with
+	// HELLO, which is never answered) for the first read of the request
+	// that executes, holding the slot.
+	redistest.Eventually(t, 5*time.Second, "the first request to execute", func() bool { return heard("hello") })
 
 	start := time.Now()
 	req, _ := http.NewRequest("POST", base+"/query", strings.NewReader(`{"query": "{ user(name: \"b\") { id } }"}`))

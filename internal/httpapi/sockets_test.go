@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/ratelimit"
+	"github.com/socialgw/gateway/internal/redistest"
 )
 
 // subprotocols are the two websocket protocols served.
@@ -66,7 +68,10 @@ func wsDo(ctx context.Context, t *testing.T, c *websocket.Conn, id, query string
 // operation is refused with UNAUTHENTICATED and the connection closes
 // with 4401; HTTP refuses the same token at the same moment.
 func TestSocketOperationsAuthorisedEach(t *testing.T) {
-	s := gatewaytest.New(t)
+	// The tokens' clock runs with the wall clock, ahead by skew.
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	s := gatewaytest.New(t, gatewaytest.Options{Clock: now})
 	cases := []struct {
 		name   string
 		token  func(u gatewaytest.User) string
@@ -81,16 +86,16 @@ func TestSocketOperationsAuthorisedEach(t *testing.T) {
 			}
 		}},
 		{"expired", func(u gatewaytest.User) string {
-			// Past its exp, inside the 30 s leeway for two more seconds.
-			now := time.Now()
+			// Past its exp, inside the 30 s leeway for ten more seconds.
+			now := now()
 			c := jwt.MapClaims{"sub": u.ID, "iss": "socialgw", "aud": "socialgw-api", "jti": "short-" + u.ID,
-				"iat": now.Add(-time.Minute).Unix(), "exp": now.Add(-28 * time.Second).Unix()}
+				"iat": now.Add(-time.Minute).Unix(), "exp": now.Add(-20 * time.Second).Unix()}
 			tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(gatewaytest.Secret))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return tok
-		}, func(t *testing.T, u gatewaytest.User) { time.Sleep(3 * time.Second) }},
+		}, func(t *testing.T, u gatewaytest.User) { skew.Add(int64(11 * time.Second)) }},
 	}
 	ops := []string{
 		`{ me { id email } }`,
@@ -261,18 +266,14 @@ func socketLimits(t *testing.T) {
 			t.Fatalf("third connection: %v %+v; want 429 with Retry-After", err, resp)
 		}
 		a.Close(websocket.StatusNormalClosure, "")
-		ok := false
-		for i := 0; i < 50 && !ok; i++ { // the place is given back once the server sees the close
+		// The place is given back once the server sees the close.
+		redistest.Eventually(t, 5*time.Second, "a place given back after a close", func() bool {
 			c, _, err := websocket.Dial(ctx, s.WSURL(), &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
-			if ok = err == nil; ok {
+			if err == nil {
 				c.CloseNow()
-			} else {
-				time.Sleep(20 * time.Millisecond)
 			}
-		}
-		if !ok {
-			t.Fatal("a place was not given back after a close")
-		}
+			return err == nil
+		})
 	})
 	t.Run("per process", func(t *testing.T) {
 		s := gatewaytest.New(t, gatewaytest.Options{Sockets: &httpapi.SocketLimits{Max: 1}})

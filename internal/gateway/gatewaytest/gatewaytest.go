@@ -73,6 +73,8 @@ type Options struct {
 	Tracer trace.TracerProvider
 	// Trusted are the only documents the server runs (none: any).
 	Trusted *trusted.Documents
+	// Clock issues and verifies access tokens (time.Now by default).
+	Clock func() time.Time
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -87,6 +89,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 	var uploads httpapi.Uploads
 	var tracer trace.TracerProvider
 	var docs *trusted.Documents
+	var clock func() time.Time
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -121,6 +124,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Trusted != nil {
 			docs = o.Trusted
 		}
+		if o.Clock != nil {
+			clock = o.Clock
+		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -129,7 +135,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		Prefix: redistest.Prefix(tb),
 		Feed:   feed,
 		Tokens: auth.TokenOptions{
-			Method: "HS256", Secret: []byte(Secret), Issuer: "socialgw", Audience: "socialgw-api", TTL: 15 * time.Minute,
+			Method: "HS256", Secret: []byte(Secret), Issuer: "socialgw", Audience: "socialgw-api", TTL: 15 * time.Minute, Now: clock,
 		},
 		RefreshTTL:          time.Hour,
 		PasswordConcurrency: 4,
