@@ -46,9 +46,11 @@ type SessionStore interface {
 	// RotateSession atomically replaces the family's current token hash
 	// old with new and returns the family's user. The previous token
 	// presented again within grace, with the same new hash, answers the
-	// same without changing anything; any other token of the family, or
-	// the previous one after grace, revokes the family (UNAUTHENTICATED,
-	// saying so).
+	// same without changing anything. A token the family issued earlier
+	// (the previous one after grace, or an older generation the store
+	// remembers) revokes the family: ErrRefreshReused. Any other secret
+	// is UNAUTHENTICATED and changes nothing, so knowing a family's name
+	// is not enough to end its session.
 	RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (userID string, err error)
 	RevokeSession(ctx context.Context, family string) error
 	DenyToken(ctx context.Context, jti string, until time.Time) error
@@ -274,7 +276,8 @@ var ErrRefreshReused = social.Errorf(social.Unauthenticated,
 	"this refresh token was already used, so the session was revoked: log in again")
 
 // Refresh rotates a refresh token: the old one stops working, and using it
-// again after the grace window revokes the whole family. Within the window
+// again after the grace window revokes the whole family. A secret the
+// family never issued is refused and revokes nothing. Within the window
 // the old token yields the same successor again, because the successor is
 // derived from it with the family's secret key (an HMAC): two tabs that
 // refresh at once both stay logged in, and no token is added to the

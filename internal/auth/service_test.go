@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +73,7 @@ func (m *memStore) User(_ context.Context, id string) (*social.User, error) {
 // tested against a real Redis in internal/redisstore.
 type memSession struct {
 	uid, cur, prev, key string
+	old                 []string // hashes of the tokens rotated away from
 	at                  time.Time
 }
 
@@ -101,13 +103,15 @@ func (m *memStore) RotateSession(_ context.Context, family, oldHash, newHash str
 	case !ok:
 		return "", social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 	case s.cur == oldHash:
-		s.prev, s.cur, s.at = oldHash, newHash, time.Now()
+		s.prev, s.cur, s.at, s.old = oldHash, newHash, time.Now(), append(s.old, oldHash)
 		return s.uid, nil
 	case s.prev == oldHash && s.cur == newHash && time.Since(s.at) <= grace:
 		return s.uid, nil
+	case !slices.Contains(s.old, oldHash):
+		return "", social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 	}
 	delete(m.sessions, family)
-	return "", social.Errorf(social.Unauthenticated, "the session was revoked")
+	return "", auth.ErrRefreshReused
 }
 
 func (m *memStore) RevokeSession(_ context.Context, family string) error {

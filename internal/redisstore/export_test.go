@@ -54,3 +54,6 @@ func (s *DB) CheckedPost(ctx context.Context, viewerID, id string) (*social.Post
 
 // ScreenKeeps exposes screen's verdict on one post's fields.
 var ScreenKeeps = screenKeeps
+
+// SessionGenerations is how many rotated tokens a session remembers.
+const SessionGenerations = sessionGenerations

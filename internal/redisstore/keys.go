@@ -68,7 +68,8 @@ func (k Keys) LegacyUser(id string) string { return k.userKey(id, "") }
 func (k Keys) userKey(id, suffix string) string { return k.prefix + "u:{u" + id + "}" + suffix }
 func (k Keys) postKey(id, suffix string) string { return k.prefix + "p:{p" + id + "}" + suffix }
 
-// Session is the refresh-token family hash (uid, current token hash).
+// Session is the refresh-token family hash (uid, current and earlier
+// token hashes, successor key).
 func (k Keys) Session(family string) string { return k.prefix + "sess:{" + family + "}" }
 
 // Denied marks a revoked access token id until the token expires.

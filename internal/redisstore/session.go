@@ -52,10 +52,22 @@ var (
 	errSessionGone = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 )
 
-// RotateSession implements auth.SessionStore.
+// A family remembers the tokens it rotated away from, so that only a
+// token it really issued counts as reused: the last sessionGenerations of
+// them, each as the first sessionGenerationDigits hex digits of its
+// SHA-256 (64 bits: a forged secret matches one by chance with odds of
+// 64 in 2^64). At most 1 KiB per session.
+const (
+	sessionGenerations      = 64
+	sessionGenerationDigits = 16
+)
+
+// RotateSession implements auth.SessionStore. A secret the family never
+// issued is refused as a gone session would be, and changes nothing.
 func (s *SessionService) RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (string, error) {
 	res, err := rotateScript.Run(ctx, s.rdb, []string{s.keys.Session(family)},
-		oldHash, newHash, ttl.Milliseconds(), grace.Milliseconds()).Text()
+		oldHash, newHash, ttl.Milliseconds(), grace.Milliseconds(),
+		sessionGenerations, sessionGenerationDigits).Text()
 	if err != nil {
 		return "", fmt.Errorf("rotate session: %w", err)
 	}

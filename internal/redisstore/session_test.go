@@ -1,7 +1,11 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/reqlog"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -106,9 +111,8 @@ func TestRefreshGrace(t *testing.T) {
 	}
 }
 
-// TestRefreshSuccessorIsSecret: a forged token of a live family (right
-// family id, wrong secret) revokes it, and the successor is not derivable
-// without the family key, which only Redis holds.
+// TestRefreshSuccessorIsSecret: two families derive different successors
+// from their tokens, since each derives them with a key of its own.
 func TestRefreshSuccessorIsSecret(t *testing.T) {
 	ctx := context.Background()
 	svc, _, u := sessionService(t, time.Minute)
@@ -122,16 +126,123 @@ func TestRefreshSuccessorIsSecret(t *testing.T) {
 	}
 	ra, _ := svc.Refresh(ctx, a.RefreshToken)
 	rb, _ := svc.Refresh(ctx, b.RefreshToken)
-	if ra == nil || rb == nil || ra.RefreshToken[strings.IndexByte(ra.RefreshToken, '.'):] == rb.RefreshToken[strings.IndexByte(rb.RefreshToken, '.'):] {
+	if ra == nil || rb == nil || secretOf(ra.RefreshToken) == secretOf(rb.RefreshToken) {
 		t.Fatal("two families derived the same successor secret")
 	}
-	family, _, _ := strings.Cut(a.RefreshToken, ".")
-	if _, err := svc.Refresh(ctx, family+".forged"); !social.IsCode(err, social.Unauthenticated) {
-		t.Fatalf("forged token: %v", err)
+}
+
+func familyOf(refresh string) string { f, _, _ := strings.Cut(refresh, "."); return f }
+func secretOf(refresh string) string { _, s, _ := strings.Cut(refresh, "."); return s }
+
+// TestRefreshReuse: only a secret the family issued and rotated away from
+// (the previous one, or an earlier generation it remembers) is reuse: it
+// revokes the family and logs the theft warning. A secret it never issued
+// (forged from the family's name, or another family's) is UNAUTHENTICATED,
+// changes nothing in Redis, logs nothing, and the session works on.
+func TestRefreshReuse(t *testing.T) {
+	const (
+		rotates = "rotates"
+		reused  = "reused"
+		unknown = "unknown"
+	)
+	g := redisstore.SessionGenerations
+	tests := []struct {
+		name      string
+		rotations int
+		// present picks the token to present from the family's tokens,
+		// oldest first, and another family's current token.
+		present func(chain []string, other string) string
+		want    string
+	}{
+		{"current secret", 3, func(c []string, _ string) string { return c[3] }, rotates},
+		{"previous secret", 3, func(c []string, _ string) string { return c[2] }, reused},
+		{"secret five generations back", 6, func(c []string, _ string) string { return c[1] }, reused},
+		{"oldest generation kept", g + 1, func(c []string, _ string) string { return c[1] }, reused},
+		{"generation older than those kept", g + 1, func(c []string, _ string) string { return c[0] }, unknown},
+		{"forged secret", 3, func(c []string, _ string) string { return familyOf(c[0]) + "." + strings.Repeat("A", 43) }, unknown},
+		{"forged secret, never rotated", 0, func(c []string, _ string) string { return familyOf(c[0]) + ".forged" }, unknown},
+		{"secret of another family", 3, func(c []string, o string) string { return familyOf(c[0]) + "." + secretOf(o) }, unknown},
 	}
-	if _, err := svc.Refresh(ctx, ra.RefreshToken); !social.IsCode(err, social.Unauthenticated) {
-		t.Fatalf("family survived a forged token: %v", err)
+	rdb := redistest.Client(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var log bytes.Buffer
+			ctx := reqlog.WithLogger(context.Background(), slog.New(slog.NewTextHandler(&log, nil)))
+			svc, store, u := sessionService(t, 0)
+			chain := refreshChain(t, svc, u, tt.rotations)
+			other := refreshChain(t, svc, u, 1)
+			last, otherLast := chain[len(chain)-1], other[len(other)-1]
+			tokens := make([]string, len(chain))
+			for i, r := range chain {
+				tokens[i] = r.RefreshToken
+			}
+			key := store.Keys().Session(auth.SessionOf(last.RefreshToken))
+			before := rdb.HGetAll(ctx, key).Val()
+
+			got, err := svc.Refresh(ctx, tt.present(tokens, otherLast.RefreshToken))
+			warned := strings.Contains(log.String(), "refresh token reused")
+			switch tt.want {
+			case rotates:
+				if err != nil {
+					t.Fatalf("refresh: %v", err)
+				}
+				if _, err := svc.Refresh(ctx, got.RefreshToken); err != nil {
+					t.Fatalf("the successor does not rotate: %v", err)
+				}
+			case reused:
+				if !errors.Is(err, auth.ErrRefreshReused) {
+					t.Fatalf("refresh: %v, want the session revoked", err)
+				}
+				if n := rdb.Exists(ctx, key).Val(); n != 0 {
+					t.Error("the family survived reuse")
+				}
+				if _, err := svc.Refresh(ctx, last.RefreshToken); !social.IsCode(err, social.Unauthenticated) {
+					t.Errorf("the newest token after reuse: %v", err)
+				}
+				if _, err := svc.Authenticate(ctx, last.AccessToken); !social.IsCode(err, social.Unauthenticated) {
+					t.Errorf("the newest access token after reuse: %v", err)
+				}
+			case unknown:
+				if !social.IsCode(err, social.Unauthenticated) || errors.Is(err, auth.ErrRefreshReused) {
+					t.Fatalf("refresh: %v, want a plain UNAUTHENTICATED", err)
+				}
+				if after := rdb.HGetAll(ctx, key).Val(); !maps.Equal(before, after) {
+					t.Errorf("an unknown secret changed the session:\n%v\n%v", before, after)
+				}
+				if _, err := svc.Authenticate(ctx, last.AccessToken); err != nil {
+					t.Errorf("the access token after an unknown secret: %v", err)
+				}
+				if _, err := svc.Refresh(ctx, last.RefreshToken); err != nil {
+					t.Errorf("the current token after an unknown secret: %v", err)
+				}
+			}
+			if warned != (tt.want == reused) {
+				t.Errorf("theft warning logged: %v, want %v (log: %q)", warned, tt.want == reused, log.String())
+			}
+			if _, err := svc.Refresh(ctx, otherLast.RefreshToken); err != nil {
+				t.Errorf("the other family: %v", err)
+			}
+		})
 	}
+}
+
+// refreshChain opens a session for u and refreshes it n times: the
+// results, oldest first.
+func refreshChain(t *testing.T, svc *auth.Service, u *social.User, n int) []*auth.Result {
+	t.Helper()
+	ctx := context.Background()
+	r, err := svc.StartSession(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := []*auth.Result{r}
+	for range n {
+		if r, err = svc.Refresh(ctx, r.RefreshToken); err != nil {
+			t.Fatal(err)
+		}
+		chain = append(chain, r)
+	}
+	return chain
 }
 
 // TestTokenOfMissingUser: an access token whose user no longer exists

@@ -26,9 +26,13 @@ func Middleware(base *slog.Logger, next http.Handler) http.Handler {
 			id = newID()
 		}
 		w.Header().Set(Header, id)
-		ctx := context.WithValue(r.Context(), ctxKey{}, base.With("request_id", id))
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(WithLogger(r.Context(), base.With("request_id", id))))
 	})
+}
+
+// WithLogger returns ctx carrying l as the request's logger.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
 }
 
 // Logger returns the request's logger, or slog.Default outside a request.
