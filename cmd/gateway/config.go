@@ -159,7 +159,7 @@ func (c *Config) settings() []app.Setting {
 // mediaSettings are the settings of posts' files (README.md, "Media").
 func (c *Config) mediaSettings() []app.Setting {
 	return append(c.Media.Settings(),
-		app.String(&c.MediaSigningKey, "media-signing-key", "MEDIA_SIGNING_KEY", "", "secret (at least 32 bytes) signing the addresses of restricted posts' media files; required with PRODUCTION=true; empty: random per process"),
+		app.String(&c.MediaSigningKey, "media-signing-key", "MEDIA_SIGNING_KEY", "", "secret (at least 32 bytes) signing the addresses of restricted posts' media files, and from which the key sealing page cursors is derived; required with PRODUCTION=true; empty: random per process"),
 		app.Duration(&c.MediaURLTTL, "media-url-ttl", "MEDIA_URL_TTL", "15m", "how long a signed media address (a restricted post's file) holds; whoever holds one may fetch the file until then"),
 		app.String(&c.MediaBaseURL, "media-base-url", "MEDIA_BASE_URL", "", "put before /media/… in media addresses (e.g. https://api.example.com); empty: addresses relative to the gateway"),
 		app.Int64(&c.Uploads.MaxFileBytes, "media-max-file-bytes", "MEDIA_MAX_FILE_BYTES", "10485760", "largest uploaded file; larger ones get 413"),
@@ -265,7 +265,7 @@ func (c *Config) finish(explicit map[string]bool) error {
 	case c.MediaSigningKey != "" && len(c.MediaSigningKey) < 32:
 		return errors.New("MEDIA_SIGNING_KEY must be at least 32 bytes")
 	case c.Production && c.MediaSigningKey == "":
-		return errors.New("PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses")
+		return errors.New("PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses or page cursors")
 	case c.Tracing.Ratio < 0 || c.Tracing.Ratio > 1 || math.IsNaN(c.Tracing.Ratio):
 		return errors.New("TRACE_SAMPLE_RATIO must be between 0 and 1")
 	case c.Production && c.RedisURL == "":
