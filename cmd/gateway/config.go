@@ -161,7 +161,7 @@ func (c *Config) settings() []app.Setting {
 // mediaSettings are the settings of posts' files (README.md, "Media").
 func (c *Config) mediaSettings() []app.Setting {
 	return append(c.Media.Settings(),
-		app.String(&c.MediaSigningKey, "media-signing-key", "MEDIA_SIGNING_KEY", "", "secret (at least 32 random-looking bytes) signing the addresses of restricted posts' media files; required with PRODUCTION=true; empty: random per process"),
+		app.String(&c.MediaSigningKey, "media-signing-key", "MEDIA_SIGNING_KEY", "", "secret (at least 32 random-looking bytes) signing the addresses of restricted posts' media files, and from which the key sealing page cursors is derived; required with PRODUCTION=true; empty: random per process"),
 		app.Duration(&c.MediaURLTTL, "media-url-ttl", "MEDIA_URL_TTL", "15m", "how long a signed media address (a restricted post's file) holds; whoever holds one may fetch the file until then"),
 		app.String(&c.MediaBaseURL, "media-base-url", "MEDIA_BASE_URL", "", "put before /media/… in media addresses (e.g. https://api.example.com); empty: addresses relative to the gateway"),
 		app.Int64(&c.Uploads.MaxFileBytes, "media-max-file-bytes", "MEDIA_MAX_FILE_BYTES", "10485760", "largest uploaded file; larger ones get 413"),
@@ -308,7 +308,7 @@ func (c *Config) productionProblems() []error {
 		{c.Demo, "--demo is for development: it writes users with a published password; not with PRODUCTION=true"},
 		{c.RedisURL == "", "PRODUCTION=true needs REDIS_URL: the embedded in-memory Redis loses every account and post when the process stops"},
 		{c.JWTMethod == "HS256" && c.JWTSecret == "", "PRODUCTION=true needs JWT_SECRET (or JWT_METHOD=EdDSA or RS256 with key files): with a secret per process, every token dies at a restart and gateways refuse each other's tokens (" + secretAdvice + ")"},
-		{c.MediaSigningKey == "", "PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses (" + secretAdvice + ")"},
+		{c.MediaSigningKey == "", "PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses or page cursors (" + secretAdvice + ")"},
 		{!c.Media.Configured(), "PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process"},
 	} {
 		if p.bad {

@@ -27,6 +27,7 @@ import (
 	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/social"
 	"github.com/socialgw/gateway/internal/tracing"
 	"github.com/socialgw/gateway/internal/trusted"
 )
@@ -84,9 +85,11 @@ type Config struct {
 type MediaConfig struct {
 	// Files stores them; nil: the gateway takes no uploads.
 	Files *mediastore.Store
-	// SigningKey signs the addresses of restricted posts' files; empty:
-	// a random key per process (addresses die on restart, and gateways
-	// behind one balancer do not accept each other's).
+	// SigningKey signs the addresses of restricted posts' files, and the
+	// key that seals page cursors is derived from it (social.SetCursorKey:
+	// process-wide); empty: a random key per process for both (addresses
+	// and cursors die on restart, and gateways behind one balancer do not
+	// accept each other's).
 	SigningKey []byte
 	// URLTTL is how long a signed address holds (15 minutes when 0).
 	URLTTL time.Duration
@@ -214,6 +217,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		// Half the cores save files; the others serve the rest.
 		Saving: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	var files httpapi.MediaFiles // nil: none served
+	if len(cfg.Media.SigningKey) > 0 {
+		// Every gateway seals cursors under a key derived from the one
+		// server key they share; without it, the process's own key.
+		social.SetCursorKey(cfg.Media.SigningKey)
+	}
 	if cfg.Media.Files != nil {
 		files = cfg.Media.Files
 		g.Resolver.Attachments.Files = cfg.Media.Files

@@ -308,4 +308,3 @@ func TestWebsocketOperationsAreNotGET(t *testing.T) {
 		return
 	}
 }
-

@@ -18,8 +18,9 @@ import (
 
 // TestUserPageReadBudget: a page of an author whose posts are nearly all
 // hidden from the viewer reads no more candidates than its operation's
-// read budget allows, ends short with HasNext and an End cursor, and
-// paging on from that cursor finds every visible post once, in order.
+// read budget allows, ends short with HasNext and an End cursor when a
+// public post lies below where it stopped, and paging on from that cursor
+// finds every visible post once, in order.
 // Without a budget the same pages are full, as before.
 func TestUserPageReadBudget(t *testing.T) {
 	s, _ := feedStore(t)

@@ -153,8 +153,10 @@ func postCursor(id string) string { return social.EncodeCursor(id) }
 // exact. The rounds are bounded, and rounds after the first spend the
 // operation's read budget (social.TakeReadBudget): a page whose
 // candidates are nearly all hidden from the viewer ends early, short or
-// empty, with HasNext set and an End cursor at the last candidate read, so
-// the client goes on from there.
+// empty. A home page then sets HasNext and an End cursor at the last
+// candidate read, so the client goes on from there; a page of a user's
+// posts ends for good (HasNext false), as its cursor and HasNext may tell
+// only of posts the viewer may see (timeline_user.go).
 const (
 	pageRounds   = 6
 	maxCandidate = 1000

@@ -21,6 +21,7 @@ type userPosts struct {
 	blocked   bool // a block stands either way: the page is empty
 	exhausted bool // the user has nothing more below before
 	scanned   bool // candidates were read
+	goesOn    bool // ended short among hidden posts, a public one below
 	count     int  // candidates this round reads
 	ids       *redis.StringSliceCmd
 	public    *redis.StringSliceCmd // PublicPosts over the same window, for a signed-in viewer
@@ -71,7 +72,45 @@ func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, re
 			pg.done = pg.done || pg.exhausted || len(pg.out) > pg.first
 		}
 	}
+	if err := s.publicBelow(ctx, pages); err != nil {
+		return nil, []error{err}
+	}
 	return userPostPages(pages)
+}
+
+// publicBelow marks the pages that ended short among posts hidden from
+// their viewer (the rounds or the read budget ran out) and whose user has
+// a public post below where they stopped. Only those go on (HasNext, an
+// End cursor where they stopped): a post the viewer may see, and that any
+// reader may see, lies ahead. The others end there, as an anonymous
+// reader's page ends after the last public post, so that neither HasNext
+// nor a cursor tells a viewer of posts hidden from them. One round trip,
+// only when a page ended short.
+func (s *TimelineService) publicBelow(ctx context.Context, pages []*userPosts) error {
+	var short []*userPosts
+	for _, pg := range pages {
+		if pg.err == nil && !pg.blocked && pg.scanned && !pg.exhausted && len(pg.out) <= pg.first {
+			short = append(short, pg)
+		}
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	below := make([]*redis.StringSliceCmd, len(short))
+	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for i, pg := range short {
+			window := &redis.ZRangeBy{Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: 1}
+			below[i] = pl.ZRevRangeByScore(ctx, s.keys.PublicPosts(pg.user), window)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("look for public posts below %d short pages: %w", len(short), err)
+	}
+	for i, pg := range short {
+		pg.goesOn = len(below[i].Val()) > 0
+	}
+	return nil
 }
 
 // openUserPages returns the pages that read in this round, with the
@@ -248,11 +287,13 @@ func userPostPages(pages []*userPosts) ([]social.Connection[*social.Post], []err
 			continue
 		}
 		if !pg.blocked {
-			out[i] = postPage(pg.out, pg.first, !pg.exhausted)
-			if pg.scanned && !pg.exhausted && len(pg.out) <= pg.first {
-				// Short: the rounds or the operation's read budget ran out
-				// while the candidates read were hidden. Go on from the
-				// last one read.
+			// HasNext only for a visible post read past the page, or a
+			// public one below where a short page stopped (publicBelow):
+			// never for hidden posts alone.
+			out[i] = postPage(pg.out, pg.first, false)
+			if pg.goesOn {
+				// The End cursor is sealed (social.EncodeCursor): it
+				// names where the page stopped without showing it.
 				out[i].HasNext, out[i].End = true, postCursor(strconv.FormatInt(pg.before, 10))
 			}
 		}

@@ -1,10 +1,5 @@
 package social
 
-import (
-	"encoding/base64"
-	"strings"
-)
-
 // Page bounds of every connection in the API.
 const (
 	DefaultFirst = 20
@@ -47,34 +42,6 @@ func NewTwoWayRequest(first *int, after, before *string) (PageRequest, error) {
 	}
 	p.Before = *before
 	return p, nil
-}
-
-// cursorPrefix versions the cursor format so it can change without
-// mistaking an old cursor for a new one.
-const cursorPrefix = "v1:"
-
-// EncodeCursor turns the position parts of a list into an opaque cursor.
-func EncodeCursor(parts ...string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strings.Join(parts, ":")))
-}
-
-// DecodeCursor returns the n parts of a cursor made by EncodeCursor, or a
-// BAD_USER_INPUT error for anything else.
-func DecodeCursor(c string, n int) ([]string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !strings.HasPrefix(string(b), cursorPrefix) {
-		return nil, Errorf(BadUserInput, "malformed cursor")
-	}
-	parts := strings.Split(string(b[len(cursorPrefix):]), ":")
-	if len(parts) != n {
-		return nil, Errorf(BadUserInput, "malformed cursor")
-	}
-	for _, p := range parts {
-		if p == "" {
-			return nil, Errorf(BadUserInput, "malformed cursor")
-		}
-	}
-	return parts, nil
 }
 
 // Connection is one page of a list, newest first.

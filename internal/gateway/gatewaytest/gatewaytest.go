@@ -35,6 +35,10 @@ import (
 // Secret is the HS256 secret of test servers.
 const Secret = "test-secret-test-secret-test-secret-0123"
 
+// MediaKey is the test gateways' MEDIA_SIGNING_KEY, unless Options.Media
+// gives one.
+const MediaKey = "test-media-key-test-media-key-0123456789"
+
 // Server is a gateway over its own key prefix of the package's throwaway
 // Redis, serving /query on a test HTTP server.
 type Server struct {
@@ -130,6 +134,11 @@ func New(tb testing.TB, opts ...Options) *Server {
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
+	}
+	if media.SigningKey == nil {
+		// One key for every test gateway: cursors, sealed under a key
+		// derived from it, come out the same run after run (golden files).
+		media.SigningKey = []byte(MediaKey)
 	}
 	cfg := gateway.Config{
 		Prefix: redistest.Prefix(tb),
