@@ -164,27 +164,24 @@ func copyScan(w io.Writer, br *bufio.Reader) (byte, error) {
 		if err != nil {
 			return 0, badImage(mimeJPEG)
 		}
+		// data is only valid until the next read: write it first.
+		if _, err := w.Write(data[:len(data)-1]); err != nil {
+			return 0, err
+		}
 		next, err := br.ReadByte()
 		if err != nil {
 			return 0, badImage(mimeJPEG)
 		}
 		switch {
 		case next == 0 || next >= 0xd0 && next <= 0xd7:
-			if _, err := w.Write(data); err != nil {
-				return 0, err
-			}
-			if _, err := w.Write([]byte{next}); err != nil {
+			if _, err := w.Write([]byte{0xff, next}); err != nil {
 				return 0, err
 			}
 			continue
 		case next == 0xff: // fill before a marker
 			_ = br.UnreadByte()
+			continue
 		}
-		if _, err := w.Write(data[:len(data)-1]); err != nil {
-			return 0, err
-		}
-		if next != 0xff {
-			return next, nil
-		}
+		return next, nil
 	}
 }
