@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -196,7 +197,17 @@ func TestWorkerSweepsMedia(t *testing.T) {
 		return ok
 	}
 	redistest.Eventually(t, 10*time.Second, "the orphan file swept", func() bool { return !exists(orphan) })
-	time.Sleep(100 * time.Millisecond) // more sweeps: they must leave the others
+	// Two more passes over the two files left (the stats lines count the
+	// files listed): they must leave them.
+	listed := func() int {
+		var n int
+		if m := regexp.MustCompile(`media_listed=(\d+)`).FindAllStringSubmatch(out.String(), -1); len(m) > 0 {
+			fmt.Sscan(m[len(m)-1][1], &n)
+		}
+		return n
+	}
+	after := listed()
+	redistest.Eventually(t, 10*time.Second, "two more sweeps", func() bool { return listed() >= after+4 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
