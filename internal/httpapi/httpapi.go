@@ -22,7 +22,8 @@ import (
 
 // Options are the HTTP edge's limits and switches.
 type Options struct {
-	// MaxBodyBytes bounds a request body; larger ones get 413.
+	// MaxBodyBytes bounds a request body; larger ones get 413. Zero
+	// means 1 MiB.
 	MaxBodyBytes int64
 	// MaxBodyMemory bounds the bytes of JSON request bodies being read at
 	// once, all requests together (each holds what its buffer has grown
