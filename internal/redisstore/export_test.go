@@ -54,3 +54,8 @@ func (s *DB) CheckedPost(ctx context.Context, viewerID, id string) (*social.Post
 
 // ScreenKeeps exposes screen's verdict on one post's fields.
 var ScreenKeeps = screenKeeps
+
+// SetPostFields exposes the write of a post's mutable fields.
+func (s *DB) SetPostFields(ctx context.Context, id string, p *social.Post, fields ...string) error {
+	return s.setPostFields(ctx, id, p, fields...)
+}
