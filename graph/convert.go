@@ -71,7 +71,10 @@ func optional(s string) *string {
 // newPost is createPost's input as the domain takes it: a null content is
 // empty (a plain repost, when repostOf is set).
 func newPost(in model.CreatePostInput) social.NewPost {
-	p := social.NewPost{OnlyTo: in.OnlyTo, NotTo: in.NotTo}
+	p := social.NewPost{OnlyTo: in.OnlyTo, NotTo: in.NotTo, Sensitive: in.Sensitive != nil && *in.Sensitive}
+	if in.SpoilerText != nil {
+		p.SpoilerText = *in.SpoilerText
+	}
 	if in.Content != nil {
 		p.Content = *in.Content
 	}

@@ -117,6 +117,11 @@ func postRules() map[string]fieldRule {
 		"location": {},
 		"mentions": {},
 		"media":    {},
+		// Stored in the post hash and read with it: nothing to read
+		// ahead; the fast path leaves them to the ordinary path.
+		"spoilerText": {},
+		"sensitive":   {},
+		"editedAt":    {},
 	}
 }
 

@@ -143,6 +143,7 @@ type ComplexityRoot struct {
 		CommentsCount     func(childComplexity int) int
 		Content           func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
+		EditedAt          func(childComplexity int) int
 		ID                func(childComplexity int) int
 		Likers            func(childComplexity int, first *int, after *string) int
 		LikesCount        func(childComplexity int) int
@@ -153,7 +154,9 @@ type ComplexityRoot struct {
 		OnlyTo            func(childComplexity int) int
 		RepostOf          func(childComplexity int) int
 		RepostsCount      func(childComplexity int) int
+		Sensitive         func(childComplexity int) int
 		Source            func(childComplexity int) int
+		SpoilerText       func(childComplexity int) int
 		ViewerHasLiked    func(childComplexity int) int
 		ViewerHasReposted func(childComplexity int) int
 		Visibility        func(childComplexity int) int
@@ -822,6 +825,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.CreatedAt(childComplexity), true
+	case "Post.editedAt":
+		if e.ComplexityRoot.Post.EditedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.EditedAt(childComplexity), true
 	case "Post.id":
 		if e.ComplexityRoot.Post.ID == nil {
 			break
@@ -887,12 +896,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.RepostsCount(childComplexity), true
+	case "Post.sensitive":
+		if e.ComplexityRoot.Post.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Sensitive(childComplexity), true
 	case "Post.source":
 		if e.ComplexityRoot.Post.Source == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.Source(childComplexity), true
+	case "Post.spoilerText":
+		if e.ComplexityRoot.Post.SpoilerText == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.SpoilerText(childComplexity), true
 	case "Post.viewerHasLiked":
 		if e.ComplexityRoot.Post.ViewerHasLiked == nil {
 			break
@@ -1474,6 +1495,12 @@ type Post {
   source: String
   "Users mentioned as @name in the content, in order of first mention (those the viewer may see)."
   mentions: [User!]!
+  "Shown before the content, which clients hide behind it (a content warning)."
+  spoilerText: String
+  "The media are sensitive: clients blur them until asked."
+  sensitive: Boolean!
+  "When the content was last edited; null when never."
+  editedAt: Time
 }
 
 type Location {
@@ -1629,6 +1656,10 @@ input CreatePostInput {
   Metadata that can locate a person (EXIF, XMP, text chunks) is removed from the stored images.
   """
   media: [MediaInput!]
+  "A content warning shown before the content: at most 200 characters, the rules of content; empty is none."
+  spoilerText: String
+  "The media are sensitive (false when null)."
+  sensitive: Boolean
 }
 
 input MediaInput {
@@ -1852,6 +1883,12 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_source(ctx, field)
 	case "mentions":
 		return ec.fieldContext_Post_mentions(ctx, field)
+	case "spoilerText":
+		return ec.fieldContext_Post_spoilerText(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_Post_sensitive(ctx, field)
+	case "editedAt":
+		return ec.fieldContext_Post_editedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -5124,6 +5161,75 @@ func (ec *executionContext) fieldContext_Post_mentions(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_spoilerText(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_spoilerText(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpoilerText, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_spoilerText(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Post_sensitive(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_editedAt(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_editedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EditedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_editedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Query_me(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7411,7 +7517,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"content", "repostOf", "onlyTo", "notTo", "location", "source", "media"}
+	fieldsInOrder := [...]string{"content", "repostOf", "onlyTo", "notTo", "location", "source", "media", "spoilerText", "sensitive"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -7467,6 +7573,20 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.Media = data
+		case "spoilerText":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spoilerText"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpoilerText = data
+		case "sensitive":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sensitive"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sensitive = data
 		}
 	}
 	return it, nil
@@ -9250,6 +9370,21 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "spoilerText":
+			out.Values[i] = ec._Post_spoilerText(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sensitive":
+			out.Values[i] = ec._Post_sensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "editedAt":
+			out.Values[i] = ec._Post_editedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11405,6 +11540,24 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalString(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalTime(*v)
 	return res
 }
 

@@ -53,6 +53,10 @@ type CreatePostInput struct {
 	// Ogg Opus, M4A or AAC. The type is sniffed from the content; anything else is BAD_USER_INPUT and no post is made.
 	// Metadata that can locate a person (EXIF, XMP, text chunks) is removed from the stored images.
 	Media []*MediaInput `json:"media,omitempty"`
+	// A content warning shown before the content: at most 200 characters, the rules of content; empty is none.
+	SpoilerText *string `json:"spoilerText,omitempty"`
+	// The media are sensitive (false when null).
+	Sensitive *bool `json:"sensitive,omitempty"`
 }
 
 type Location struct {

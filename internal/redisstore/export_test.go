@@ -57,3 +57,8 @@ var ScreenKeeps = screenKeeps
 
 // SessionGenerations is how many rotated tokens a session remembers.
 const SessionGenerations = sessionGenerations
+
+// SetPostFields exposes the write of a post's mutable fields.
+func (s *DB) SetPostFields(ctx context.Context, id string, p *social.Post, fields ...string) error {
+	return s.setPostFields(ctx, id, p, fields...)
+}

@@ -215,7 +215,8 @@ func (s *PostService) writePost(ctx context.Context, authorID string, np social.
 		return nil, err
 	}
 	post := &social.Post{ID: c.id, AuthorID: authorID, Content: np.Content, CreatedAt: s.now().UTC().Truncate(1e6),
-		Visibility: c.vis, RepostOfID: np.RepostOf, Location: np.Location, Source: np.Source, Mentions: mentions, Media: np.Media}
+		Visibility: c.vis, RepostOfID: np.RepostOf, Location: np.Location, Source: np.Source, Mentions: mentions, Media: np.Media,
+		SpoilerText: np.Spoiler, Sensitive: np.Sensitive}
 	if c.orig != nil {
 		// The original's author is immutable: recording it lets a page
 		// load the original and its author in one round trip.

@@ -2,7 +2,9 @@ package redisstore_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
@@ -106,5 +108,57 @@ func TestPostCacheHashReplaced(t *testing.T) {
 	}
 	if p, _ := checked(t, s, "", id); p == nil || p.Content != "after" {
 		t.Fatalf("read again: %+v", p)
+	}
+}
+
+// TestPostCacheShowsEdits: a write of a post's mutable fields (spoiler
+// text, sensitive, edited) through one store shows on the next read of
+// another that holds the post in its cache, a read from the cache still;
+// a write of a fixed field is refused.
+func TestPostCacheShowsEdits(t *testing.T) {
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	a, b := postCacheStore(t, prefix), postCacheStore(t, prefix)
+	author, fan := engUser(t, a, "author"), engUser(t, a, "fan")
+	id := engPost(t, a, author, social.NewPost{Content: "spoiled", SpoilerText: " the end ", Sensitive: true})
+	if p, _ := checked(t, b, fan, id); p == nil || p.SpoilerText == nil || *p.SpoilerText != "the end" || !p.Sensitive || p.EditedAt != nil {
+		t.Fatalf("new post read: %+v", p)
+	}
+
+	cw, at := "edited warning", time.UnixMilli(1_800_000_000_000).UTC()
+	for _, tc := range []struct {
+		name string
+		edit social.Post
+	}{
+		{"set", social.Post{SpoilerText: &cw, EditedAt: &at}},
+		{"cleared", social.Post{Sensitive: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			feedOK(t, a.SetPostFields(ctx, id, &tc.edit, "spoiler", "sensitive", "edited"))
+			hits := b.PostCacheStats().Hits
+			cached, _ := checked(t, b, fan, id)
+			if b.PostCacheStats().Hits != hits+1 {
+				t.Errorf("the read missed the cache: %+v", b.PostCacheStats())
+			}
+			fresh, err := a.VisiblePosts(ctx, author, []string{id})
+			feedOK(t, err)
+			for _, p := range []*social.Post{cached, fresh[0]} {
+				if p == nil || p.Content != "spoiled" || !reflect.DeepEqual(p.SpoilerText, tc.edit.SpoilerText) ||
+					p.Sensitive != tc.edit.Sensitive || !reflect.DeepEqual(p.EditedAt, tc.edit.EditedAt) {
+					t.Errorf("read after the edit: %+v, want the fields of %+v", p, tc.edit)
+				}
+			}
+		})
+	}
+
+	if err := a.SetPostFields(ctx, id, &social.Post{Content: "rewritten"}, "content"); err == nil {
+		t.Error("a write of content, a fixed field, passed")
+	}
+	feedOK(t, a.DeletePost(ctx, author, id))
+	if err := a.SetPostFields(ctx, id, &social.Post{}, "edited"); !social.IsCode(err, social.NotFound) {
+		t.Errorf("a write of a deleted post: %v, want NOT_FOUND", err)
+	}
+	if n, _ := redistest.Client(t).Exists(ctx, a.Keys().Post(id)).Result(); n != 0 {
+		t.Error("the write of a deleted post brought its hash back")
 	}
 }

@@ -200,6 +200,33 @@ func (r *record[T]) encodeOnly(src *T, names []string) []any {
 	return out
 }
 
+// update is the field/value pairs that change the named fields of a
+// record to src's: a field src leaves unset is written empty, which reads
+// as unset. A fixed field is an error: nothing writes one after its
+// record is created.
+func (r *record[T]) update(src *T, names []string) ([]any, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("record %s: an update of no field", r.lua)
+	}
+	out := make([]any, 0, 2*len(names))
+	for _, n := range names {
+		i, ok := r.index[n]
+		if !ok {
+			return nil, fmt.Errorf("record %s has no field %s", r.lua, n)
+		}
+		f := r.fields[i]
+		if f.change != mutable {
+			return nil, fmt.Errorf("record %s: field %s is fixed", r.lua, n)
+		}
+		v, set := f.get(src)
+		if !set {
+			v = ""
+		}
+		out = append(out, f.name, v)
+	}
+	return out, nil
+}
+
 // recordInfo is what the scripts and the tests know of a record.
 type recordInfo struct {
 	lua          string

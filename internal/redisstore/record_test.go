@@ -101,13 +101,15 @@ func roundTrip[T any](r *record[T], row T) T {
 // same record.
 func TestRecordRoundTrips(t *testing.T) {
 	at := time.UnixMilli(1_700_000_000_123).UTC()
+	cw, edited := "a warning", at.Add(time.Hour)
 	posts := map[string]postRow{
 		"plain":   {post: social.Post{AuthorID: "1", Content: "hi", CreatedAt: at, Visibility: social.Public}, viewers: true},
 		"counted": {post: social.Post{AuthorID: "1", Content: "hi", CreatedAt: at, Visibility: social.OnlyTo}, counts: social.PostCounts{Likes: 3, Comments: 2, Reposts: 1}},
 		"repost":  {post: social.Post{AuthorID: "2", CreatedAt: at, Visibility: social.NotTo, RepostOfID: "9", RepostOfAuthorID: "1"}, viewers: true},
 		"extras": {post: social.Post{AuthorID: "1", Content: "@a @b", CreatedAt: at, Visibility: social.Public, Source: "web",
 			Location: &social.Location{Latitude: 45.76, Longitude: -4.5, Name: "Lyon"}, Mentions: []string{"3", "4"},
-			Media: []social.Media{{ID: "a1", Kind: social.Image, MIME: "image/png", Bytes: 10, Width: 2, Height: 3, Alt: "a cat", Key: "media/a1"}}}},
+			Media:       []social.Media{{ID: "a1", Kind: social.Image, MIME: "image/png", Bytes: 10, Width: 2, Height: 3, Alt: "a cat", Key: "media/a1"}},
+			SpoilerText: &cw, Sensitive: true, EditedAt: &edited}},
 		"nameless place": {post: social.Post{AuthorID: "1", Content: "x", CreatedAt: at, Visibility: social.Public, Location: &social.Location{Latitude: 1, Longitude: 2}}},
 	}
 	for name, row := range posts {

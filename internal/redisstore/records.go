@@ -76,6 +76,9 @@ var postRecord = newRecord("post",
 	field[postRow]{"pv", mutable, codec[postRow]{
 		get: func(r *postRow) (string, bool) { return "1", r.viewers },
 		set: func(r *postRow, v string, _ bool) { r.viewers = v != "" }}},
+	field[postRow]{"spoiler", mutable, optPtr(func(r *postRow) **string { return &r.post.SpoilerText })},
+	field[postRow]{"sensitive", mutable, flag(func(r *postRow) *bool { return &r.post.Sensitive })},
+	field[postRow]{"edited", mutable, optMillis(func(r *postRow) **time.Time { return &r.post.EditedAt })},
 )
 
 // userRow is a profile hash (Keys.User) as the store reads and writes it.
@@ -146,6 +149,52 @@ func optText[T any](at func(*T) *string) codec[T] {
 	return codec[T]{
 		get: func(r *T) (string, bool) { return *at(r), *at(r) != "" },
 		set: func(r *T, v string, _ bool) { *at(r) = v },
+	}
+}
+
+// optPtr is an optional string, written when not nil.
+func optPtr[T any](at func(*T) **string) codec[T] {
+	return codec[T]{
+		get: func(r *T) (string, bool) {
+			if p := *at(r); p != nil {
+				return *p, true
+			}
+			return "", false
+		},
+		set: func(r *T, v string, _ bool) {
+			*at(r) = nil
+			if v != "" {
+				*at(r) = &v
+			}
+		},
+	}
+}
+
+// flag is a boolean, stored as "1" when true and written only then.
+func flag[T any](at func(*T) *bool) codec[T] {
+	return codec[T]{
+		get: func(r *T) (string, bool) { return "1", *at(r) },
+		set: func(r *T, v string, _ bool) { *at(r) = v == "1" },
+	}
+}
+
+// optMillis is an optional time, stored as Unix milliseconds when not
+// nil.
+func optMillis[T any](at func(*T) **time.Time) codec[T] {
+	return codec[T]{
+		get: func(r *T) (string, bool) {
+			if t := *at(r); t != nil {
+				return msString(*t), true
+			}
+			return "", false
+		},
+		set: func(r *T, v string, _ bool) {
+			*at(r) = nil
+			if v != "" {
+				t := msTime(v)
+				*at(r) = &t
+			}
+		},
 	}
 }
 

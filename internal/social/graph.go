@@ -54,6 +54,10 @@ type NewPost struct {
 	// Media are the files, already checked and stored, in the order
 	// given.
 	Media []Media
+	// SpoilerText is a content warning ("" for none); Sensitive marks the
+	// media sensitive.
+	SpoilerText string
+	Sensitive   bool
 }
 
 // Audience is a post's audience list, shown to its author only.

@@ -19,6 +19,7 @@ const (
 	MaxPlaceLen     = 100  // a location's name
 	MaxSourceLen    = 40   // a post's source (the client's name)
 	MaxAltLen       = 1000 // a media file's text alternative
+	MaxSpoilerLen   = 200  // a post's spoiler text (content warning)
 )
 
 // ValidateMediaAlt cleans the text alternative of an attached file (""
@@ -95,6 +96,8 @@ type CheckedPost struct {
 	Location   *Location
 	Source     string
 	Media      []Media
+	Spoiler    *string
+	Sensitive  bool
 }
 
 // Plain reports a plain repost: one with an original and no content.
@@ -118,11 +121,23 @@ func CheckNewPost(in NewPost) (CheckedPost, error) {
 	if err != nil {
 		return CheckedPost{}, err
 	}
+	spoiler, err := CleanText(in.SpoilerText, "a spoiler text", 0, MaxSpoilerLen)
+	if err != nil {
+		return CheckedPost{}, err
+	}
 	if in.RepostOf != "" && !IsID(in.RepostOf) {
 		return CheckedPost{}, Errorf(NotFound, "post %s not found", in.RepostOf)
 	}
 	return CheckedPost{Content: content, Visibility: vis, Audience: audience, RepostOf: in.RepostOf,
-		Location: loc, Source: source, Media: files}, nil
+		Location: loc, Source: source, Media: files, Spoiler: optional(spoiler), Sensitive: in.Sensitive}, nil
+}
+
+// optional is s, nil when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // ValidatePostExtras checks and cleans where a post says it was made from

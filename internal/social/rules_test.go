@@ -138,3 +138,36 @@ func TestPostAccess(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckNewPostSpoiler: a spoiler text follows the rules of content
+// within its own bound; an empty one is none.
+func TestCheckNewPostSpoiler(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     *string
+		invalid  bool
+	}{
+		{"none", "", nil, false},
+		{"blank is none", " \t ", nil, false},
+		{"trimmed", "  spoilers ahead ", ptr("spoilers ahead"), false},
+		{"longest", strings.Repeat("é", social.MaxSpoilerLen), ptr(strings.Repeat("é", social.MaxSpoilerLen)), false},
+		{"too long", strings.Repeat("é", social.MaxSpoilerLen+1), nil, true},
+		{"control character", "a\x07b", nil, true},
+		{"bidi override", "a\u202eb", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := social.CheckNewPost(social.NewPost{Content: "hi", SpoilerText: tc.in, Sensitive: true})
+			if tc.invalid {
+				if !social.IsCode(err, social.BadUserInput) {
+					t.Fatalf("err = %v, want BAD_USER_INPUT", err)
+				}
+				return
+			}
+			if err != nil || !p.Sensitive || (p.Spoiler == nil) != (tc.want == nil) || (p.Spoiler != nil && *p.Spoiler != *tc.want) {
+				t.Fatalf("CheckNewPost = %+v, %v; want spoiler %v", p, err, tc.want)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }

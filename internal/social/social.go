@@ -53,6 +53,12 @@ type Post struct {
 	Mentions []string
 	// Media are the post's attached files, in the order given.
 	Media []Media
+	// SpoilerText is a content warning shown before the content, or nil;
+	// Sensitive marks the media sensitive.
+	SpoilerText *string
+	Sensitive   bool
+	// EditedAt is when the content was last edited, or nil.
+	EditedAt *time.Time
 }
 
 // MediaKind is what an attached file is.
