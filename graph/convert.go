@@ -3,9 +3,8 @@ package graph
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/socialgw/gateway/graph/model"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/social"
@@ -16,11 +15,6 @@ import (
 func authPayload(ctx context.Context, r *auth.Result) *model.AuthPayload {
 	loader.For(ctx).ActAs(r.User.ID)
 	return &model.AuthPayload{AccessToken: r.AccessToken, ExpiresAt: r.ExpiresAt, RefreshToken: r.RefreshToken, User: r.User}
-}
-
-func pageInfo[T any](c social.Connection[T]) *model.PageInfo {
-	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: optional(c.EndCursor()),
-		HasPreviousPage: c.HasPrevious, StartCursor: optional(c.StartCursor())}
 }
 
 // loadUser returns a user that must exist, or NOT_FOUND.
@@ -124,29 +118,13 @@ func notificationConnection(page social.Notifications) *model.NotificationConnec
 	for i, n := range page.Items {
 		edges[i] = &model.NotificationEdge{Cursor: page.Cursors[i], Node: n}
 	}
-	return &model.NotificationConnection{Edges: edges, PageInfo: pageInfo(page.Connection), UnreadCount: page.Unread}
+	return &model.NotificationConnection{Edges: edges, PageInfo: readpath.PageInfo(page.Connection), UnreadCount: page.Unread}
 }
 
-// actorsWanted is how many actors the current field's notifications are
-// asked for at most (its selection is a NotificationConnection's with
-// connection set, else a Notification's), so that one read brings them
-// all (0 when none).
-func actorsWanted(ctx context.Context, connection bool) int {
-	oc := graphql.GetOperationContext(ctx)
-	sel := fieldSel(graphql.GetFieldContext(ctx).Field)
-	if connection {
-		sel = sel.nodes(oc, "NotificationConnection", "NotificationEdge")
+// orNull is a nullable String as a resolver returns it.
+func orNull(s string, ok bool) *string {
+	if !ok {
+		return nil
 	}
-	n := 0
-	for _, f := range sel.fields(oc, "Notification") {
-		if f.Name != "actors" {
-			continue
-		}
-		k := social.DefaultActors
-		if v, ok := intArg(f.ArgumentMap(oc.Variables)["first"]); ok {
-			k = v
-		}
-		n = max(n, min(k, social.MaxFirst))
-	}
-	return n
+	return &s
 }

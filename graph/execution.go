@@ -6,6 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/social"
@@ -17,7 +18,7 @@ type ExecOptions struct {
 	Loaders loader.Config
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
-	FastStats *FastStats
+	FastStats *readpath.FastStats
 }
 
 // Execution is the executable schema bound to a copy of the services,
@@ -69,7 +70,25 @@ func (e *Execution) Install(srv *handler.Server) {
 	// on query fields has the fast path decline, or does not rely on it.
 	// (The operation guards' mutation budget acts on Mutation's root
 	// fields only, which the fast path never renders.)
-	e.r.aroundRootFields(srv)
+	srv.AroundRootFields(readpath.FreshLoaders)
+	if !e.r.genericOnly {
+		srv.AroundRootFields((&readpath.FastPath{Pages: e.r.Posts, Stats: e.r.fast}).Serve)
+	}
+}
+
+// reading returns the resolver an execution serves with: services with
+// the read path and the fast path's counters (a zeroed set when stats is
+// nil).
+func (r *Resolver) reading(stats *readpath.FastStats) Resolver {
+	out := *r
+	if out.read == nil {
+		out.read = readpath.New()
+	}
+	out.fast = stats
+	if out.fast == nil {
+		out.fast = readpath.NewFastStats()
+	}
+	return out
 }
 
 // afterResponse, when set (by this package's tests), sees every response

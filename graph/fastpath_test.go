@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/gqlguard"
@@ -35,7 +36,7 @@ fragment P on Post {
 func TestFastPathMatchesGeneric(t *testing.T) {
 	n := newReadPathNet(t, redisstore.Push)
 	generic := gatewaytest.Serve(t, variantHandler(n.s.Server, graph.GenericOnly, gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
-	stats := graph.NewFastStats()
+	stats := readpath.NewFastStats()
 	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
 
 	author := n.s.Register(t, "lonely") // no posts: empty pages
@@ -191,7 +192,7 @@ func TestFastPathHandsOverItsPage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stats := graph.NewFastStats()
+	stats := readpath.NewFastStats()
 	fast := &gatewaytest.Server{Gateway: n.s.Gateway, Redis: n.s.Redis}
 	fast.URL = gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
 	generic := &gatewaytest.Server{Gateway: n.s.Gateway, Redis: n.s.Redis}
@@ -207,10 +208,10 @@ func TestFastPathHandsOverItsPage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n.do(t, generic, tc.query, tc.vars) // warm up
 			want, grt, gcmds := n.do(t, generic, tc.query, tc.vars)
-			before := stats.Fallbacks(graph.FallbackIncompletePage)
+			before := stats.Fallbacks(readpath.FallbackIncompletePage)
 			got, rt, cmds := n.do(t, fast, tc.query, tc.vars)
 			t.Logf("fast path handing over: %d round trips, %d commands; generic: %d, %d", rt, cmds, grt, gcmds)
-			if stats.Fallbacks(graph.FallbackIncompletePage) != before+1 {
+			if stats.Fallbacks(readpath.FallbackIncompletePage) != before+1 {
 				t.Fatalf("the fast path did not decline the page as incomplete (served %d)", stats.Served())
 			}
 			if rt > grt || cmds > gcmds {

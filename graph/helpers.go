@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/socialgw/gateway/graph/model"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
 // graphEdit runs a follow/block/mute style mutation and returns the target
-// user, read after the edit (freshLoaders).
+// user, read after the edit (readpath.FreshLoaders).
 func (r *Resolver) graphEdit(ctx context.Context, userID string, edit func(ctx context.Context, viewerID, userID string) error) (*social.User, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {
@@ -23,7 +24,7 @@ func (r *Resolver) graphEdit(ctx context.Context, userID string, edit func(ctx c
 }
 
 // likeEdit runs likePost or unlikePost and returns the post, read after
-// the edit (freshLoaders).
+// the edit (readpath.FreshLoaders).
 func (r *Resolver) likeEdit(ctx context.Context, postID string, edit func(ctx context.Context, viewerID, postID string) error) (*social.Post, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {
@@ -40,11 +41,11 @@ func (r *Resolver) userPosts(ctx context.Context, userID string, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	page, err := loader.For(ctx).UserPages.Load(ctx, readplan.UserPageKey{User: userID, Page: p, Wants: r.ahead.pageWants(ctx)})
+	page, err := loader.For(ctx).UserPages.Load(ctx, readplan.UserPageKey{User: userID, Page: p, Wants: r.read.PageWants(ctx)})
 	if err != nil {
 		return nil, err
 	}
-	return r.timeline(ctx, page), nil
+	return r.read.Timeline(ctx, page), nil
 }
 
 // audience returns a post's audience lists when the viewer is its author;
@@ -110,15 +111,15 @@ func (r *Resolver) homeTimeline(ctx context.Context, first *int, after *string, 
 	if err != nil {
 		return nil, err
 	}
-	w := r.ahead.pageWants(ctx)
+	w := r.read.PageWants(ctx)
 	if page, ok := loader.For(ctx).HomePage(p, w); ok { // fetched by the fast path
-		return r.timeline(ctx, page), nil
+		return r.read.Timeline(ctx, page), nil
 	}
 	page, err := r.Posts.HomePage(ctx, v.UserID, p, w)
 	if err != nil {
 		return nil, err
 	}
-	return r.timeline(ctx, page), nil
+	return r.read.Timeline(ctx, page), nil
 }
 
 // notifications returns a page of the viewer's notifications, with as
@@ -132,7 +133,7 @@ func (r *Resolver) notifications(ctx context.Context, first *int, after *string)
 	if err != nil {
 		return nil, err
 	}
-	page, err := r.Notes.Notifications(ctx, v.UserID, p, actorsWanted(ctx, true))
+	page, err := r.Notes.Notifications(ctx, v.UserID, p, readpath.ActorsWanted(ctx, true))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ package graph
 import (
 	"context"
 
+	"github.com/socialgw/gateway/graph/model"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
@@ -95,10 +97,24 @@ type Resolver struct {
 	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
 
-	// The read path: set by NewHandler (reading) for production; this
+	// The read path: set by NewExecution (reading) for production; this
 	// package's tests set them to build the variants they compare with
 	// (export_test.go).
-	ahead       readAhead  // nil: batched
-	genericOnly bool       // no timeline fast path
-	fast        *FastStats // set by NewHandler
+	read        Reader              // nil: readpath.New()
+	genericOnly bool                // no timeline fast path
+	fast        *readpath.FastStats // set by NewExecution
+}
+
+// Reader is the read path the resolvers call (graph/readpath): a Timeline
+// field's page plans its fetch from the selection (PageWants) and primes
+// the request's loaders with what it read (Timeline); the lists below
+// objects are read ahead, level by level, for every object at once.
+type Reader interface {
+	// PageWants is what the current Timeline field's page brings along.
+	PageWants(ctx context.Context) readplan.PageWants
+	// Timeline turns a fetched page into the field's value.
+	Timeline(ctx context.Context, page *readplan.Page) *model.Timeline
+	// UserList and CommentList resolve the lists below an object.
+	UserList(ctx context.Context, k readplan.ListKey, first *int, after *string) (*model.UserConnection, error)
+	CommentList(ctx context.Context, postID string, first *int, after *string) (*model.CommentConnection, error)
 }

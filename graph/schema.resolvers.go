@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/socialgw/gateway/graph/model"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
@@ -185,7 +186,7 @@ func (r *notificationResolver) Actors(ctx context.Context, obj *social.Notificat
 		return nil, err
 	}
 	// The read brought as many actors as the selection asks for at most
-	// (actorsWanted).
+	// (readpath.ActorsWanted).
 	return usersByID(ctx, obj.Actors[:min(n, len(obj.Actors))])
 }
 
@@ -217,7 +218,7 @@ func (r *postResolver) Author(ctx context.Context, obj *social.Post) (*social.Us
 
 // Visibility is the resolver for the visibility field.
 func (r *postResolver) Visibility(ctx context.Context, obj *social.Post) (model.Visibility, error) {
-	return visibilityOf(obj), nil
+	return readpath.Visibility(obj), nil
 }
 
 // OnlyTo is the resolver for the onlyTo field.
@@ -272,7 +273,7 @@ func (r *postResolver) ViewerHasLiked(ctx context.Context, obj *social.Post) (bo
 
 // Likers is the resolver for the likers field.
 func (r *postResolver) Likers(ctx context.Context, obj *social.Post, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, readplan.ListKey{List: readplan.ListLikers, Parent: obj.ID}, first, after)
+	return r.read.UserList(ctx, readplan.ListKey{List: readplan.ListLikers, Parent: obj.ID}, first, after)
 }
 
 // CommentsCount is the resolver for the commentsCount field.
@@ -283,7 +284,7 @@ func (r *postResolver) CommentsCount(ctx context.Context, obj *social.Post) (int
 
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *social.Post, first *int, after *string) (*model.CommentConnection, error) {
-	return r.commentList(ctx, obj.ID, first, after)
+	return r.read.CommentList(ctx, obj.ID, first, after)
 }
 
 // Media is the resolver for the media field.
@@ -303,7 +304,7 @@ func (r *postResolver) Location(ctx context.Context, obj *social.Post) (*model.L
 
 // Source is the resolver for the source field.
 func (r *postResolver) Source(ctx context.Context, obj *social.Post) (*string, error) {
-	return orNull(sourceOf(obj)), nil
+	return orNull(readpath.Source(obj)), nil
 }
 
 // Mentions is the resolver for the mentions field.
@@ -371,12 +372,12 @@ func (r *subscriptionResolver) NotificationAdded(ctx context.Context, since *str
 
 // Email is the resolver for the email field.
 func (r *userResolver) Email(ctx context.Context, obj *social.User) (*string, error) {
-	return orNull(emailOf(loader.For(ctx), obj)), nil
+	return orNull(readpath.Email(loader.For(ctx), obj)), nil
 }
 
 // Bio is the resolver for the bio field.
 func (r *userResolver) Bio(ctx context.Context, obj *social.User) (*string, error) {
-	return orNull(bioOf(obj)), nil
+	return orNull(readpath.Bio(obj)), nil
 }
 
 // FollowersCount is the resolver for the followersCount field.
@@ -432,17 +433,17 @@ func (r *userResolver) Follows(ctx context.Context, obj *social.User, userID str
 
 // Followers is the resolver for the followers field.
 func (r *userResolver) Followers(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, readplan.ListKey{List: readplan.ListFollowers, Parent: obj.ID}, first, after)
+	return r.read.UserList(ctx, readplan.ListKey{List: readplan.ListFollowers, Parent: obj.ID}, first, after)
 }
 
 // Following is the resolver for the following field.
 func (r *userResolver) Following(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, readplan.ListKey{List: readplan.ListFollowing, Parent: obj.ID}, first, after)
+	return r.read.UserList(ctx, readplan.ListKey{List: readplan.ListFollowing, Parent: obj.ID}, first, after)
 }
 
 // CommonFollowing is the resolver for the commonFollowing field.
 func (r *userResolver) CommonFollowing(ctx context.Context, obj *social.User, with string, first *int, after *string) (*model.UserConnection, error) {
-	return r.userList(ctx, readplan.ListKey{List: readplan.ListCommonFollowing, Parent: obj.ID, With: with}, first, after)
+	return r.read.UserList(ctx, readplan.ListKey{List: readplan.ListCommonFollowing, Parent: obj.ID, With: with}, first, after)
 }
 
 // Posts is the resolver for the posts field.

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -39,7 +40,7 @@ func (r *Resolver) notificationAdded(ctx context.Context, since *string) (<-chan
 	if r.LiveNotes == nil {
 		return nil, social.Errorf(social.Internal, "live notifications are off in this process")
 	}
-	notes, end, err := r.LiveNotes.Stream(ctx, v, deref(since), actorsWanted(ctx, false))
+	notes, end, err := r.LiveNotes.Stream(ctx, v, deref(since), readpath.ActorsWanted(ctx, false))
 	if err != nil {
 		return nil, err
 	}

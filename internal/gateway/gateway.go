@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
@@ -166,7 +167,7 @@ type Gateway struct {
 	Limiter *ratelimit.Limiter
 	// Fast counts the pages Query's timeline fast path served and handed
 	// to the ordinary path (exported by Handler as metrics).
-	Fast *graph.FastStats
+	Fast *readpath.FastStats
 
 	cfg  Config
 	cors *cors.Cors
@@ -235,7 +236,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	if !cfg.Live.Off {
 		g.startLive(rdb, store)
 	}
-	g.Fast = graph.NewFastStats()
+	g.Fast = readpath.NewFastStats()
 	opts := cfg.GraphQL
 	if cfg.Tracer != nil {
 		tracing.Instrument(rdb, cfg.Tracer)

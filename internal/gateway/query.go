@@ -9,6 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/httpapi"
@@ -70,7 +71,7 @@ type QueryOptions struct {
 	Uploads httpapi.Uploads
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
-	FastStats *graph.FastStats
+	FastStats *readpath.FastStats
 	// Extensions are registered before every operation rule, so they see
 	// each operation first on every transport: tracing, trusted documents.
 	Extensions []graphql.HandlerExtension

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/cors"
 
-	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/graphiql"
 	"github.com/socialgw/gateway/internal/httpapi"
@@ -144,13 +144,13 @@ func RegisterWorker(reg prometheus.Registerer, w *fanout.Pool) {
 // rendered, and pages it handed to the ordinary path by reason, so an
 // operator sees when a schema or client change made every page take the
 // slower path.
-func registerFastPath(reg prometheus.Registerer, s *graph.FastStats) {
+func registerFastPath(reg prometheus.Registerer, s *readpath.FastStats) {
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "gateway_fastpath_pages_total",
 		Help: "Timeline root fields rendered by the fast path.",
 	}, func() float64 { return float64(s.Served()) }))
-	for r, label := range graph.FallbackReasons {
-		reason := graph.FallbackReason(r)
+	for r, label := range readpath.FallbackReasons {
+		reason := readpath.FallbackReason(r)
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "gateway_fastpath_fallbacks_total",
 			Help:        "Timeline root fields handed to the ordinary path, by reason.",

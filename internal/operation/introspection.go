@@ -25,7 +25,7 @@ func (noIntrospection) MutateOperationContext(ctx context.Context, oc *graphql.O
 		return nil
 	}
 	// The document's own selection set lives as long as the operation:
-	// safe to hand to gqlgen's cache of collected fields (graph/selection.go).
+	// safe to hand to gqlgen's cache of collected fields (graph/readpath/selection.go).
 	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
 		if f.Name == "__schema" || f.Name == "__type" {
 			err := gqlerror.Errorf("introspection is disabled on this server")

@@ -1,4 +1,4 @@
-package graph
+package readpath
 
 import (
 	"bytes"
@@ -15,6 +15,21 @@ import (
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
+
+// FastPath is the timeline fast path: see Serve.
+type FastPath struct {
+	// Pages fetches the pages it renders.
+	Pages Pages
+	// Stats counts what it served and declined.
+	Stats *FastStats
+}
+
+// Pages fetches timeline pages with what a query asks of their posts, in
+// a fixed number of round trips (the store's timeline service).
+type Pages interface {
+	HomePage(ctx context.Context, viewerID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error)
+	UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error)
+}
 
 // The timeline fast path.
 //
@@ -35,24 +50,26 @@ import (
 // then produces the same answer or the same error it always would. Field
 // order, aliases, fragments, @skip/@include and __typename follow gqlgen's
 // own field collection; scalars are written by the same marshalers the
-// generated code uses. TestFastPathMatchesGeneric runs a corpus of
-// documents both ways and requires byte-identical responses.
-func (r *Resolver) fastPath(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+// generated code uses. TestFastPathMatchesGeneric (graph) runs a corpus
+// of documents both ways and requires byte-identical responses.
+//
+// Serve is the middleware: install it with the server's AroundRootFields.
+func (r *FastPath) Serve(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	rf := graphql.GetRootFieldContext(ctx)
 	if rf == nil || fastRoots[rf.Field.Name] == nil {
 		return next(ctx)
 	}
 	out, reason, ok := r.renderFast(ctx, rf.Field)
 	if !ok {
-		r.fast.fallbacks[reason].Add(1)
+		r.Stats.fallbacks[reason].Add(1)
 		return next(ctx)
 	}
-	r.fast.served.Add(1)
+	r.Stats.served.Add(1)
 	return out
 }
 
 // renderFast renders a timeline root field, or says why it declines.
-func (r *Resolver) renderFast(ctx context.Context, field graphql.CollectedField) (graphql.Marshaler, FallbackReason, bool) {
+func (r *FastPath) renderFast(ctx context.Context, field graphql.CollectedField) (graphql.Marshaler, FallbackReason, bool) {
 	oc := graphql.GetOperationContext(ctx)
 	if reason, ok := fastDocument(oc, field); !ok {
 		return nil, reason, false
@@ -93,7 +110,7 @@ func fastDocument(oc *graphql.OperationContext, field graphql.CollectedField) (F
 // fastFetch fetches the page a timeline root field asks for, with what
 // its selection needs, and returns with it how to hand it to the ordinary
 // path; false, with the reason, when the arguments or the fetch fail.
-func (r *Resolver) fastFetch(ctx context.Context, oc *graphql.OperationContext, field graphql.CollectedField) (*readplan.Page, func(), FallbackReason, bool) {
+func (r *FastPath) fastFetch(ctx context.Context, oc *graphql.OperationContext, field graphql.CollectedField) (*readplan.Page, func(), FallbackReason, bool) {
 	args := field.ArgumentMap(oc.Variables)
 	first, ok := optionalInt(args["first"])
 	after, ok1 := stringArg(args["after"])
@@ -112,7 +129,7 @@ func (r *Resolver) fastFetch(ctx context.Context, oc *graphql.OperationContext, 
 		if viewer == "" {
 			return nil, nil, FallbackAnonymous, false
 		}
-		page, err := r.Posts.HomePage(ctx, viewer, p, w)
+		page, err := r.Pages.HomePage(ctx, viewer, p, w)
 		if err != nil {
 			return nil, nil, FallbackFetchError, false
 		}
@@ -124,7 +141,7 @@ func (r *Resolver) fastFetch(ctx context.Context, oc *graphql.OperationContext, 
 	}
 	// Fetched directly, not through the loader: the fast path has no other
 	// page to batch with and would only wait out its window.
-	page, err := r.Posts.UserPage(ctx, viewer, userID, p, w)
+	page, err := r.Pages.UserPage(ctx, viewer, userID, p, w)
 	if err != nil {
 		return nil, nil, FallbackFetchError, false
 	}

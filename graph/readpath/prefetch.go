@@ -1,4 +1,4 @@
-package graph
+package readpath
 
 import (
 	"context"
@@ -119,16 +119,16 @@ func (batched) primePage(ctx context.Context, page *readplan.Page) {
 	for id, v := range page.Marks {
 		l.Marks.Prime(id, v)
 	}
-	// A mutation field's loaders are its own (freshLoaders): comment pages
+	// A mutation field's loaders are its own (FreshLoaders): comment pages
 	// primed here cannot outlive a later field's new comment.
 	for id, cc := range page.Comments {
 		l.PrimeCommentPage(id, cc)
 	}
 }
 
-// timeline fetches nothing: it turns a fetched page into a Timeline after
+// Timeline fetches nothing: it turns a fetched page into a Timeline after
 // the read-ahead strategy has primed the loaders with it.
-func (r *Resolver) timeline(ctx context.Context, page *readplan.Page) *model.Timeline {
+func (r *Reader) Timeline(ctx context.Context, page *readplan.Page) *model.Timeline {
 	r.ahead.primePage(ctx, page)
 	oc := graphql.GetOperationContext(ctx)
 	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "Timeline", "TimelineEdge")
@@ -138,5 +138,18 @@ func (r *Resolver) timeline(ctx context.Context, page *readplan.Page) *model.Tim
 	for i, p := range c.Items {
 		edges[i] = &model.TimelineEdge{Cursor: c.Cursors[i], Node: p}
 	}
-	return &model.Timeline{Edges: edges, PageInfo: pageInfo(c)}
+	return &model.Timeline{Edges: edges, PageInfo: PageInfo(c)}
+}
+
+// PageInfo is a connection's page info as the schema has it.
+func PageInfo[T any](c social.Connection[T]) *model.PageInfo {
+	return &model.PageInfo{HasNextPage: c.HasNext, EndCursor: optional(c.EndCursor()),
+		HasPreviousPage: c.HasPrevious, StartCursor: optional(c.StartCursor())}
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -1,4 +1,4 @@
-package graph
+package readpath
 
 import (
 	"fmt"
@@ -23,19 +23,40 @@ import (
 // here until its rule says what the read path reads for it and whether the
 // fast path renders it.
 func TestFieldsCoverSchema(t *testing.T) {
-	for _, p := range ruleProblems(NewExecutableSchema(Config{}).Schema()) {
+	for _, p := range ruleProblems(parseSchema(t, readSchema(t))) {
 		t.Error(p)
 	}
+}
+
+// schemaFile is the schema the executable schema (graph) is generated
+// from.
+const schemaFile = "../../schema.graphql"
+
+// readSchema returns the source of schemaFile.
+func readSchema(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(schemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
+
+// parseSchema parses a schema as gqlgen's executable schema does, with
+// the built-in types and directives.
+func parseSchema(t *testing.T, src string) *ast.Schema {
+	t.Helper()
+	schema, gerr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: src})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	return schema
 }
 
 // TestFieldsCoverSchemaFails checks that the coverage test sees schema
 // changes the rules do not follow.
 func TestFieldsCoverSchemaFails(t *testing.T) {
-	src, err := os.ReadFile("../schema.graphql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := string(src)
+	base := readSchema(t)
 	cases := []struct{ name, from, to, want string }{
 		{"a new Post field", "type Post {\n  id: ID!", "type Post {\n  id: ID!\n  pinned: Boolean!", "Post.pinned has no rule"},
 		{"a new User field", "type User {\n  id: ID!", "type User {\n  id: ID!\n  website: String", "User.website has no rule"},
@@ -49,11 +70,7 @@ func TestFieldsCoverSchemaFails(t *testing.T) {
 			if !strings.Contains(base, tc.from) {
 				t.Fatalf("schema.graphql changed: update the case's anchor %q", tc.from)
 			}
-			schema, gerr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: strings.Replace(base, tc.from, tc.to, 1)})
-			if gerr != nil {
-				t.Fatal(gerr)
-			}
-			problems := ruleProblems(schema)
+			problems := ruleProblems(parseSchema(t, strings.Replace(base, tc.from, tc.to, 1)))
 			if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, tc.want) }) {
 				t.Fatalf("problems %q, want one saying %q", problems, tc.want)
 			}
@@ -205,11 +222,7 @@ func reachProblems(schema *ast.Schema) []string {
 // an argument or a directive on a field the fast path renders, that it
 // declines before fetching, with the reason the metric reports.
 func TestFastPathDeclinesWhatItDoesNotRead(t *testing.T) {
-	src, err := os.ReadFile("../schema.graphql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := string(src)
+	base := readSchema(t)
 	post := "type Post {\n  id: ID!\n  author: User!\n  content: String!"
 	if !strings.Contains(base, post) {
 		t.Fatal("schema.graphql changed: update the test's anchor")
@@ -235,10 +248,7 @@ func TestFastPathDeclinesWhatItDoesNotRead(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			schema, gerr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphql", Input: tc.schema})
-			if gerr != nil {
-				t.Fatal(gerr)
-			}
+			schema := parseSchema(t, tc.schema)
 			doc, errs := gqlparser.LoadQuery(schema, tc.query)
 			if len(errs) > 0 {
 				t.Fatal(errs)

@@ -1,4 +1,4 @@
-package graph
+package readpath
 
 import (
 	"github.com/99designs/gqlgen/graphql"

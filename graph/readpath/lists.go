@@ -1,4 +1,4 @@
-package graph
+package readpath
 
 import (
 	"context"
@@ -54,8 +54,8 @@ func (batched) users(ctx context.Context, ids []string, sel selection) ([]*socia
 	return loader.For(ctx).FetchDetails(ctx, keys)
 }
 
-// userList resolves a list of users below an object.
-func (r *Resolver) userList(ctx context.Context, k readplan.ListKey, first *int, after *string) (*model.UserConnection, error) {
+// UserList resolves a list of users below an object.
+func (r *Reader) UserList(ctx context.Context, k readplan.ListKey, first *int, after *string) (*model.UserConnection, error) {
 	p, err := social.NewPageRequest(first, after)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (r *Resolver) userList(ctx context.Context, k readplan.ListKey, first *int,
 
 // userConnection builds a page of users from their ids; users that
 // vanished between the two reads are left out.
-func (r *Resolver) userConnection(ctx context.Context, c social.Connection[string]) (*model.UserConnection, error) {
+func (r *Reader) userConnection(ctx context.Context, c social.Connection[string]) (*model.UserConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
 	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "UserConnection", "UserEdge")
 	users, err := r.ahead.users(ctx, c.Items, sel)
@@ -86,12 +86,12 @@ func (r *Resolver) userConnection(ctx context.Context, c social.Connection[strin
 		}
 	}
 	r.ahead.lists(ctx, []objects{{typ: "User", users: ids, sel: sel}})
-	return &model.UserConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
+	return &model.UserConnection{Edges: edges, PageInfo: PageInfo(c), TotalCount: c.Total}, nil
 }
 
-// commentList resolves Post.comments: from the first comments a timeline
+// CommentList resolves Post.comments: from the first comments a timeline
 // page fetch brought along when it did, else through the list loader.
-func (r *Resolver) commentList(ctx context.Context, postID string, first *int, after *string) (*model.CommentConnection, error) {
+func (r *Reader) CommentList(ctx context.Context, postID string, first *int, after *string) (*model.CommentConnection, error) {
 	p, err := social.NewPageRequest(first, after)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (r *Resolver) commentList(ctx context.Context, postID string, first *int, a
 // commentConnection builds a page of comments and loads their authors
 // (with what the query asks of them) in one round trip, unless a timeline
 // page fetch already brought them (prefetched).
-func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*social.Comment], prefetched bool) (*model.CommentConnection, error) {
+func (r *Reader) commentConnection(ctx context.Context, c social.Connection[*social.Comment], prefetched bool) (*model.CommentConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
 	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "CommentConnection", "CommentEdge")
 	edges := make([]*model.CommentEdge, len(c.Items))
@@ -121,7 +121,7 @@ func (r *Resolver) commentConnection(ctx context.Context, c social.Connection[*s
 		return nil, err
 	}
 	r.ahead.lists(ctx, []objects{{typ: "Comment", comments: c.Items, sel: sel}})
-	return &model.CommentConnection{Edges: edges, PageInfo: pageInfo(c), TotalCount: c.Total}, nil
+	return &model.CommentConnection{Edges: edges, PageInfo: PageInfo(c), TotalCount: c.Total}, nil
 }
 
 // comments primes the loaders with a page of comments and loads their

@@ -1,4 +1,4 @@
-package graph
+package readpath
 
 import (
 	"context"
@@ -94,8 +94,8 @@ func postRules() map[string]fieldRule {
 		"id":         {render: str(func(p *social.Post) string { return p.ID })},
 		"content":    {render: str(func(p *social.Post) string { return p.Content })},
 		"createdAt":  {render: renderTime(func(p *social.Post) time.Time { return p.CreatedAt })},
-		"visibility": {render: str(func(p *social.Post) string { return string(visibilityOf(p)) })},
-		"source":     {render: nullable(sourceOf)},
+		"visibility": {render: str(func(p *social.Post) string { return string(Visibility(p)) })},
+		"source":     {render: nullable(Source)},
 		"author": {page: wantAuthors, reach: reachAuthors,
 			render: render[*social.Post](func(fr *fastRenderer, f graphql.CollectedField, p *social.Post) bool {
 				return fr.user(f.Selections, fr.page.Users[p.AuthorID])
@@ -132,9 +132,9 @@ func userRules() map[string]fieldRule {
 		"id":        {render: str(func(u *social.User) string { return u.ID })},
 		"name":      {render: str(func(u *social.User) string { return u.Name })},
 		"createdAt": {render: renderTime(func(u *social.User) time.Time { return u.CreatedAt })},
-		"bio":       {render: nullable(bioOf)},
+		"bio":       {render: nullable(Bio)},
 		"email": {render: render[*social.User](func(fr *fastRenderer, _ graphql.CollectedField, u *social.User) bool {
-			fr.nullable(emailOf(fr.l, u))
+			fr.nullable(Email(fr.l, u))
 			return true
 		})},
 		"followersCount":  {user: counts},
@@ -180,26 +180,18 @@ func valueType(f graphql.CollectedField) string {
 }
 
 // The rules of fields whose value is more than a struct field's, called by
-// their resolvers (schema.resolvers.go) and by the fast path alike, so
-// that each holds in one place. A nullable String's value is (s, true), or
-// null when false.
+// their resolvers (graph/schema.resolvers.go) and by the fast path alike,
+// so that each holds in one place. A nullable String's value is (s, true),
+// or null when false.
 
-// emailOf is a user's e-mail address, shown to its owner only.
-func emailOf(l *loader.Loaders, u *social.User) (string, bool) { return u.Email, l.IsSelf(u.ID) }
+// Email is a user's e-mail address, shown to its owner only.
+func Email(l *loader.Loaders, u *social.User) (string, bool) { return u.Email, l.IsSelf(u.ID) }
 
-// bioOf is a user's bio; an empty one reads null.
-func bioOf(u *social.User) (string, bool) { return u.Bio, u.Bio != "" }
+// Bio is a user's bio; an empty one reads null.
+func Bio(u *social.User) (string, bool) { return u.Bio, u.Bio != "" }
 
-// sourceOf is the client a post was sent from; none reads null.
-func sourceOf(p *social.Post) (string, bool) { return p.Source, p.Source != "" }
+// Source is the client a post was sent from; none reads null.
+func Source(p *social.Post) (string, bool) { return p.Source, p.Source != "" }
 
-// visibilityOf is a post's visibility as the schema names it.
-func visibilityOf(p *social.Post) model.Visibility { return model.Visibility(p.Visibility) }
-
-// orNull is a nullable String as a resolver returns it.
-func orNull(s string, ok bool) *string {
-	if !ok {
-		return nil
-	}
-	return &s
-}
+// Visibility is a post's visibility as the schema names it.
+func Visibility(p *social.Post) model.Visibility { return model.Visibility(p.Visibility) }
