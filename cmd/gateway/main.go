@@ -36,7 +36,7 @@ import (
 )
 
 func main() {
-	app.Main("gateway", func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr, nil) })
+	app.Main("gateway", true, func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr, nil) })
 }
 
 // run starts the gateway and blocks until ctx is cancelled, then shuts
@@ -241,8 +241,10 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 		SPADir:           cfg.SPADir,
 		Tracer:           tracer,
 		Trusted:          docs,
-		ProfileCache:     redisstore.ProfileCache{Size: cfg.ProfileCache.Size, MaxAge: cfg.ProfileCache.MaxAge, Log: log},
-		PostCache:        cfg.PostCache,
+		// The embedded Redis has no client tracking: openRedis says so.
+		ProfileCache: redisstore.ProfileCache{Size: map[bool]int{true: cfg.ProfileCache.Size}[cfg.RedisURL != ""],
+			MaxAge: cfg.ProfileCache.MaxAge, Log: log},
+		PostCache: cfg.PostCache,
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
@@ -319,7 +321,7 @@ func openRedis(ctx context.Context, cfg *Config, log *slog.Logger) (redis.Univer
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
 			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 		}
-		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis for development; data will not survive a restart, and live updates use its classic pub/sub (one process only)", "addr", m.Addr())
+		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis for development; data will not survive a restart, live updates use its classic pub/sub (one process only), and it has no client tracking, so profiles are not cached", "addr", m.Addr())
 		stopClock := runClock(m, time.Second)
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { stopClock(); _ = rdb.Close(); m.Close() }, nil

@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	app.Main("worker", func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr) })
+	app.Main("worker", false, func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr) })
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*app.WorkerConfig, error) {
