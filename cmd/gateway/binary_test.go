@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,12 +184,16 @@ func testRunningExample(t *testing.T, bin string) {
 	}
 	p := startScript(t, dir, script, env)
 	url := p.listening(t)
-	resp, err := http.Get(url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("/readyz = %d", resp.StatusCode)
+	// The container's probe, on the running gateway and on nothing.
+	for _, probe := range []struct {
+		url  string
+		code int
+	}{{url + "/readyz", 0}, {url + "/nowhere", 1}, {"http://" + closedAddr(t) + "/readyz", 1}} {
+		cmd := exec.Command(bin, "healthcheck", probe.url)
+		cmd.Env = []string{gatewayBinaryEnv}
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != probe.code {
+			t.Errorf("gateway healthcheck %s: exit %d (%v), want %d\n%s", probe.url, code, err, probe.code, out)
+		}
 	}
 }

@@ -36,7 +36,15 @@ import (
 )
 
 func main() {
-	app.Main("gateway", true, func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr, nil) })
+	app.Main("gateway", true, func(ctx context.Context, args []string) error { return command(ctx, args, os.Getenv, os.Stderr) })
+}
+
+// command runs the subcommand args name (healthcheck), or the gateway.
+func command(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return healthcheck(ctx, args[1:])
+	}
+	return run(ctx, args, getenv, stderr, nil)
 }
 
 // run starts the gateway and blocks until ctx is cancelled, then shuts

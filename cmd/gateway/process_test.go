@@ -30,7 +30,7 @@ const childAsBinary = "binary"
 func childMain() int {
 	if os.Getenv(childEnv) == childAsBinary {
 		return app.Code("gateway", true, os.Args[1:], os.Getenv, os.Stderr, func(ctx context.Context, args []string) error {
-			return run(ctx, args, os.Getenv, os.Stderr, nil)
+			return command(ctx, args, os.Getenv, os.Stderr)
 		})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
