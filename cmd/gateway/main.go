@@ -97,6 +97,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
+	if err := cfg.Feed.AdoptThreshold(ctx, gw.Store.DB, log); err != nil {
+		return err
+	}
 	app.MigrateProfiles(ctx, gw.Store.DB, log)
 	// After the demo, which writes only into an empty database.
 	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store.DB, cfg.Feed.Reclaim, log)

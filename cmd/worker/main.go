@@ -51,6 +51,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := db.SetFeed(cfg.Feed.Store); err != nil {
 		return err
 	}
+	if err := cfg.Feed.AdoptThreshold(ctx, db, log); err != nil {
+		return err
+	}
 	settingsDiffer, err := app.ClaimFeed(ctx, db, cfg.Feed.Reclaim, log)
 	if err != nil {
 		return err

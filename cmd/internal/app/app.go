@@ -124,6 +124,9 @@ type Feed struct {
 	// Reclaim records this process's timeline settings in Redis over
 	// those of the running deployment (redisstore.DB.ClaimFeed).
 	Reclaim bool
+	// ExplicitThreshold is set when CELEBRITY_THRESHOLD was given
+	// (AdoptThreshold).
+	ExplicitThreshold bool
 }
 
 // Settings binds the timeline and fan-out settings.
@@ -189,9 +192,11 @@ func (c *WorkerConfig) Settings() []Setting {
 // the defaults, and checks them.
 func ParseWorker(args []string, getenv func(string) string, out io.Writer) (*WorkerConfig, error) {
 	c := &WorkerConfig{}
-	if _, err := Parse("worker", c.Settings(), args, getenv, out); err != nil {
+	explicit, err := Parse("worker", c.Settings(), args, getenv, out)
+	if err != nil {
 		return nil, err
 	}
+	c.Feed.ExplicitThreshold = explicit["CELEBRITY_THRESHOLD"]
 	if c.RedisURL == "" {
 		return nil, errors.New("REDIS_URL is required")
 	}
