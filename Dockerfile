@@ -21,4 +21,8 @@ COPY --from=build /out/gateway /out/worker /usr/local/bin/
 COPY --from=build --chown=65532:65532 /out/media /var/lib/socialgw/media
 USER 65532:65532
 EXPOSE 8080 9090
+# The image has no shell nor curl: the gateway probes itself. A worker
+# run from this image has no HTTP listener; its service turns this off.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["gateway", "healthcheck", "http://127.0.0.1:8080/readyz"]
 CMD ["gateway"]

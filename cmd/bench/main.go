@@ -66,7 +66,7 @@ import (
 )
 
 func main() {
-	app.Main("bench", func(ctx context.Context, _ []string) error { return run(ctx, os.Args, os.Stdout, os.Stderr) })
+	app.Main("bench", false, func(ctx context.Context, _ []string) error { return run(ctx, os.Args, os.Stdout, os.Stderr) })
 }
 
 // Config is what a run measures and on what.

@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"net/http"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,6 +127,28 @@ func TestBinary(t *testing.T) {
 	redistest.Slow(t, "starts gateway processes")
 	bin := gatewayBinary(t, t.TempDir())
 	t.Run("Running example of docs/operations.md", func(t *testing.T) { testRunningExample(t, bin) })
+	t.Run("a refusal in production is a JSON line", func(t *testing.T) { testRefusalLogged(t, bin) })
+}
+
+// testRefusalLogged: a production start missing its secrets prints only
+// JSON lines, the refusal among them, and exits 1.
+func testRefusalLogged(t *testing.T, bin string) {
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), gatewayBinaryEnv, "PRODUCTION=true"}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1:\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, line := range lines {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("a line that is not JSON: %q", line)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, `"level":"ERROR"`) || !strings.Contains(last, "needs JWT_SECRET") {
+		t.Errorf("last line %q: want the refusal", last)
+	}
 }
 
 // testRunningExample runs the example as written, with the test's Redis,
@@ -162,12 +184,16 @@ func testRunningExample(t *testing.T, bin string) {
 	}
 	p := startScript(t, dir, script, env)
 	url := p.listening(t)
-	resp, err := http.Get(url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("/readyz = %d", resp.StatusCode)
+	// The container's probe, on the running gateway and on nothing.
+	for _, probe := range []struct {
+		url  string
+		code int
+	}{{url + "/readyz", 0}, {url + "/nowhere", 1}, {"http://" + closedAddr(t) + "/readyz", 1}} {
+		cmd := exec.Command(bin, "healthcheck", probe.url)
+		cmd.Env = []string{gatewayBinaryEnv}
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != probe.code {
+			t.Errorf("gateway healthcheck %s: exit %d (%v), want %d\n%s", probe.url, code, err, probe.code, out)
+		}
 	}
 }

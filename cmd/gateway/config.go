@@ -221,6 +221,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*Con
 // setting found wrong is named in the one error returned, so that an
 // operator mends them all at once rather than one per attempt.
 func (c *Config) finish(explicit map[string]bool) error {
+	c.Feed.ExplicitThreshold = explicit["CELEBRITY_THRESHOLD"]
 	if c.Demo && !explicit["CELEBRITY_THRESHOLD"] {
 		// The demo network is small: its most followed author is
 		// pulled in hybrid mode only below the usual threshold.

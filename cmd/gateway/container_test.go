@@ -25,7 +25,12 @@ type composeService struct {
 	Command     any               `yaml:"command"` // a list, or a shell line
 	Environment map[string]string `yaml:"environment"`
 	Volumes     []string          `yaml:"volumes"`
-	Deploy      struct {
+	PullPolicy  string            `yaml:"pull_policy"`
+	Healthcheck struct {
+		Test    []string `yaml:"test"`
+		Disable bool     `yaml:"disable"`
+	} `yaml:"healthcheck"`
+	Deploy struct {
 		Replicas int `yaml:"replicas"`
 	} `yaml:"deploy"`
 }
@@ -100,6 +105,7 @@ func TestComposeFile(t *testing.T) {
 	count := map[string]int{}
 	var redisNodes []string
 	var shared map[string]string // the first gateway's or worker's shared settings
+	builders := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(services)) {
 		s := services[name]
 		argv, env := s.argv(), composeEnv(s.Environment)
@@ -125,18 +131,53 @@ func TestComposeFile(t *testing.T) {
 			continue
 		}
 		count[binary] += s.replicas()
-		if s.Build != "." || s.Image != "socialgw" {
-			t.Errorf("%s: build %v, image %q: want the repository's Dockerfile, image socialgw", name, s.Build, s.Image)
-		}
+		checkImage(t, name, s, binary, env, builders)
 		if !slices.Contains(s.Volumes, "media:"+env["MEDIA_DIR"]) {
 			t.Errorf("%s: MEDIA_DIR %q is not the shared media volume (%v)", name, env["MEDIA_DIR"], s.Volumes)
 		}
 		shared = checkShared(t, name, env, workerEnv, shared)
 	}
+	if len(builders) != 1 {
+		t.Errorf("services building the image: %v, want one (the others run its tag)", builders)
+	}
 	if count["gateway"] != 2 || count["worker"] != 2 || len(redisNodes) != 3 {
 		t.Fatalf("%d gateways, %d workers, Redis nodes %v: want 2, 2 and 3", count["gateway"], count["worker"], redisNodes)
 	}
 	checkCluster(t, services, redisNodes, shared)
+}
+
+// checkImage: the service runs the image socialgw, built by one service
+// only (builders), the others never pulling it; a gateway is probed by
+// its healthcheck subcommand on its own listener, a worker (no HTTP) not
+// at all.
+func checkImage(t *testing.T, name string, s composeService, binary string, env map[string]string, builders map[string]bool) {
+	t.Helper()
+	switch {
+	case s.Image != "socialgw":
+		t.Errorf("%s: image %q, want socialgw", name, s.Image)
+	case s.Build == ".":
+		builders[name] = true
+	case s.Build != nil || s.PullPolicy != "never":
+		t.Errorf("%s: build %v, pull_policy %q: want the tag another service builds, never pulled", name, s.Build, s.PullPolicy)
+	}
+	if binary == "worker" {
+		if !s.Healthcheck.Disable {
+			t.Errorf("%s: a worker has no HTTP listener: its healthcheck must be disabled", name)
+		}
+		return
+	}
+	port := "8080"
+	if a := env["LISTEN_ADDR"]; a != "" {
+		port = a[strings.LastIndex(a, ":")+1:]
+	}
+	if want := healthcheckCmd(port); !slices.Equal(s.Healthcheck.Test, append([]string{"CMD"}, want...)) {
+		t.Errorf("%s: healthcheck %q, want CMD %q", name, s.Healthcheck.Test, want)
+	}
+}
+
+// healthcheckCmd is the container's probe of a gateway listening on port.
+func healthcheckCmd(port string) []string {
+	return []string{"gateway", "healthcheck", "http://127.0.0.1:" + port + "/readyz"}
 }
 
 // checkNames fails for a variable the binary does not read.
@@ -194,8 +235,13 @@ func checkCluster(t *testing.T, services map[string]composeService, nodes []stri
 		if !strings.Contains(line, "--cluster-replicas 0") {
 			t.Errorf("%s: want three masters (--cluster-replicas 0): %s", name, line)
 		}
+		// A cluster whose slots are assigned may still be down (its
+		// nodes' addresses changed): only cluster_state:ok is done.
+		if !strings.Contains(line, "grep -q cluster_state:ok") || !strings.Contains(line, "cluster meet") {
+			t.Errorf("%s: want a wait for cluster_state:ok and a CLUSTER MEET at the current addresses: %s", name, line)
+		}
 		for _, n := range nodes {
-			if !strings.Contains(line, "getent hosts "+n+" ") {
+			if !strings.Contains(line, "$$(ip "+n+"):6379") || !strings.Contains(line, `nodes="`) || !strings.Contains(line, n) {
 				t.Errorf("%s does not join %s: %s", name, n, line)
 			}
 		}
@@ -240,6 +286,10 @@ func TestDockerfile(t *testing.T) {
 	user := regexp.MustCompile(`(?m)^USER (\S+)`).FindStringSubmatch(final)
 	if user == nil || strings.HasPrefix(user[1], "0") || strings.HasPrefix(user[1], "root") {
 		t.Errorf("runtime user %v: want a non-root user", user)
+	}
+	healthcheck := regexp.MustCompile(`(?m)^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$`).FindStringSubmatch(final)
+	if want := `["` + strings.Join(healthcheckCmd("8080"), `", "`) + `"]`; healthcheck == nil || healthcheck[1] != want {
+		t.Errorf("HEALTHCHECK %v: want CMD %s", healthcheck, want)
 	}
 	checkDockerignore(t)
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/demo"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -111,4 +115,30 @@ func postAs(t *testing.T, baseURL, token, content string) *gatewaytest.Response 
 	t.Helper()
 	return gatewaytest.Post(t, baseURL, token, `mutation($c: String!) { createPost(input: {content: $c}) { id } }`,
 		map[string]any{"c": content})
+}
+
+// TestRestartAdoptsThreshold: a gateway started without
+// CELEBRITY_THRESHOLD on a Redis whose deployment recorded another (the
+// demo's 75) adopts it and says so; an explicit disagreement is refused.
+func TestRestartAdoptsThreshold(t *testing.T) {
+	env := emptyDB(t, 13)
+	env["JWT_SECRET"] = testSecret
+	first := maps.Clone(env)
+	first["CELEBRITY_THRESHOLD"] = strconv.Itoa(demo.DefaultCelebrityThreshold)
+	if err := launch(t, first).stop(t); err != nil {
+		t.Fatal(err)
+	}
+	g := launch(t, env)
+	if log := g.out.String(); !strings.Contains(log, "adopting the deployment's recorded value") ||
+		!strings.Contains(log, "celebrity_threshold="+strconv.Itoa(demo.DefaultCelebrityThreshold)) {
+		t.Errorf("no word of the adopted threshold:\n%s", log)
+	}
+	if err := g.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	env["CELEBRITY_THRESHOLD"] = "500"
+	err := run(context.Background(), []string{"--listen=127.0.0.1:0"}, mapEnv(env), io.Discard, func(string) { t.Error("served") })
+	if err == nil || !strings.Contains(err.Error(), "CELEBRITY_THRESHOLD is 75 in this deployment, 500 here") {
+		t.Errorf("run = %v, want the explicit threshold refused", err)
+	}
 }

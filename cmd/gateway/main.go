@@ -36,7 +36,15 @@ import (
 )
 
 func main() {
-	app.Main("gateway", func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr, nil) })
+	app.Main("gateway", true, func(ctx context.Context, args []string) error { return command(ctx, args, os.Getenv, os.Stderr) })
+}
+
+// command runs the subcommand args name (healthcheck), or the gateway.
+func command(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "healthcheck" {
+		return healthcheck(ctx, args[1:])
+	}
+	return run(ctx, args, getenv, stderr, nil)
 }
 
 // run starts the gateway and blocks until ctx is cancelled, then shuts
@@ -88,6 +96,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := loadDemo(ctx, cfg, gw, log, stdout); err != nil {
 			return err
 		}
+	}
+	if err := cfg.Feed.AdoptThreshold(ctx, gw.Store.DB, log); err != nil {
+		return err
 	}
 	app.MigrateProfiles(ctx, gw.Store.DB, log)
 	// After the demo, which writes only into an empty database.
@@ -242,8 +253,10 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 		SPADir:           cfg.SPADir,
 		Tracer:           tracer,
 		Trusted:          docs,
-		ProfileCache:     redisstore.ProfileCache{Size: cfg.ProfileCache.Size, MaxAge: cfg.ProfileCache.MaxAge, Log: log},
-		PostCache:        cfg.PostCache,
+		// The embedded Redis has no client tracking: openRedis says so.
+		ProfileCache: redisstore.ProfileCache{Size: map[bool]int{true: cfg.ProfileCache.Size}[cfg.RedisURL != ""],
+			MaxAge: cfg.ProfileCache.MaxAge, Log: log},
+		PostCache: cfg.PostCache,
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},
@@ -320,7 +333,7 @@ func openRedis(ctx context.Context, cfg *Config, log *slog.Logger) (redis.Univer
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
 			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 		}
-		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis for development; data will not survive a restart, and live updates use its classic pub/sub (one process only)", "addr", m.Addr())
+		log.Warn("REDIS_URL is not set: using an embedded in-memory Redis for development; data will not survive a restart, live updates use its classic pub/sub (one process only), and it has no client tracking, so profiles are not cached", "addr", m.Addr())
 		stopClock := runClock(m, time.Second)
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { stopClock(); _ = rdb.Close(); m.Close() }, nil

@@ -41,22 +41,7 @@ func TestMain(m *testing.M) {
 const testSecret = "main-test-secret-0123456789abcdefghij"
 
 // syncBuffer collects the gateway's log lines, written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = redistest.Buffer
 
 // running is run() serving in the background.
 type running struct {
@@ -555,6 +540,11 @@ func TestEmbeddedRedis(t *testing.T) {
 		}
 	}
 	registerAndMe(t, g)
+	// One plain word on client tracking, which the embedded Redis lacks.
+	if log := g.out.String(); strings.Count(log, "no client tracking") != 1 || strings.Contains(log, "tracking the servers") ||
+		strings.Contains(log, "unknown subcommand") {
+		t.Errorf("want client tracking said unavailable once:\n%s", log)
+	}
 	if status, _, _ := g.get(t, "/readyz"); status != 200 {
 		t.Errorf("/readyz = %d", status)
 	}

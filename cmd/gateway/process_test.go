@@ -29,8 +29,8 @@ const childAsBinary = "binary"
 // stderr, the ready URL as one line on stdout, stopped by SIGTERM.
 func childMain() int {
 	if os.Getenv(childEnv) == childAsBinary {
-		return app.Code("gateway", os.Args[1:], os.Stderr, func(ctx context.Context, args []string) error {
-			return run(ctx, args, os.Getenv, os.Stderr, nil)
+		return app.Code("gateway", true, os.Args[1:], os.Getenv, os.Stderr, func(ctx context.Context, args []string) error {
+			return command(ctx, args, os.Getenv, os.Stderr)
 		})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	app.Main("worker", func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr) })
+	app.Main("worker", false, func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stderr) })
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*app.WorkerConfig, error) {
@@ -49,6 +49,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	db := redisstore.Open(rdb, cfg.RedisPrefix)
 	jobs := &redisstore.FanoutService{DB: db}
 	if err := db.SetFeed(cfg.Feed.Store); err != nil {
+		return err
+	}
+	if err := cfg.Feed.AdoptThreshold(ctx, db, log); err != nil {
 		return err
 	}
 	settingsDiffer, err := app.ClaimFeed(ctx, db, cfg.Feed.Reclaim, log)

@@ -21,14 +21,17 @@ var examples = []struct{ file, variables string }{
 	{"timeline.graphql", `{"first": 10, "after": null}`},
 	{"post.graphql", `{"input": {"content": "Hello from GraphiQL"}}`},
 	{"live.graphql", ""},
-	{"notifications.graphql", `{"first": 10, "upTo": null}`},
-	{"login.graphql", `{"login": "alice", "password": "demo password", "refreshToken": ""}`},
+	{"notifications.graphql", `{"first": 10}`},
+	{"markread.graphql", `{"upTo": null}`},
+	{"login.graphql", `{"login": "alice", "password": "demo password"}`},
+	{"refresh.graphql", `{"refreshToken": ""}`},
 }
 
 // Examples returns the tabs the IDE opens with (when the browser has no
 // saved tabs of its own): the home timeline with cursor paging, publishing
-// a post, the live timeline subscription, notifications, and logging in
-// and refreshing.
+// a post, the live timeline subscription, notifications and marking them
+// read, logging in, and refreshing: one operation a tab, so that Run
+// runs it without asking which.
 // Each query explains itself in its comments; the headers stay empty, for
 // the user's own access token.
 func Examples() []Tab {

@@ -23,6 +23,9 @@ func TestExamplesValidate(t *testing.T) {
 			t.Errorf("example %.60q does not validate: %v", tab.Query, errs)
 			continue
 		}
+		if len(doc.Operations) != 1 {
+			t.Errorf("example %.60q holds %d operations, want one (Run would ask which)", tab.Query, len(doc.Operations))
+		}
 		for _, op := range doc.Operations {
 			kinds[string(op.Operation)] = true
 		}

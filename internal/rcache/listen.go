@@ -30,7 +30,7 @@ func (t *Tracker) listen(ctx context.Context, l *listener, addr string, base *re
 			return
 		}
 		if unsupported(err) {
-			t.log.Info("client cache off: the server has no CLIENT TRACKING", "addr", addr, "err", err)
+			t.log.Info("client cache off: this Redis has no client tracking", "addr", addr)
 			return
 		}
 		if up {

@@ -56,6 +56,7 @@ type Tracker struct {
 
 	mu    sync.Mutex
 	nodes map[string]*listener // by address
+	live  bool                 // every listener up: the sink serves
 }
 
 // listener is the tracking connection of one server.
@@ -158,7 +159,6 @@ func (t *Tracker) reconcile(servers map[string]*redis.Options) {
 		}
 	}
 	if changed {
-		t.log.Info("client cache: tracking the servers", "servers", len(t.nodes))
 		t.updateLocked(false)
 	}
 }
@@ -187,4 +187,10 @@ func (t *Tracker) updateLocked(flush bool) {
 	if all {
 		t.sink.SetLive(true)
 	}
+	// Said when it is so, not when the listeners start: a server without
+	// tracking never gets here.
+	if all && !t.live {
+		t.log.Info("client cache: tracking the servers", "servers", len(t.nodes))
+	}
+	t.live = all
 }

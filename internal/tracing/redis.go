@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
@@ -28,7 +29,7 @@ func (RedisHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h RedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !trace.SpanFromContext(ctx).IsRecording() {
+		if !trace.SpanFromContext(ctx).IsRecording() || handshake(cmd) {
 			return next(ctx, cmd)
 		}
 		ctx, span := h.start(ctx, "redis "+cmd.Name(), 1)
@@ -39,7 +40,7 @@ func (h RedisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h RedisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if !trace.SpanFromContext(ctx).IsRecording() {
+		if !trace.SpanFromContext(ctx).IsRecording() || allHandshake(cmds) {
 			return next(ctx, cmds)
 		}
 		ctx, span := h.start(ctx, "redis pipeline", len(cmds))
@@ -60,6 +61,37 @@ func (h RedisHook) start(ctx context.Context, name string, n int) (context.Conte
 		attribute.String("db.system.name", "redis"),
 		attribute.Int("db.operation.batch.size", n),
 	))
+}
+
+// handshake reports a command go-redis sends on a new connection before
+// the first command it carries (HELLO, AUTH, SELECT, READONLY, CLIENT
+// SETNAME, SETINFO and MAINT_NOTIFICATIONS): dialing, not the operation's
+// work. A server may refuse some of it harmlessly (Redis 7.0 has no CLIENT
+// SETINFO nor MAINT_NOTIFICATIONS),
+// and a span of it would mark a healthy request's trace failed.
+func handshake(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "auth", "select", "readonly":
+		return true
+	case "client":
+		args := cmd.Args()
+		sub, _ := args[min(1, len(args)-1)].(string)
+		switch strings.ToLower(sub) {
+		case "setinfo", "setname", "maint_notifications":
+			return true
+		}
+	}
+	return false
+}
+
+// allHandshake reports a pipeline of handshake commands only.
+func allHandshake(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		if !handshake(c) {
+			return false
+		}
+	}
+	return len(cmds) > 0
 }
 
 // record marks the span failed on an error other than redis.Nil (a

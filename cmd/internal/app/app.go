@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,7 +44,7 @@ func (c *Common) Settings(redisURLUsage string) []Setting {
 		String(&c.RedisPrefix, "redis-prefix", "REDIS_PREFIX", "sg:", "prefix of every Redis key"),
 		String(&c.redisWait, "redis-wait", "REDIS_WAIT", "", "how long to wait at start for Redis to answer, then stop with an error; 0 starts at once and logs an error until Redis answers (empty: 30s with PRODUCTION=true and for cmd/worker, 0 for a development gateway)"),
 		Duration(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "15s", "how long in-flight work may finish after SIGINT/SIGTERM"),
-		String(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json"),
+		String(&c.LogFormat, "log-format", "LOG_FORMAT", "text", "text or json (the gateway with PRODUCTION=true: json unless set)"),
 		String(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error"),
 	}
 }
@@ -86,9 +87,12 @@ func (c *Common) NewLogger(w io.Writer) (*slog.Logger, error) {
 	} else {
 		log = slog.New(slog.NewTextHandler(w, opts))
 	}
-	// go-redis logs (pool and reconnection trouble) through the same
-	// handler, so that with LOG_FORMAT=json every line is JSON.
+	// go-redis logs (pool and reconnection trouble), and the standard
+	// library's log package (net/http's server errors among them), go
+	// through the same handler, so that with LOG_FORMAT=json every line
+	// is JSON.
 	redis.SetLogger(redisLogger{log})
+	slog.SetDefault(log)
 	return log, nil
 }
 
@@ -120,6 +124,9 @@ type Feed struct {
 	// Reclaim records this process's timeline settings in Redis over
 	// those of the running deployment (redisstore.DB.ClaimFeed).
 	Reclaim bool
+	// ExplicitThreshold is set when CELEBRITY_THRESHOLD was given
+	// (AdoptThreshold).
+	ExplicitThreshold bool
 }
 
 // Settings binds the timeline and fan-out settings.
@@ -185,9 +192,11 @@ func (c *WorkerConfig) Settings() []Setting {
 // the defaults, and checks them.
 func ParseWorker(args []string, getenv func(string) string, out io.Writer) (*WorkerConfig, error) {
 	c := &WorkerConfig{}
-	if _, err := Parse("worker", c.Settings(), args, getenv, out); err != nil {
+	explicit, err := Parse("worker", c.Settings(), args, getenv, out)
+	if err != nil {
 		return nil, err
 	}
+	c.Feed.ExplicitThreshold = explicit["CELEBRITY_THRESHOLD"]
 	if c.RedisURL == "" {
 		return nil, errors.New("REDIS_URL is required")
 	}
@@ -259,22 +268,76 @@ func every(ctx context.Context, d time.Duration, f func()) {
 
 // Main runs a command's run function with a context that SIGINT and
 // SIGTERM cancel, and exits non-zero with the error it returns (--help is
-// not an error).
-func Main(name string, run func(ctx context.Context, args []string) error) {
-	os.Exit(Code(name, os.Args[1:], os.Stderr, run))
+// not an error). hasProduction says whether the command reads PRODUCTION,
+// which makes its logs JSON unless LOG_FORMAT says otherwise.
+func Main(name string, hasProduction bool, run func(ctx context.Context, args []string) error) {
+	os.Exit(Code(name, hasProduction, os.Args[1:], os.Getenv, os.Stderr, run))
 }
 
-// Code is Main's work: it runs run with args and returns the exit code,
-// the error written to stderr.
-func Code(name string, args []string, stderr io.Writer, run func(ctx context.Context, args []string) error) int {
+// Code is Main's work: it runs run with args and returns the exit code.
+// The error that stops the command is its last log line, in the format
+// of its other lines (fatalFormat), even when the settings that name
+// the format are the ones refused.
+func Code(name string, hasProduction bool, args []string, getenv func(string) string, stderr io.Writer,
+	run func(ctx context.Context, args []string) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, args)
 	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stderr, name+":", err)
-		return 1
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	return 0
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if fatalFormat(args, getenv, hasProduction) == "json" {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	slog.New(h).Error(name+" stopped", "err", err)
+	return 1
+}
+
+// fatalFormat is the log format args and the environment ask for, read
+// without the rest of the settings: --log-format or LOG_FORMAT, else json
+// when the command reads PRODUCTION and it is true, else text; as
+// Common.Check and the commands' finish resolve it.
+func fatalFormat(args []string, getenv func(string) string, hasProduction bool) string {
+	v, ok := flagValue(args, "log-format", false)
+	if !ok {
+		v = getenv("LOG_FORMAT")
+	}
+	if v == "" && hasProduction {
+		p, ok := flagValue(args, "production", true)
+		if !ok {
+			p = getenv("PRODUCTION")
+		}
+		if b, _ := strconv.ParseBool(p); b {
+			v = "json"
+		}
+	}
+	if v != "json" {
+		return "text"
+	}
+	return v
+}
+
+// flagValue finds the last value the flag package would give flag name
+// in args (-name=v, --name v; a boolean flag alone is "true").
+func flagValue(args []string, name string, boolean bool) (v string, found bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			break
+		}
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		switch {
+		case strings.HasPrefix(a, name+"="):
+			v, found = strings.TrimPrefix(a, name+"="), true
+		case a == name && boolean:
+			v, found = "true", true
+		case a == name && i+1 < len(args):
+			i++
+			v, found = args[i], true
+		}
+	}
+	return v, found
 }
 
 // ClaimFeed records or checks the timeline settings every gateway and
