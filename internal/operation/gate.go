@@ -130,6 +130,7 @@ func (g *gate) execute(ctx context.Context, s *Conn, lease *Lease, next graphql.
 	})
 	var mu sync.Mutex
 	written := func() {} // gives the answer's unread bytes back
+	ended := false       // done has run: an answer held later goes back at once
 	h := next(ectx)
 	first := true
 	return ending(ctx, func(rctx context.Context) *graphql.Response {
@@ -148,12 +149,17 @@ func (g *gate) execute(ctx context.Context, s *Conn, lease *Lease, next graphql.
 			return nil
 		}
 		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			release()
+			return nil
+		}
 		written = release
-		mu.Unlock()
 		return resp
 	}, func() {
 		executed()
 		mu.Lock()
+		ended = true
 		written()
 		mu.Unlock()
 		done()

@@ -89,4 +89,22 @@ func TestGateReleasesSlotsBeforeWriting(t *testing.T) {
 	if second(ctx); *dones != 1 || !heavyFree(g) {
 		t.Errorf("the dropped answer: done ran %d times, or its slot is held", *dones)
 	}
+
+	// An operation whose client left while it executed: its answer,
+	// built after the connection's places went back, holds nothing.
+	g = &gate{slots: NewSlots(4, 10*time.Millisecond), unread: newUnread(1 << 20)}
+	c = NewConn("192.0.2.1", "", slog.New(slog.DiscardHandler))
+	lease, _ := g.slots.Acquire(ctx, Demand{Client: "ip:a"})
+	left, leave := context.WithCancel(ctx)
+	gone := make(chan struct{})
+	h = g.execute(left, c, lease, func(context.Context) graphql.ResponseHandler {
+		return func(context.Context) *graphql.Response {
+			leave()
+			<-gone // done has run
+			return answer
+		}
+	}, func() { close(gone) })
+	if got := h(ctx); got != nil || c.unread != 0 || len(g.unread.byClient) != 0 {
+		t.Errorf("an answer built after its client left: kept %v, %d unread bytes, %d addresses counted", got != nil, c.unread, len(g.unread.byClient))
+	}
 }
