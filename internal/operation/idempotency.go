@@ -197,8 +197,22 @@ func keepable(resp *graphql.Response) ([]byte, bool) {
 		}
 	}
 	b, err := json.Marshal(graphql.Response{Data: resp.Data, Errors: resp.Errors})
-	return b, err == nil
+	if err != nil {
+		return nil, false
+	}
+	if len(b) > MaxKeptAnswer {
+		// The mutation ran: its repeats must not run it again.
+		return tooLargeToKeep, true
+	}
+	return b, true
 }
+
+// MaxKeptAnswer is the largest answer kept for a key, in bytes; a larger
+// one is kept as a CONFLICT error that says so (the mutation is not run
+// again), so that a user's keys hold at most the keys' cap times this.
+const MaxKeptAnswer = 64 << 10
+
+var tooLargeToKeep = []byte(`{"data":null,"errors":[{"message":"this idempotency key's mutation ran, and its answer was too large to keep: read the result with a query","extensions":{"code":"CONFLICT"}}]}`)
 
 // replay answers a repeat with the first answer.
 func replay(ctx context.Context, answer []byte) graphql.ResponseHandler {
