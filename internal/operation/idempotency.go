@@ -139,13 +139,13 @@ func (g idempotency) around(ctx context.Context, next graphql.OperationHandler) 
 	// way settles it when it returns, even if its client has gone.
 	var mu sync.Mutex
 	started, settled := false, false
-	h := next(ctx)
+	h := next(detached(ctx))
 	return ending(ctx, func(rctx context.Context) *graphql.Response {
 		mu.Lock()
 		first := !started && !settled
 		started = true
 		mu.Unlock()
-		resp := h(rctx)
+		resp := h(detached(rctx))
 		if first {
 			g.settle(ctx, user, key, c, resp)
 		}
@@ -159,6 +159,21 @@ func (g idempotency) around(ctx context.Context, next graphql.OperationHandler) 
 			g.settle(ctx, user, key, c, nil)
 		}
 	})
+}
+
+// detached is ctx without its cancellation, within its deadline: a
+// keyed mutation whose client leaves runs to its end, and keeps its
+// answer for the retry, rather than stop halfway (its writes done, its
+// answer an error that would give the key back).
+func detached(ctx context.Context) context.Context {
+	d := context.WithoutCancel(ctx)
+	if end, ok := ctx.Deadline(); ok {
+		// The deadline's timer ends with the operation's context.
+		d, cancel := context.WithDeadline(d, end)
+		context.AfterFunc(d, cancel)
+		return d
+	}
+	return d
 }
 
 // settle keeps the answer of a claimed key's execution, or gives the key

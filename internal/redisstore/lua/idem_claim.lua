@@ -20,10 +20,11 @@
 -- {"mismatch"}.
 
 local now = tonumber(ARGV[1])
+local PENDING, DONE = 'p', 'd'
 local rec = redis.call('HMGET', KEYS[1], 'h', 'st', 'a', 'exp')
 if rec[1] and tonumber(rec[4]) > now then
   if rec[1] ~= ARGV[2] then return {'mismatch'} end
-  if rec[2] == 'd' then return {'done', rec[3]} end
+  if rec[2] == DONE then return {'done', rec[3]} end
   return {'pending', tostring(tonumber(rec[4]) - now)}
 end
 local pending, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -37,7 +38,7 @@ if over > 0 then
   end
 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'h', ARGV[2], 'st', 'p', 'o', ARGV[3], 'exp', now + pending)
+redis.call('HSET', KEYS[1], 'h', ARGV[2], 'st', PENDING, 'o', ARGV[3], 'exp', now + pending)
 redis.call('PEXPIRE', KEYS[1], pending)
 redis.call('ZADD', KEYS[2], now, ARGV[7])
 redis.call('PEXPIRE', KEYS[2], ttl)

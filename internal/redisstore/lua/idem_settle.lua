@@ -9,7 +9,9 @@
 -- token, TTL (ms), key, answer (absent: release).
 -- Returns 1 when settled, 0 when the claim was no longer this one.
 
-if redis.call('HGET', KEYS[1], 'o') ~= ARGV[2] or redis.call('HGET', KEYS[1], 'st') ~= 'p' then
+local PENDING, DONE = 'p', 'd'
+local owner, state = unpack(redis.call('HMGET', KEYS[1], 'o', 'st'))
+if owner ~= ARGV[2] or state ~= PENDING then
   return 0
 end
 if ARGV[5] == nil then
@@ -18,6 +20,6 @@ if ARGV[5] == nil then
   return 1
 end
 local ttl = tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], 'st', 'd', 'a', ARGV[5], 'exp', tonumber(ARGV[1]) + ttl)
+redis.call('HSET', KEYS[1], 'st', DONE, 'a', ARGV[5], 'exp', tonumber(ARGV[1]) + ttl)
 redis.call('PEXPIRE', KEYS[1], ttl)
 return 1
