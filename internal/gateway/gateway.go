@@ -295,6 +295,7 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 	}
 	o.Limiter = g.Limiter
 	o.TrustedProxies = g.cfg.Abuse.TrustedProxies
+	o.Idempotency = g.idempotency(o.RequestTimeout)
 	switch {
 	case g.cfg.Trusted != nil:
 		o.PersistedQueries = g.cfg.Trusted
@@ -302,6 +303,14 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 		o.PersistedQueries = g.Store.APQCache(g.cfg.Abuse.APQ, nil)
 	}
 	return NewQuery(g.Resolver, g.Store, g.Auth, o)
+}
+
+// idempotency returns the store's idempotency keys, a claim outliving
+// any execution the request timeout allows.
+func (g *Gateway) idempotency(timeout time.Duration) operation.IdempotencyKeys {
+	cfg := redisstore.DefaultIdempotency()
+	cfg.Pending = max(cfg.Pending, 2*timeout)
+	return g.Store.Idempotency(cfg)
 }
 
 // newMediaAddresses returns the addresses of posts' files of cfg: signed

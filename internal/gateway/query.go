@@ -72,6 +72,9 @@ type QueryOptions struct {
 	// FastStats receives the fast path's counts (served, fallbacks by
 	// reason); nil: counted but not exported.
 	FastStats *readpath.FastStats
+	// Idempotency keeps mutations' idempotency keys; nil: keys are
+	// ignored.
+	Idempotency operation.IdempotencyKeys
 	// Extensions are registered before every operation rule, so they see
 	// each operation first on every transport: tracing, trusted documents.
 	Extensions []graphql.HandlerExtension
@@ -94,6 +97,7 @@ func NewQuery(services *graph.Resolver, store loader.Store, authn auth.Authentic
 		Slots:            operation.NewSlots(o.MaxConcurrent, o.QueueWait),
 		Authn:            authn,
 		First:            o.Extensions,
+		Idempotency:      o.Idempotency,
 	})
 	srv := handler.New(exec.Schema)
 	rules.Install(srv)

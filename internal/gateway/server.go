@@ -297,7 +297,7 @@ func newCORS(origins []string) *cors.Cors {
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept"},
+		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept", "Idempotency-Key"},
 		ExposedHeaders: []string{"Retry-After"},
 		MaxAge:         600,
 	})

@@ -79,6 +79,7 @@ func New(srv *handler.Server, rules *operation.Rules, authn auth.Authenticator, 
 			bodyPace{rate: o.MinBodyRate, window: o.BodyRateWindow}, uploadCheck{o.Uploads, authn}),
 		measure(rules),
 		authenticate(authn),
+		idempotencyKey,
 		admission(rules.Slots(), o.RequestTimeout, o.ResponseBytes),
 	)
 }

@@ -48,6 +48,9 @@ type Options struct {
 	Slots *Slots
 	// Authn checks the token of every operation of a connection.
 	Authn auth.Authenticator
+	// Idempotency keeps mutations' idempotency keys and answers
+	// (idempotency.go); nil: keys are ignored.
+	Idempotency IdempotencyKeys
 	// First are registered before every rule, so they see each operation
 	// first on every transport: tracing, trusted documents.
 	First []graphql.HandlerExtension
@@ -148,6 +151,11 @@ func (r *Rules) Install(srv *handler.Server) {
 	// context.
 	if r.work != nil {
 		srv.AroundOperations(r.work.around)
+	}
+	// After the gate (the viewer) and the deadline; a repeat answered
+	// from its key spends no execution.
+	if r.o.Idempotency != nil {
+		srv.AroundOperations(idempotency{r.o.Idempotency}.around)
 	}
 	srv.AroundOperations(paceCostly)
 	srv.AroundRootFields(pacedRootField)

@@ -283,6 +283,18 @@ func (k Keys) APQ(hash string) string { return k.prefix + "{apq}:q:" + hash }
 // bounds the cache's entry count.
 func (k Keys) APQIndex() string { return k.prefix + "{apq}:index" }
 
+// Idempotency keys (idempotency.go), in their user's slot.
+
+// IdemRecord is the record of one idempotency key of user u: a hash of
+// the request's hash, its state (pending, done), its claim token, its
+// answer once done and when it ends; it expires with the pending lifetime
+// while its execution runs, then with the TTL (24 h).
+func (k Keys) IdemRecord(u, key string) string { return k.userKey(u, ":idem:k:"+key) }
+
+// IdemIndex is the zset of u's live idempotency keys by claim time (ms),
+// which bounds how many u has.
+func (k Keys) IdemIndex(u string) string { return k.userKey(u, ":idem") }
+
 // Prefix is the prefix every key of the store starts with (rate-limit
 // keys carry it after redis_rate's own "rate:").
 func (k Keys) Prefix() string { return k.prefix }

@@ -151,8 +151,9 @@ func TestPostCounterMissing(t *testing.T) {
 
 // nonRecordFields are the fields of the hashes that are not records
 // (record.go), which scripts name themselves: the home mark, the
-// notification counters, the session.
-var nonRecordFields = []string{"active", "floor", "stale", "pull", "pullprev", "pullat", "read", "act", "seq", "uid", "cur", "prev", "at", "old"}
+// notification counters, the session, the idempotency keys.
+var nonRecordFields = []string{"active", "floor", "stale", "pull", "pullprev", "pullat", "read", "act", "seq", "uid", "cur", "prev", "at", "old",
+	"h", "st", "o", "a", "exp"}
 
 var (
 	// hashCall is a hash command in a script, to the end of its line.

@@ -28,6 +28,10 @@ var (
 	rotateScript = newScript("rotate_session.lua")
 	apqAddScript = newScript("apq_add.lua")
 
+	// Idempotency keys (idempotency.go).
+	idemClaimScript  = newScript("idem_claim.lua")
+	idemSettleScript = newScript("idem_settle.lua")
+
 	// Social graph (graph.go).
 	graphSideScript    = newScript("graph_side.lua")
 	sweepIndexScript   = newScript("sweep_index.lua")

@@ -12,6 +12,7 @@ import { newClient } from './client.js';
 import { LiveStream } from './live.js';
 import { Notifications } from './notifications.js';
 import { renderMedia, postWithMedia } from './media.js';
+import { mutate } from './idempotency.js';
 
 const PAGE = 10;
 
@@ -103,7 +104,7 @@ $('compose').addEventListener('submit', async (ev) => {
     }
     post = body.data.createPost;
   } else {
-    const res = await client.mutation(CREATE, { input }).toPromise();
+    const res = await mutate(client, CREATE, { input });
     if (showError(res)) return;
     post = res.data.createPost;
   }
@@ -264,7 +265,7 @@ function renderPost(p) {
   setLikes(p.likesCount, p.viewerHasLiked);
   likeBtn.addEventListener('click', async () => {
     const liked = likeBtn.dataset.liked === 'true';
-    const res = await client.mutation(liked ? UNLIKE : LIKE, { id: p.id }).toPromise();
+    const res = await mutate(client, liked ? UNLIKE : LIKE, { id: p.id });
     if (showError(res)) return;
     const q = liked ? res.data.unlikePost : res.data.likePost;
     setLikes(q.likesCount, q.viewerHasLiked);
@@ -277,7 +278,7 @@ function renderPost(p) {
     el('button', { type: 'submit', textContent: 'Reply' }));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
-    const res = await client.mutation(COMMENT, { id: p.id, content: form.content.value }).toPromise();
+    const res = await mutate(client, COMMENT, { id: p.id, content: form.content.value });
     if (showError(res)) return;
     const c = res.data.addComment;
     comments.prepend(renderComment(c));

@@ -7,6 +7,8 @@
 // after a CORS preflight, so no other site can make one with the user's
 // cookies or credentials.
 
+import { newKey, retryable } from './idempotency.js';
+
 export function renderMedia(media, el) {
   if (!media?.length) return null;
   return el('div', { className: 'media' }, ...media.map((m) => m.kind === 'IMAGE'
@@ -16,6 +18,8 @@ export function renderMedia(media, el) {
 
 // postWithMedia sends createPost(input) with files attached to
 // input.media (one entry each, with alt) and returns the GraphQL answer.
+// It sends a fresh Idempotency-Key, and sends the request again with the
+// same key when no answer came back or the first was still running.
 export async function postWithMedia(endpoint, token, query, input, files, alt) {
   const operations = {
     query,
@@ -26,18 +30,28 @@ export async function postWithMedia(endpoint, token, query, input, files, alt) {
   form.append('operations', JSON.stringify(operations));
   form.append('map', JSON.stringify(map));
   files.forEach((f, i) => form.append(String(i), f, f.name));
-  const res = await fetch(endpoint, {
+  const key = newKey();
+  const send = () => fetch(endpoint, {
     method: 'POST',
     headers: {
       Authorization: `Bearer ${token}`,
+      'Idempotency-Key': key,
       'GraphQL-Require-Preflight': '1',
       Accept: 'application/graphql-response+json, application/json',
     },
     body: form,
   });
-  try {
-    return await res.json();
-  } catch {
-    return { errors: [{ message: `HTTP ${res.status}` }] };
+  let body;
+  for (let i = 0; i < 4; i++) {
+    const res = await send().catch((err) => (i === 3 ? Promise.reject(err) : null));
+    try {
+      body = res ? await res.json() : null;
+    } catch {
+      body = { errors: [{ message: `HTTP ${res.status}` }] };
+    }
+    const again = body ? retryable({ error: { graphQLErrors: body.errors } }) : { delay: 1000 };
+    if (!again) break;
+    await new Promise((ok) => setTimeout(ok, again.delay * (i + 1)));
   }
+  return body;
 }

@@ -6,6 +6,7 @@
 import { gql } from '@urql/core';
 import { print } from 'graphql';
 import { LiveStream } from './live.js';
+import { mutate } from './idempotency.js';
 
 const FIELDS = gql`
   fragment NoteFields on Notification {
@@ -87,7 +88,7 @@ export class Notifications {
   }
 
   async markRead() {
-    const res = await this.client.mutation(MARK, { upTo: this.newestId }).toPromise();
+    const res = await mutate(this.client, MARK, { upTo: this.newestId });
     if (res.error) return;
     this.setUnread(res.data.markNotificationsRead);
     for (const li of this.items.values()) li.classList.remove('unread');
