@@ -300,7 +300,7 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 	case g.cfg.Abuse.APQ.MaxEntries > 0:
 		o.PersistedQueries = g.Store.APQCache(g.cfg.Abuse.APQ, nil)
 	}
-	return NewQuery(g.Resolver, g.Store, g.Auth, o)
+	return NewQuery(g.Resolver, newLoaderReads(g.Store), g.Auth, o)
 }
 
 // newMediaAddresses returns the addresses of posts' files of cfg: signed
@@ -319,6 +319,21 @@ func newMediaAddresses(cfg Config) *httpapi.MediaAddresses {
 type postsAndPages struct {
 	*redisstore.PostService
 	*redisstore.TimelineService
+}
+
+// loaderReads is what the loaders read through (loader.Reader): the batch
+// reads of the services that own users, the graph, posts, engagement and
+// timelines.
+type loaderReads struct {
+	*redisstore.AccountService
+	*redisstore.GraphService
+	*redisstore.PostService
+	*redisstore.EngagementService
+	*redisstore.TimelineService
+}
+
+func newLoaderReads(s *redisstore.Store) loaderReads {
+	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService}
 }
 
 // livePages is what a live timeline reads: the live service's channels
@@ -345,7 +360,7 @@ var (
 	_ httpapi.MediaFiles  = (*mediastore.Store)(nil)
 	_ graph.MediaURLs     = (*httpapi.MediaAddresses)(nil)
 	_ redisstore.Files    = (*mediastore.Store)(nil)
-	_ loader.Store        = (*redisstore.Store)(nil)
+	_ loader.Reader       = loaderReads{}
 	_ social.AccountStore = (*redisstore.AccountService)(nil)
 	_ social.SessionStore = (*redisstore.SessionService)(nil)
 	_ auth.Authenticator  = (*auth.Service)(nil)
