@@ -13,7 +13,10 @@ import (
 
 // SessionService keeps refresh-token families and the access-token
 // denylist (social.SessionStore, live.Sessions).
-type SessionService struct{ *DB }
+type SessionService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+}
 
 var _ social.SessionStore = (*SessionService)(nil)
 
