@@ -30,7 +30,7 @@ type Execution struct {
 }
 
 // NewExecution returns the execution of services over store.
-func NewExecution(services *Resolver, store loader.Store, o ExecOptions) *Execution {
+func NewExecution(services *Resolver, store loader.Reader, o ExecOptions) *Execution {
 	r := services.reading(o.FastStats)
 	e := &Execution{r: &r, loaders: loader.NewFactory(store, o.Loaders)}
 	e.Schema = NewExecutableSchema(Config{Resolvers: &r})

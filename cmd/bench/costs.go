@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/socialgw/gateway/graph"
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/seed"
 	"github.com/socialgw/gateway/internal/social"
@@ -129,7 +128,7 @@ func (b *Bench) pulledPage(ctx context.Context, mode redisstore.FeedMode, author
 	ids := make([]string, authors+1)
 	for i := range ids {
 		name := fmt.Sprintf("pulled%d", i)
-		u, err := store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+		u, err := store.CreateUser(ctx, social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 		if err != nil {
 			return counts{}, 0, err
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/socialgw/gateway/internal/redisproc"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // Live timelines end to end: gateway processes (this test binary started
@@ -204,7 +205,7 @@ func (f *liveFixture) user(t testing.TB, prefix string) liveUser {
 	f.nameNo++
 	name := fmt.Sprintf("%s_%d", prefix, f.nameNo)
 	ctx := context.Background()
-	u, err := f.admin.Store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+	u, err := f.admin.Store.CreateUser(ctx, social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

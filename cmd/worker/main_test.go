@@ -17,7 +17,6 @@ import (
 
 	"gocloud.dev/blob/fileblob"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/media/mediatest"
 	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -51,7 +50,7 @@ func TestWorkerDeliversAndStops(t *testing.T) {
 	}
 	var ids []string
 	for _, n := range []string{"w_author", "w_reader"} {
-		u, err := s.CreateUser(ctx, auth.NewAccount{Name: n, Email: n + "@example.com", PasswordHash: "x"})
+		u, err := s.CreateUser(ctx, social.NewAccount{Name: n, Email: n + "@example.com", PasswordHash: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +157,7 @@ func TestWorkerSweepsMedia(t *testing.T) {
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
 	s := redisstore.New(redistest.Client(t), prefix)
-	u, err := s.CreateUser(ctx, auth.NewAccount{Name: "sweep_author", Email: "sweep@example.com", PasswordHash: "x"})
+	u, err := s.CreateUser(ctx, social.NewAccount{Name: "sweep_author", Email: "sweep@example.com", PasswordHash: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,43 +22,6 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// NewAccount is what the account store needs to create an account.
-type NewAccount struct {
-	Name, Email, PasswordHash string
-}
-
-// AccountStore keeps accounts.
-type AccountStore interface {
-	CreateUser(ctx context.Context, in NewAccount) (*social.User, error)
-	// Credentials returns the id and password hash for a name or e-mail.
-	Credentials(ctx context.Context, login string) (id, passwordHash string, err error)
-	User(ctx context.Context, id string) (*social.User, error)
-}
-
-// SessionStore keeps refresh-token families and the access-token denylist.
-type SessionStore interface {
-	// CreateSession stores a family: its user, its current token's hash
-	// and the secret key its successor tokens are derived with.
-	CreateSession(ctx context.Context, family, userID, tokenHash, key string, ttl time.Duration) error
-	// SessionKey returns the family's successor key ("" for a family
-	// stored without one), or UNAUTHENTICATED when the family is gone.
-	SessionKey(ctx context.Context, family string) (string, error)
-	// RotateSession atomically replaces the family's current token hash
-	// old with new and returns the family's user. The previous token
-	// presented again within grace, with the same new hash, answers the
-	// same without changing anything. A token the family issued earlier
-	// (the previous one after grace, or an older generation the store
-	// remembers) revokes the family: ErrRefreshReused. Any other secret
-	// is UNAUTHENTICATED and changes nothing, so knowing a family's name
-	// is not enough to end its session.
-	RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (userID string, err error)
-	RevokeSession(ctx context.Context, family string) error
-	DenyToken(ctx context.Context, jti string, until time.Time) error
-	// Revoked reports whether the access token jti was denied, its
-	// session family no longer exists, or its user no longer exists.
-	Revoked(ctx context.Context, jti, family, userID string) (bool, error)
-}
-
 // Limiter spends one attempt of a rate-limit rule's budget for a subject
 // (an address, an account), or answers RATE_LIMITED.
 type Limiter interface {
@@ -75,8 +38,8 @@ const (
 
 // Service implements accounts and sessions.
 type Service struct {
-	Accounts   AccountStore
-	Sessions   SessionStore
+	Accounts   social.AccountStore
+	Sessions   social.SessionStore
 	Tokens     *Tokens
 	Passwords  *Passwords
 	RefreshTTL time.Duration
@@ -156,7 +119,7 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.Accounts.CreateUser(ctx, NewAccount{Name: name, Email: email, PasswordHash: hash})
+	u, err := s.Accounts.CreateUser(ctx, social.NewAccount{Name: name, Email: email, PasswordHash: hash})
 	if err != nil {
 		return nil, err
 	}
@@ -270,11 +233,6 @@ func (s *Service) issue(u *social.User, sid, refresh string) (*Result, error) {
 
 var errBadRefresh = social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 
-// ErrRefreshReused is the answer to a rotated refresh token presented
-// again after the grace window: the session store has revoked its family.
-var ErrRefreshReused = social.Errorf(social.Unauthenticated,
-	"this refresh token was already used, so the session was revoked: log in again")
-
 // Refresh rotates a refresh token: the old one stops working, and using it
 // again after the grace window revokes the whole family. A secret the
 // family never issued is refused and revokes nothing. Within the window
@@ -303,7 +261,7 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 	}
 	next := family + "." + successor(key, refresh)
 	uid, err := s.Sessions.RotateSession(ctx, sid, hashToken(refresh), hashToken(next), s.RefreshGrace, s.RefreshTTL)
-	if errors.Is(err, ErrRefreshReused) {
+	if errors.Is(err, social.ErrRefreshReused) {
 		// A stolen token, or a client that lost its newest one: either
 		// way operators want to see it.
 		reqlog.Logger(ctx).Warn("refresh token reused: session revoked", "session", sid, "client", clientaddr.From(ctx))

@@ -34,7 +34,7 @@ func newMemStore() *memStore {
 	}
 }
 
-func (m *memStore) CreateUser(_ context.Context, in auth.NewAccount) (*social.User, error) {
+func (m *memStore) CreateUser(_ context.Context, in social.NewAccount) (*social.User, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	name, email := strings.ToLower(in.Name), strings.ToLower(in.Email)
@@ -111,7 +111,7 @@ func (m *memStore) RotateSession(_ context.Context, family, oldHash, newHash str
 		return "", social.Errorf(social.Unauthenticated, "invalid or expired refresh token")
 	}
 	delete(m.sessions, family)
-	return "", auth.ErrRefreshReused
+	return "", social.ErrRefreshReused
 }
 
 func (m *memStore) RevokeSession(_ context.Context, family string) error {
@@ -243,7 +243,7 @@ func TestRegisterValidates(t *testing.T) {
 func TestAuthenticate(t *testing.T) {
 	ctx := context.Background()
 	svc, m := newService(t)
-	u, err := m.CreateUser(ctx, auth.NewAccount{Name: "carol", Email: "carol@example.com"})
+	u, err := m.CreateUser(ctx, social.NewAccount{Name: "carol", Email: "carol@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestAuthenticate(t *testing.T) {
 func TestRefresh(t *testing.T) {
 	ctx := context.Background()
 	svc, m := newService(t)
-	u, _ := m.CreateUser(ctx, auth.NewAccount{Name: "dave", Email: "dave@example.com"})
+	u, _ := m.CreateUser(ctx, social.NewAccount{Name: "dave", Email: "dave@example.com"})
 	first, err := svc.StartSession(ctx, u)
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +366,7 @@ func TestRefresh(t *testing.T) {
 func TestViewerFromHeader(t *testing.T) {
 	ctx := context.Background()
 	svc, m := newService(t)
-	u, _ := m.CreateUser(ctx, auth.NewAccount{Name: "erin", Email: "erin@example.com"})
+	u, _ := m.CreateUser(ctx, social.NewAccount{Name: "erin", Email: "erin@example.com"})
 	res, err := svc.StartSession(ctx, u)
 	if err != nil {
 		t.Fatal(err)
@@ -444,7 +444,7 @@ func TestEmailNormalization(t *testing.T) {
 func TestAccessTokenCannotEndSession(t *testing.T) {
 	ctx := context.Background()
 	svc, m := newService(t)
-	u, _ := m.CreateUser(ctx, auth.NewAccount{Name: "erin", Email: "erin@example.com"})
+	u, _ := m.CreateUser(ctx, social.NewAccount{Name: "erin", Email: "erin@example.com"})
 	res, err := svc.StartSession(ctx, u)
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +458,7 @@ func TestAccessTokenCannotEndSession(t *testing.T) {
 		t.Fatalf("the access token's sid %q is the family %q", v.Session, family)
 	}
 	for _, forged := range []string{v.Session + ".forged", v.Session + "." + strings.Repeat("A", 43)} {
-		if _, err := svc.Refresh(ctx, forged); !social.IsCode(err, social.Unauthenticated) || errors.Is(err, auth.ErrRefreshReused) {
+		if _, err := svc.Refresh(ctx, forged); !social.IsCode(err, social.Unauthenticated) || errors.Is(err, social.ErrRefreshReused) {
 			t.Fatalf("forged %q: %v, want a plain UNAUTHENTICATED", forged, err)
 		}
 	}

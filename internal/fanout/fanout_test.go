@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
@@ -260,7 +259,7 @@ var userSeq atomic.Int64
 func user(tb testing.TB, s *redisstore.Store, name string) string {
 	tb.Helper()
 	name = fmt.Sprintf("%s_%d", name, userSeq.Add(1))
-	u, err := s.CreateUser(context.Background(), auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+	u, err := s.CreateUser(context.Background(), social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/socialgw/gateway/internal/faulttest"
 	"github.com/socialgw/gateway/internal/redisproc"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // prefix is the key prefix of every process in these tests.
@@ -73,7 +74,7 @@ func makeUsersOn(t *testing.T, rdb redis.UniversalClient, n int) *users {
 	ctx := context.Background()
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("u%d_%d", i, userSeq.Add(1))
-		acc, err := store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+		acc, err := store.CreateUser(ctx, social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}

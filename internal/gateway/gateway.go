@@ -302,7 +302,7 @@ func (g *Gateway) NewQueryHandler(o QueryOptions) http.Handler {
 	case g.cfg.Abuse.APQ.MaxEntries > 0:
 		o.PersistedQueries = g.Store.APQCache(g.cfg.Abuse.APQ, nil)
 	}
-	return NewQuery(g.Resolver, g.Store, g.Auth, o)
+	return NewQuery(g.Resolver, newLoaderReads(g.Store), g.Auth, o)
 }
 
 // idempotency returns the store's idempotency keys, a claim outliving
@@ -331,6 +331,21 @@ type postsAndPages struct {
 	*redisstore.TimelineService
 }
 
+// loaderReads is what the loaders read through (loader.Reader): the batch
+// reads of the services that own users, the graph, posts, engagement and
+// timelines.
+type loaderReads struct {
+	*redisstore.AccountService
+	*redisstore.GraphService
+	*redisstore.PostService
+	*redisstore.EngagementService
+	*redisstore.TimelineService
+}
+
+func newLoaderReads(s *redisstore.Store) loaderReads {
+	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService}
+}
+
 // livePages is what a live timeline reads: the live service's channels
 // and checks, and the timeline service's home page for replays.
 type livePages struct {
@@ -342,27 +357,27 @@ type livePages struct {
 // interface the GraphQL layer, the loaders, auth and live timelines
 // declare.
 var (
-	_ graph.Accounts     = (*auth.Service)(nil)
-	_ graph.Profiles     = (*redisstore.AccountService)(nil)
-	_ graph.Graph        = (*redisstore.GraphService)(nil)
-	_ graph.Posts        = postsAndPages{}
-	_ graph.Engagement   = (*redisstore.EngagementService)(nil)
-	_ graph.Notes        = (*redisstore.NotificationService)(nil)
-	_ graph.LiveNotes    = (*live.Notes)(nil)
-	_ live.NoteStore     = (*redisstore.NotificationService)(nil)
-	_ httpapi.PostReader = (*redisstore.PostService)(nil)
-	_ graph.MediaFiles   = (*mediastore.Store)(nil)
-	_ httpapi.MediaFiles = (*mediastore.Store)(nil)
-	_ graph.MediaURLs    = (*httpapi.MediaAddresses)(nil)
-	_ redisstore.Files   = (*mediastore.Store)(nil)
-	_ loader.Store       = (*redisstore.Store)(nil)
-	_ auth.AccountStore  = (*redisstore.AccountService)(nil)
-	_ auth.SessionStore  = (*redisstore.SessionService)(nil)
-	_ auth.Authenticator = (*auth.Service)(nil)
-	_ live.Store         = livePages{}
-	_ live.Sessions      = (*redisstore.SessionService)(nil)
-	_ graph.Live         = (*live.Timelines)(nil)
-	_ graph.Limiter      = (*ratelimit.Limiter)(nil)
-	_ operation.Limiter  = (*ratelimit.Limiter)(nil)
-	_ auth.Limiter       = (*ratelimit.Limiter)(nil)
+	_ graph.Accounts      = (*auth.Service)(nil)
+	_ graph.Profiles      = (*redisstore.AccountService)(nil)
+	_ graph.Graph         = (*redisstore.GraphService)(nil)
+	_ graph.Posts         = postsAndPages{}
+	_ graph.Engagement    = (*redisstore.EngagementService)(nil)
+	_ graph.Notes         = (*redisstore.NotificationService)(nil)
+	_ graph.LiveNotes     = (*live.Notes)(nil)
+	_ live.NoteStore      = (*redisstore.NotificationService)(nil)
+	_ httpapi.PostReader  = (*redisstore.PostService)(nil)
+	_ graph.MediaFiles    = (*mediastore.Store)(nil)
+	_ httpapi.MediaFiles  = (*mediastore.Store)(nil)
+	_ graph.MediaURLs     = (*httpapi.MediaAddresses)(nil)
+	_ redisstore.Files    = (*mediastore.Store)(nil)
+	_ loader.Reader       = loaderReads{}
+	_ social.AccountStore = (*redisstore.AccountService)(nil)
+	_ social.SessionStore = (*redisstore.SessionService)(nil)
+	_ auth.Authenticator  = (*auth.Service)(nil)
+	_ live.Store          = livePages{}
+	_ live.Sessions       = (*redisstore.SessionService)(nil)
+	_ graph.Live          = (*live.Timelines)(nil)
+	_ graph.Limiter       = (*ratelimit.Limiter)(nil)
+	_ operation.Limiter   = (*ratelimit.Limiter)(nil)
+	_ auth.Limiter        = (*ratelimit.Limiter)(nil)
 )

@@ -83,7 +83,7 @@ type QueryOptions struct {
 // NewQuery returns a /query handler over services: graph's execution of
 // the schema, the operation rules every transport's operations pass, and
 // the HTTP edge in front. This is where the three are put together.
-func NewQuery(services *graph.Resolver, store loader.Store, authn auth.Authenticator, o QueryOptions) http.Handler {
+func NewQuery(services *graph.Resolver, store loader.Reader, authn auth.Authenticator, o QueryOptions) http.Handler {
 	exec := graph.NewExecution(services, store, graph.ExecOptions{
 		Loaders: o.Loaders, FastStats: o.FastStats,
 	})

@@ -165,7 +165,7 @@ func seedHeavy(t *testing.T, s *gatewaytest.Server) (hidden, common, page string
 	}
 	users := make([]string, 15002)
 	parallel(t, len(users), func(i int) error {
-		u, err := s.Store.CreateUser(ctx, auth.NewAccount{Name: fmt.Sprintf("heavy_%d", i), Email: fmt.Sprintf("heavy_%d@example.com", i), PasswordHash: hash})
+		u, err := s.Store.CreateUser(ctx, social.NewAccount{Name: fmt.Sprintf("heavy_%d", i), Email: fmt.Sprintf("heavy_%d@example.com", i), PasswordHash: hash})
 		if err == nil {
 			users[i] = u.ID
 		}

@@ -26,7 +26,7 @@ type Store interface {
 }
 
 // Sessions tells whether an access token was revoked since it was checked
-// (auth.SessionStore's check: denied, its session or its user gone).
+// (social.SessionStore's check: denied, its session or its user gone).
 type Sessions interface {
 	Revoked(ctx context.Context, jti, family, userID string) (bool, error)
 }

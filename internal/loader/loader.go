@@ -17,9 +17,10 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// Store is the batch interface the loaders read through. Every method takes
-// n keys and returns n results in the same order (nil or zero for missing).
-type Store interface {
+// Reader lists the batch reads the loaders call, and nothing else. Every
+// method takes n keys and returns n results in the same order (nil or zero
+// for missing).
+type Reader interface {
 	Users(ctx context.Context, ids []string) ([]*social.User, error)
 	UserCounts(ctx context.Context, ids []string) ([]social.UserCounts, error)
 	Relations(ctx context.Context, viewerID string, ids []string) ([]social.Relation, error)
@@ -67,13 +68,13 @@ func DefaultConfig() Config {
 // Factory makes the loaders of each request with one configuration, read
 // once when the application is wired.
 type Factory struct {
-	store Store
+	store Reader
 	opts  []dataloadgen.Option
 }
 
 // NewFactory returns a factory of batching, caching loaders over s; zero
 // fields of c take DefaultConfig's values.
-func NewFactory(s Store, c Config) *Factory {
+func NewFactory(s Reader, c Config) *Factory {
 	d := DefaultConfig()
 	if c.Wait <= 0 {
 		c.Wait = d.Wait
@@ -263,7 +264,7 @@ func (f *Factory) New(viewerID string) *Loaders {
 // detailsBatch is the batch function of Details: one UserDetails call for the
 // batch's users with everything any of its keys wants, whose results also
 // prime the per-field loaders.
-func (l *Loaders) detailsBatch(s Store) func(context.Context, []UserKey) ([]*social.User, []error) {
+func (l *Loaders) detailsBatch(s Reader) func(context.Context, []UserKey) ([]*social.User, []error) {
 	return func(ctx context.Context, keys []UserKey) ([]*social.User, []error) {
 		w := readplan.UserWants{Profiles: true}
 		ids := make([]string, 0, len(keys))

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/media/mediatest"
 	"github.com/socialgw/gateway/internal/mediastore"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -32,7 +31,7 @@ func newSweepWorld(t *testing.T, files *mediastore.Store) *sweepWorld {
 	w := &sweepWorld{store: s, files: files}
 	for i, id := range []*string{&w.author, &w.other} {
 		name := "sweep" + strconv.Itoa(i) + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
-		u, err := s.CreateUser(context.Background(), auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+		u, err := s.CreateUser(context.Background(), social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}

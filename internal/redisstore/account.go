@@ -9,15 +9,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/social"
 )
 
 // AccountService keeps accounts and profiles: registration, credentials,
-// users by id and by name, bios (auth.AccountStore, graph.Profiles).
+// users by id and by name, bios (social.AccountStore, graph.Profiles).
 type AccountService struct{ *DB }
 
-var _ auth.AccountStore = (*AccountService)(nil)
+var _ social.AccountStore = (*AccountService)(nil)
 
 // Registration runs as single-slot steps, so it works the same on one
 // Redis and on Redis Cluster (docs/data-model.md, "Cross-slot steps"):
@@ -47,7 +46,7 @@ const (
 )
 
 // CreateUser registers an account; a taken name or e-mail is CONFLICT.
-func (s *AccountService) CreateUser(ctx context.Context, in auth.NewAccount) (*social.User, error) {
+func (s *AccountService) CreateUser(ctx context.Context, in social.NewAccount) (*social.User, error) {
 	// A taken name or address is refused before an id is spent, so a
 	// refused registration changes nothing; registerScript still decides
 	// races between two registrations of one name. While any registration
@@ -97,7 +96,7 @@ func (s *AccountService) CreateUser(ctx context.Context, in auth.NewAccount) (*s
 
 // claim claims in's name and e-mail for id, settling at most a few
 // abandoned registrations that hold them.
-func (s *DB) claim(ctx context.Context, in auth.NewAccount, id string, now time.Time) error {
+func (s *DB) claim(ctx context.Context, in social.NewAccount, id string, now time.Time) error {
 	for try := 0; ; try++ {
 		res, err := registerScript.Run(ctx, s.rdb,
 			[]string{s.keys.Names(), s.keys.Emails(), s.keys.RegPending()},

@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -167,7 +166,7 @@ func TestRegistrationCrash(t *testing.T) {
 			}
 			// The abandoned registration's e-mail claim is released too, or
 			// kept with its account.
-			_, err = healthy.CreateUser(ctx, auth.NewAccount{Name: "bob", Email: "ann@example.com", PasswordHash: "x"})
+			_, err = healthy.CreateUser(ctx, social.NewAccount{Name: "bob", Email: "ann@example.com", PasswordHash: "x"})
 			if tc.exists != (social.ErrorCode(err) == social.Conflict) {
 				t.Errorf("register the dead registration's e-mail: %v", err)
 			}
@@ -178,8 +177,8 @@ func TestRegistrationCrash(t *testing.T) {
 	}
 }
 
-func account(name string) auth.NewAccount {
-	return auth.NewAccount{Name: name, Email: fmt.Sprint(name, "@example.com"), PasswordHash: "x"}
+func account(name string) social.NewAccount {
+	return social.NewAccount{Name: name, Email: fmt.Sprint(name, "@example.com"), PasswordHash: "x"}
 }
 
 // TestGraphEditCrash kills graph edits between their single-slot steps

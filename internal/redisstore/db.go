@@ -20,10 +20,11 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// DB is the value every service of the store shares: one Redis client,
+// DB is the value the services of the store share: one Redis client,
 // the key builder, the clock and the settings that several services read
-// (timelines and fan-out, the live announcements, the media files). Each
-// service type (AccountService, PostService, ...) embeds it, as
+// (timelines and fan-out, the live announcements, the media files). The
+// service types that need more than the client and keys (AccountService,
+// PostService, ...) embed it, as
 // wtf's SQLite services share one DB. A helper one service alone uses is
 // that service's method, in its files; the methods on DB are those
 // several share (a post's visibility, the row readers of rows.go, a
@@ -71,7 +72,7 @@ type Store struct {
 func New(rdb redis.UniversalClient, prefix string) *Store {
 	db := Open(rdb, prefix)
 	return &Store{DB: db,
-		AccountService: &AccountService{db}, SessionService: &SessionService{db},
+		AccountService: &AccountService{db}, SessionService: &SessionService{rdb: db.rdb, keys: db.keys},
 		GraphService: &GraphService{db}, PostService: &PostService{db},
 		EngagementService: &EngagementService{db}, TimelineService: &TimelineService{db},
 		LiveService: &LiveService{db}, FanoutService: &FanoutService{db},

@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -45,7 +44,7 @@ var engUserSeq atomic.Int64
 func engUser(t *testing.T, s *redisstore.Store, name string) string {
 	t.Helper()
 	name = fmt.Sprintf("%s_%d", name, engUserSeq.Add(1))
-	u, err := s.CreateUser(context.Background(), auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+	u, err := s.CreateUser(context.Background(), social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 	if err != nil {
 		t.Fatalf("create user %s: %v", name, err)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
@@ -34,7 +33,7 @@ func graphUsers(t testing.TB, s *redisstore.Store, n int) []string {
 	ids := make([]string, n)
 	for i := range ids {
 		name := fmt.Sprintf("g%d", i)
-		u, err := s.CreateUser(context.Background(), auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+		u, err := s.CreateUser(context.Background(), social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 		if err != nil {
 			t.Fatalf("create user: %v", err)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -39,7 +38,7 @@ func feedUsers(tb testing.TB, s *redisstore.Store, n int) []string {
 		if len(name) > 60 {
 			name = name[:60]
 		}
-		u, err := s.CreateUser(context.Background(), auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
+		u, err := s.CreateUser(context.Background(), social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: "x"})
 		if err != nil {
 			tb.Fatalf("create user: %v", err)
 		}

@@ -8,15 +8,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/social"
 )
 
 // SessionService keeps refresh-token families and the access-token
-// denylist (auth.SessionStore, live.Sessions).
-type SessionService struct{ *DB }
+// denylist (social.SessionStore, live.Sessions).
+type SessionService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+}
 
-var _ auth.SessionStore = (*SessionService)(nil)
+var _ social.SessionStore = (*SessionService)(nil)
 
 // CreateSession stores a new refresh-token family (idempotent HSET): its
 // user, the hash of its current token and the key its successors are
@@ -34,7 +36,7 @@ func (s *SessionService) CreateSession(ctx context.Context, family, userID, toke
 	return nil
 }
 
-// SessionKey implements auth.SessionStore: "" for a family created before
+// SessionKey implements social.SessionStore: "" for a family created before
 // successor keys existed, NOT_FOUND for one that is gone.
 func (s *SessionService) SessionKey(ctx context.Context, family string) (string, error) {
 	v, err := s.rdb.HMGet(ctx, s.keys.Session(family), "uid", "key").Result()
@@ -62,7 +64,7 @@ const (
 	sessionGenerationDigits = 16
 )
 
-// RotateSession implements auth.SessionStore. A secret the family never
+// RotateSession implements social.SessionStore. A secret the family never
 // issued is refused as a gone session would be, and changes nothing.
 func (s *SessionService) RotateSession(ctx context.Context, family, oldHash, newHash string, grace, ttl time.Duration) (string, error) {
 	res, err := rotateScript.Run(ctx, s.rdb, []string{s.keys.Session(family)},
@@ -75,7 +77,7 @@ func (s *SessionService) RotateSession(ctx context.Context, family, oldHash, new
 		return uid, nil
 	}
 	if res == "REUSED" {
-		return "", auth.ErrRefreshReused
+		return "", social.ErrRefreshReused
 	}
 	return "", errSessionGone
 }
@@ -94,7 +96,7 @@ func (s *SessionService) DenyToken(ctx context.Context, jti string, until time.T
 	return s.rdb.Set(ctx, s.keys.Denied(jti), "1", ttl).Err()
 }
 
-// Revoked implements auth.SessionStore with one pipelined round trip: the
+// Revoked implements social.SessionStore with one pipelined round trip: the
 // token is denied, its family is gone, or its user no longer exists.
 func (s *SessionService) Revoked(ctx context.Context, jti, family, userID string) (bool, error) {
 	var denied, live, user *redis.IntCmd

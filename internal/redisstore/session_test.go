@@ -31,7 +31,7 @@ func sessionService(t *testing.T, grace time.Duration) (*auth.Service, *redissto
 	}
 	svc := &auth.Service{Accounts: store, Sessions: store, Tokens: tokens, Passwords: auth.NewPasswords(1),
 		RefreshTTL: time.Hour, RefreshGrace: grace}
-	u, err := store.CreateUser(context.Background(), auth.NewAccount{Name: "sess", Email: "sess@example.com", PasswordHash: "x"})
+	u, err := store.CreateUser(context.Background(), social.NewAccount{Name: "sess", Email: "sess@example.com", PasswordHash: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestRefreshReuse(t *testing.T) {
 					t.Fatalf("the successor does not rotate: %v", err)
 				}
 			case reused:
-				if !errors.Is(err, auth.ErrRefreshReused) {
+				if !errors.Is(err, social.ErrRefreshReused) {
 					t.Fatalf("refresh: %v, want the session revoked", err)
 				}
 				if n := rdb.Exists(ctx, key).Val(); n != 0 {
@@ -211,7 +211,7 @@ func TestRefreshReuse(t *testing.T) {
 					t.Errorf("the newest access token after reuse: %v", err)
 				}
 			case unknown:
-				if !social.IsCode(err, social.Unauthenticated) || errors.Is(err, auth.ErrRefreshReused) {
+				if !social.IsCode(err, social.Unauthenticated) || errors.Is(err, social.ErrRefreshReused) {
 					t.Fatalf("refresh: %v, want a plain UNAUTHENTICATED", err)
 				}
 				if after := rdb.HGetAll(ctx, key).Val(); !maps.Equal(before, after) {

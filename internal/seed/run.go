@@ -75,7 +75,7 @@ func (r *run) users(ctx context.Context) error {
 	}
 	err = each(ctx, r.plan.Users, c.Concurrency, func(ctx context.Context, i int) error {
 		name := c.Name(i)
-		u, err := r.store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: hash})
+		u, err := r.store.CreateUser(ctx, social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: hash})
 		if err != nil {
 			return fmt.Errorf("create user %s: %w", name, err)
 		}

@@ -36,7 +36,7 @@ func NewStar(ctx context.Context, store *redisstore.Store, n, concurrency int) (
 	ids := make([]string, n+2)
 	err = each(ctx, n+2, concurrency, func(ctx context.Context, i int) error {
 		name := "star" + strconv.Itoa(i)
-		u, err := store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: hash})
+		u, err := store.CreateUser(ctx, social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: hash})
 		if err != nil {
 			return fmt.Errorf("create user %s: %w", name, err)
 		}

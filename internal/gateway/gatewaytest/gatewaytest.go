@@ -29,6 +29,7 @@ import (
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/reqlog"
+	"github.com/socialgw/gateway/internal/social"
 	"github.com/socialgw/gateway/internal/trusted"
 )
 
@@ -322,7 +323,7 @@ func (s *Server) Register(tb testing.TB, prefix string) User {
 	hashOnce.Do(func() { hash, _ = auth.NewPasswords(1).Hash(Password) })
 	name := fmt.Sprintf("%s_%d", prefix, s.names.Add(1))
 	ctx := context.Background()
-	u, err := s.Store.CreateUser(ctx, auth.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: hash})
+	u, err := s.Store.CreateUser(ctx, social.NewAccount{Name: name, Email: name + "@example.com", PasswordHash: hash})
 	if err != nil {
 		tb.Fatalf("register %s: %v", name, err)
 	}
