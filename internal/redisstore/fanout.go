@@ -66,7 +66,7 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 
 // postFanout is what fan-out reads of a new post: who to tell, and its
 // audience for what createPost may have left undone.
-var postFanout = postRecord.view("author", "vis", "rauthor", "mentions")
+var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media")
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
@@ -75,8 +75,12 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	var followers *redis.IntCmd
 	var listed *redis.FloatCmd
 	var celeb *redis.StringCmd
+	var orig *redis.IntCmd
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		hash = postFanout.queue(ctx, p, s.keys.Post(post))
+		if repost != "" {
+			orig = p.Exists(ctx, s.keys.Post(repost))
+		}
 		listed = p.ZScore(ctx, s.keys.UserPosts(author), post)
 		followers = p.ZCard(ctx, s.keys.Followers(author))
 		celeb = p.HGet(ctx, s.keys.Celebrities(), author)
@@ -89,6 +93,12 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	postFanout.decode(&row, hash.Val())
 	if row.post.AuthorID != author {
 		return nil // deleted meanwhile (or never written): nothing to deliver
+	}
+	if orig != nil && orig.Val() == 0 && row.post.Plain() {
+		// Its original went before the repost was written, after the
+		// original's delete job looked for its plain reposts: it goes too.
+		row.post.ID = post
+		return s.removePost(ctx, &row.post)
 	}
 	// The original's author and the users mentioned are told.
 	if err := s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false); err != nil {
