@@ -75,12 +75,8 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	var followers *redis.IntCmd
 	var listed *redis.FloatCmd
 	var celeb *redis.StringCmd
-	var orig *redis.IntCmd
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		hash = postFanout.queue(ctx, p, s.keys.Post(post))
-		if repost != "" {
-			orig = p.Exists(ctx, s.keys.Post(repost))
-		}
 		listed = p.ZScore(ctx, s.keys.UserPosts(author), post)
 		followers = p.ZCard(ctx, s.keys.Followers(author))
 		celeb = p.HGet(ctx, s.keys.Celebrities(), author)
@@ -94,11 +90,8 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	if row.post.AuthorID != author {
 		return nil // deleted meanwhile (or never written): nothing to deliver
 	}
-	if orig != nil && orig.Val() == 0 && row.post.Plain() {
-		// Its original went before the repost was written, after the
-		// original's delete job looked for its plain reposts: it goes too.
-		row.post.ID = post
-		return s.removePost(ctx, &row.post)
+	if gone, err := s.orphanPlainRepost(ctx, post, &row.post); gone || err != nil {
+		return err
 	}
 	// The original's author and the users mentioned are told.
 	if err := s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false); err != nil {

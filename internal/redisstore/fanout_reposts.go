@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // plainRepostsBatch bounds one step of deletePlainReposts: the claims one
@@ -77,4 +79,23 @@ func (s *FanoutService) removePlainReposts(ctx context.Context, original string,
 		}
 	}
 	return nil
+}
+
+// orphanPlainRepost removes p (post, as fan-out read it) when it is a
+// plain repost whose original is gone: its original went before it was
+// written, after the original's delete job looked for its plain reposts.
+// It reports whether it removed it.
+func (s *FanoutService) orphanPlainRepost(ctx context.Context, post string, p *social.Post) (bool, error) {
+	if !p.Plain() {
+		return false, nil
+	}
+	n, err := s.rdb.Exists(ctx, s.keys.Post(p.RepostOfID)).Result()
+	if err != nil {
+		return false, fmt.Errorf("look up original %s of repost %s: %w", p.RepostOfID, post, err)
+	}
+	if n == 1 {
+		return false, nil
+	}
+	p.ID = post
+	return true, s.removePost(ctx, p)
 }
