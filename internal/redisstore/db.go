@@ -43,6 +43,9 @@ type DB struct {
 	profiles *rcache.Cache[social.User]
 	// posts caches the fixed fields of post hashes (postcache.go); nil: off.
 	posts *rcache.Cache[[]any]
+	// newerRound, when set (tests), runs after each read round of a newer
+	// page (timeline_newer.go).
+	newerRound func()
 }
 
 // Open returns the shared value over rdb whose keys start with prefix,

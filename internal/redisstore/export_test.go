@@ -16,6 +16,9 @@ var ScriptSources = scriptSources
 // SetClock replaces the store's clock.
 func (s *DB) SetClock(now func() time.Time) { s.now = now }
 
+// AfterNewerRound runs fn after each read round of a newer home page.
+func (s *DB) AfterNewerRound(fn func()) { s.newerRound = fn }
+
 // DeliverAsOneBatch delivers post (by author, in push mode, no audience)
 // to recipients in one deliver_batch.lua call, whatever servers hold them:
 // on Redis Cluster a batch that straddles masters, as a stale slot map

@@ -66,7 +66,7 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 
 // postFanout is what fan-out reads of a new post: who to tell, and its
 // audience for what createPost may have left undone.
-var postFanout = postRecord.view("author", "vis", "rauthor", "mentions")
+var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media")
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
@@ -89,6 +89,9 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	postFanout.decode(&row, hash.Val())
 	if row.post.AuthorID != author {
 		return nil // deleted meanwhile (or never written): nothing to deliver
+	}
+	if gone, err := s.orphanPlainRepost(ctx, post, &row.post); gone || err != nil {
+		return err
 	}
 	// The original's author and the users mentioned are told.
 	if err := s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false); err != nil {

@@ -13,11 +13,16 @@ import (
 
 // fanOutDelete finishes a deletion: everything the post owned, the link
 // from its original, and its entries in the home lists of the author's
-// followers, and its media files (keys, from the job). The reposts of the
-// post stay; their repostOf reads null.
+// followers, and its media files (keys, from the job). Its plain reposts
+// go with it (deletePlainReposts); its quotes stay, their repostOf reads
+// null.
 func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, keys string) error {
 	k := s.keys
 	entry := homeEntry(post, author)
+	// Before the hash that lists them goes.
+	if err := s.deletePlainReposts(ctx, post); err != nil {
+		return err
+	}
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post))
 		p.ZRem(ctx, k.UserPosts(author), post)
@@ -33,6 +38,11 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 	}
 	if err := s.deletePostEngagement(ctx, post); err != nil {
 		return err
+	}
+	// The author's notifications about the post go: they would count as
+	// unread with nothing to show.
+	if err := notePostPurge.Run(ctx, s.rdb, []string{k.Notes(author), k.NoteData(author), k.NoteOpen(author)}, k.NoteActors(author, ""), post).Err(); err != nil {
+		return fmt.Errorf("take post %s out of the notifications of %s: %w", post, author, err)
 	}
 	if err := s.deleteFiles(ctx, keys); err != nil {
 		return err

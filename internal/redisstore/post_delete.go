@@ -30,6 +30,16 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 	if p.AuthorID != viewerID {
 		return social.Errorf(social.Forbidden, "only its author may delete a post")
 	}
+	return s.removePost(ctx, p)
+}
+
+// removePost deletes post p: it queues p's delete job, then removes its
+// hash and its author's timelines at once. DeletePost runs it for the
+// author, and the delete job of an original for each of its plain
+// reposts (deletePlainReposts). Each step is idempotent, and the job is
+// queued first, so a call cut short is finished by calling it again.
+func (s *DB) removePost(ctx context.Context, p *social.Post) error {
+	postID := p.ID
 	// A retried XADD queues the job twice: harmless.
 	job := []any{jobOp, opDelete, jobPost, postID, jobAuthor, p.AuthorID}
 	if p.RepostOfID != "" {

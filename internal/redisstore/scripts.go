@@ -72,6 +72,7 @@ var (
 	notePageScript    = newScript("note_page.lua", "notes")
 	noteReadScript    = newScript("note_read.lua")
 	notePurgeScript   = newScript("note_purge.lua", "notes")
+	notePostPurge     = newScript("note_post_purge.lua", "notes")
 
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")

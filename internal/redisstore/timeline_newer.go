@@ -40,7 +40,8 @@ type newerPage struct {
 	after   int64 // everything up to here was read: the next round reads above it
 	fetch   *pageFetch
 	shown   map[string]bool
-	floor   int64
+	floor   int64         // the list's floor, as its latest read says
+	follows []string      // whom the reader follows, read below the floor
 	below   bool          // reading (after, floor) from the followees' timelines
 	listEnd bool          // the list has nothing more above after
 	sources []*pullSource // own timelines read at read time
@@ -73,9 +74,9 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
 	}
-	n.floor, n.pulled = list.floor, list.pulled
+	n.floor, n.pulled, n.follows = list.floor, list.pulled, list.followees
 	n.below = n.after < n.floor-1
-	n.open(list.followees)
+	n.open(n.follows)
 
 	readAll, spent := false, false
 	for round := 0; round < pageRounds && len(n.out) <= n.first; round++ {
@@ -95,6 +96,9 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 			var err error
 			if readAll, err = n.readRound(ctx, h, want); err != nil {
 				return social.Connection[*social.Post]{}, err
+			}
+			if n.s.newerRound != nil {
+				n.s.newerRound()
 			}
 		}
 		if len(n.pending) == 0 {
@@ -228,6 +232,16 @@ func (n *newerPage) collect(list *redis.Cmd, k int) (items []homeItem, bound int
 		if err != nil {
 			return nil, 0, false, err
 		}
+		if n.trimmed(r) {
+			// What the list held in (after, floor) is gone from it: read
+			// it from the followees' timelines first, this round's reads
+			// set aside.
+			for _, src := range n.sources {
+				src.cmd = nil
+			}
+			n.open(n.follows)
+			return items, n.after, true, nil
+		}
 		for _, it := range r.entries {
 			if it.id >= n.floor {
 				items = append(items, it)
@@ -240,6 +254,24 @@ func (n *newerPage) collect(list *redis.Cmd, k int) (items []homeItem, bound int
 	}
 	items = takePulled(items, n.sources, k, limit)
 	return items, bound, more, nil
+}
+
+// trimmed notes a floor a list read reports above the one the page knew:
+// the list was trimmed since. It reports whether entries not read yet
+// went below the new floor, so the page reads them below it.
+func (n *newerPage) trimmed(r *listRound) bool {
+	if r.floor <= n.floor {
+		return false
+	}
+	n.floor = r.floor
+	if len(r.followees) > 0 {
+		n.follows = r.followees
+	}
+	if n.after >= n.floor-1 {
+		return false
+	}
+	n.below, n.listEnd = true, false
+	return true
 }
 
 // check checks the k nearest candidates in hand for the viewer and adds
