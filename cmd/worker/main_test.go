@@ -29,10 +29,10 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 // start runs the worker with the test Redis's variables and vars until
-// ctx ends; done has run's result, out its log. slog's handlers serialize
-// their writes; a test reads the log only once run returned.
-func start(ctx context.Context, t *testing.T, vars map[string]string) (out *bytes.Buffer, done <-chan error) {
-	out = &bytes.Buffer{}
+// ctx ends; done has run's result, out its log, which a test may read
+// while the worker writes it.
+func start(ctx context.Context, t *testing.T, vars map[string]string) (out *redistest.Buffer, done <-chan error) {
+	out = &redistest.Buffer{}
 	ch := make(chan error, 1)
 	go func() { ch <- run(ctx, nil, env(redistest.WithEnv(t, vars)), out) }()
 	return out, ch
