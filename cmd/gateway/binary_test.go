@@ -167,7 +167,8 @@ func testRunningExample(t *testing.T, bin string) {
 	}
 	redisEnv := emptyDB(t, 12)
 	for old, repl := range map[string]string{
-		"redis://redis.internal:6379/0": redisEnv["REDIS_URL"],
+		// Quoted: a cluster's URL holds & and ?, which the shell reads.
+		"redis://redis.internal:6379/0": "'" + redisEnv["REDIS_URL"] + "'",
 		"/run/secrets":                  secrets,
 		"/var/lib/socialgw/media":       filepath.Join(t.TempDir(), "media"),
 	} {
