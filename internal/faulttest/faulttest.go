@@ -84,7 +84,7 @@ type Proc struct {
 	// URL is a gateway's base URL (empty for a worker).
 	URL    string
 	cmd    *exec.Cmd
-	log    *lockedBuffer
+	log    *redistest.Buffer
 	exited chan struct{}
 	err    error
 }
@@ -155,7 +155,7 @@ func start(tb testing.TB, name, path string, env Env) *Proc {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &Proc{Name: name, cmd: cmd, log: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &Proc{Name: name, cmd: cmd, log: &redistest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -196,23 +196,6 @@ func (p *Proc) Terminate(tb testing.TB, timeout time.Duration) error {
 
 // Log returns what the process has logged so far.
 func (p *Proc) Log() string { return p.log.String() }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Result is a GraphQL response as a client saw it: the HTTP status, the
 // decoded body, or the transport error when there was no response.

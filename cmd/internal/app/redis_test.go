@@ -1,36 +1,18 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/redistest"
 )
-
-// lockedBuffer is a log destination that the watcher and the test share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) count(s string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Count(b.buf.String(), s)
-}
 
 // TestWatchRedisBackoff: while Redis does not answer, watchRedis logs an
 // ERROR after 1 s, then waits twice as long each time up to 10 s. The
@@ -43,7 +25,7 @@ func TestWatchRedisBackoff(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there: every ping is refused at once
 	synctest.Test(t, func(t *testing.T) {
-		out := &lockedBuffer{}
+		out := &redistest.Buffer{}
 		log := slog.New(slog.NewTextHandler(out, nil))
 		// go-redis's own lines (a failed dial) go where the process
 		// sends them, not to the test's stderr.
@@ -69,8 +51,8 @@ func TestWatchRedisBackoff(t *testing.T) {
 		} {
 			time.Sleep(start.Add(tc.at).Sub(time.Now()))
 			synctest.Wait()
-			if got := out.count("level=ERROR msg=\"redis does not answer\""); got != tc.want {
-				t.Fatalf("%v after the start: %d ERROR lines, want %d\n%s", tc.at, got, tc.want, out.buf.String())
+			if got := strings.Count(out.String(), "level=ERROR msg=\"redis does not answer\""); got != tc.want {
+				t.Fatalf("%v after the start: %d ERROR lines, want %d\n%s", tc.at, got, tc.want, out.String())
 			}
 		}
 		cancel()
