@@ -32,8 +32,8 @@ func NewProfileService(db *DB) *ProfileService {
 // CheckProfile applies the rules of an update's text (social.
 // CheckProfileUpdate), as UpdateProfile does first: the caller asks
 // before it stores any picture.
-func (s *ProfileService) CheckProfile(u *social.ProfileUpdate) error {
-	return social.CheckProfileUpdate(u, u.Avatar != nil, u.Header != nil)
+func (s *ProfileService) CheckProfile(u *social.ProfileUpdate, newAvatar, newHeader bool) error {
+	return social.CheckProfileUpdate(u, newAvatar, newHeader)
 }
 
 // UpdateProfile changes the fields u sets of userID's profile in one
@@ -41,7 +41,7 @@ func (s *ProfileService) CheckProfile(u *social.ProfileUpdate) error {
 // caller deletes. A missing user is NOT_FOUND; a refused update changes
 // nothing.
 func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u social.ProfileUpdate) ([]*social.ProfileImage, error) {
-	if err := s.CheckProfile(&u); err != nil {
+	if err := s.CheckProfile(&u, u.Avatar != nil, u.Header != nil); err != nil {
 		return nil, err
 	}
 	row := userRow{user: social.User{Avatar: u.Avatar, Header: u.Header}}
