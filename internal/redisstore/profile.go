@@ -17,16 +17,16 @@ import (
 type ProfileService struct {
 	rdb  redis.UniversalClient
 	keys Keys
-	// drop removes a profile from this process's profile cache, so that
-	// its author reads the edit at once (other gateways' caches drop it
+	// set holds the profile cache, from which an edit drops its profile
+	// so that its author reads it at once (other gateways' caches drop it
 	// when Redis announces the write).
-	drop func(key string)
+	set *settings
 }
 
 // NewProfileService returns the profile editor over db's client, keys
 // and profile cache.
 func NewProfileService(db *DB) *ProfileService {
-	return &ProfileService{rdb: db.rdb, keys: db.keys, drop: func(key string) { db.profiles.Invalidate(key) }}
+	return &ProfileService{rdb: db.rdb, keys: db.keys, set: db.set}
 }
 
 // CheckProfile applies the rules of an update's text (social.
@@ -80,7 +80,7 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 	}
 	key := s.keys.User(userID)
 	old, err := updateProfileScript.Run(ctx, s.rdb, []string{key}, args...).StringSlice()
-	s.drop(key)
+	s.set.profiles.Invalidate(key)
 	if isNil(err) {
 		return nil, social.Errorf(social.NotFound, "user %s not found", userID)
 	}
