@@ -45,6 +45,7 @@ func TestBrowserSPAProfile(t *testing.T) {
 		chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery),
 		chromedp.Click(`#settings-open`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#profile-form input[name=displayName]`, chromedp.ByQuery),
+		poll(`document.getElementById('profile-form').dataset.loaded === 'true'`, 20*time.Second),
 	)
 	b.run(t, "upload an avatar and a header",
 		chromedp.SendKeys(`#profile-form input[name=displayName]`, "Alice Liddell", chromedp.ByQuery),

@@ -31,14 +31,21 @@ export class ProfileSettings {
     });
   }
 
-  // load fills the form with the viewer's profile.
+  // load fills the form with the viewer's profile; the form is disabled
+  // until then, so that what the user types is not overwritten
+  // (data-loaded tells tests).
   async load() {
+    const fields = this.form.querySelector('fieldset');
+    fields.disabled = true;
+    this.form.dataset.loaded = 'false';
     const res = await this.client.query(ME, {}, { requestPolicy: 'network-only' }).toPromise();
     if (res.error) {
       this.error.textContent = res.error.graphQLErrors[0]?.message || res.error.message;
       return;
     }
     this.show(res.data.me);
+    fields.disabled = false;
+    this.form.dataset.loaded = 'true';
   }
 
   show(me) {
