@@ -217,8 +217,6 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		URLs: g.MediaAddresses, Budget: g.Limiter,
 		// Half the cores save files; the others serve the rest.
 		Saving: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
-	g.Resolver.Profile = &graph.ProfileEditor{Store: redisstore.NewProfileService(store.DB), URLs: g.MediaAddresses,
-		Budget: g.Limiter, Saving: g.Resolver.Attachments.Saving}
 	var files httpapi.MediaFiles // nil: none served
 	if len(cfg.Media.SigningKey) > 0 {
 		// Every gateway seals cursors under a key derived from the one
@@ -228,15 +226,13 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	if cfg.Media.Files != nil {
 		files = cfg.Media.Files
 		g.Resolver.Attachments.Files = cfg.Media.Files
-		g.Resolver.Profile.Files = cfg.Media.Files
 		// Keys name the post a file is stored for, for the media sweep.
 		cfg.Media.Files.Stamp = mediastore.ViewerStamp(store.PostSeqNow)
 		// A deleted post's files go with its fan-out delete job.
 		store.SetFiles(cfg.Media.Files)
 	}
 	// /media/ spends the address's request budget as /query does.
-	// Profile pictures are served below /media/ too.
-	media := httpapi.WithProfilePictures(g.MediaAddresses.Handler(files, store.PostService, g.Auth), files, store.AccountService)
+	media := g.wireProfiles(store, cfg.Media.Files, g.MediaAddresses.Handler(files, store.PostService, g.Auth))
 	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(media)
 	if !cfg.Live.Off {
 		g.startLive(rdb, store)

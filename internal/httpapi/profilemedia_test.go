@@ -144,7 +144,9 @@ func TestUpdateProfilePictures(t *testing.T) {
 	if status, _, _ := s.fetch(t, oldAvatar, ""); status != 404 {
 		t.Errorf("the replaced avatar is still served: %d", status)
 	}
-	if got := s.profileFiles(t, u.ID); len(got) != 7 || slices.ContainsFunc(got, func(k string) bool { return slices.Contains(files, k) && strings.Contains(oldAvatar, strings.Split(k, "/")[2]) }) {
+	if got := s.profileFiles(t, u.ID); len(got) != 7 || slices.ContainsFunc(got, func(k string) bool {
+		return slices.Contains(files, k) && strings.Contains(oldAvatar, strings.Split(k, "/")[2])
+	}) {
 		t.Errorf("files after the replacement: %v (before %v)", got, files)
 	}
 	s.servedImage(t, r.Str("updateProfile.avatar.url"))
