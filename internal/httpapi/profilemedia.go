@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/socialgw/gateway/internal/gqlerr"
 	"github.com/socialgw/gateway/internal/social"
@@ -77,22 +76,7 @@ func ProfileHandler(files MediaFiles, users ProfileUsers) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		f, err := files.Open(r.Context(), file.Key)
-		if social.ErrorCode(err) == social.NotFound {
-			http.NotFound(w, r)
-			return
-		}
-		if err != nil {
-			gqlerr.Present(r.Context(), err)
-			http.Error(w, "try again", http.StatusServiceUnavailable)
-			return
-		}
-		defer f.Close()
-		h.Set("Content-Type", file.MIME)
-		// Never rendered as a document of the gateway's origin.
-		h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-		h.Set("Cache-Control", "public, max-age=86400")
-		http.ServeContent(w, r, "", time.Time{}, f)
+		serveFile(w, r, files, file.Key, file.MIME, "public, max-age=86400")
 	})
 }
 

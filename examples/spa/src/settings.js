@@ -7,7 +7,8 @@
 // header at 600.
 import { gql } from '@urql/core';
 import { print } from 'graphql';
-import { mutate, newKey, retryable } from './idempotency.js';
+import { mutate } from './idempotency.js';
+import { sendForm } from './media.js';
 
 const PROFILE_FIELDS = gql`
   fragment ProfileFields on User {
@@ -91,9 +92,8 @@ export class ProfileSettings {
 }
 
 // sendWithFiles sends updateProfile(input) with files put at input's
-// fields they are named by, as a multipart request, with a fresh
-// Idempotency-Key, sent again with the same key while the answer is
-// retryable; it returns the GraphQL answer.
+// fields they are named by, as a multipart request (sendForm), and
+// returns the GraphQL answer.
 async function sendWithFiles(endpoint, token, query, input, files) {
   const names = Object.keys(files);
   const vars = { input: { ...input, ...Object.fromEntries(names.map((n) => [n, null])) } };
@@ -101,27 +101,5 @@ async function sendWithFiles(endpoint, token, query, input, files) {
   form.append('operations', JSON.stringify({ query, variables: vars }));
   form.append('map', JSON.stringify(Object.fromEntries(names.map((n, i) => [String(i), [`variables.input.${n}`]]))));
   names.forEach((n, i) => form.append(String(i), files[n], files[n].name));
-  const key = newKey();
-  let body;
-  for (let i = 0; i < 4; i++) {
-    const res = await fetch(endpoint, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${token}`,
-        'Idempotency-Key': key,
-        'GraphQL-Require-Preflight': '1',
-        Accept: 'application/graphql-response+json, application/json',
-      },
-      body: form,
-    }).catch((err) => (i === 3 ? Promise.reject(err) : null));
-    try {
-      body = res ? await res.json() : null;
-    } catch {
-      body = { errors: [{ message: `HTTP ${res.status}` }] };
-    }
-    const again = body ? retryable({ error: { graphQLErrors: body.errors } }) : { delay: 1000 };
-    if (!again) break;
-    await new Promise((ok) => setTimeout(ok, again.delay * (i + 1)));
-  }
-  return body;
+  return sendForm(endpoint, token, form);
 }
