@@ -14,19 +14,26 @@ import (
 // TimelineService reads pages of posts: home timelines (HomePage), users'
 // own posts (UserPage, UserPages), and the lists a page shows (ListPages,
 // lists.go); graph.Posts' reads, live.Store's replays and the loaders'
-// pages. The read path of a page, in the order it runs:
+// pages. Each kind of page is one file that holds its entry point and
+// runs its rounds, calling down into shared pieces that never call back
+// up into a page's file:
 //
-//   - timeline.go: the entry points, the cursors and the page rounds;
-//   - timeline_home.go: the home reader (readHome), which merges the home
-//     list with the pulled authors' own posts;
-//   - timeline_homelist.go: the list rounds (the page script) and the
-//     rebuild of an expired list (fillHome);
-//   - timeline_newer.go: pages newer than a cursor (timeline(before:));
-//   - timeline_user.go: users' own posts (readUserPosts);
-//   - post_read.go: the visibility check every candidate passes;
-//   - timeline_fetch.go: what a page brings along in the same pipeline
-//     (authors, counters, the viewer's marks, first comments), each read
-//     by its row reader in rows.go.
+//   - timeline_home.go: home pages (HomePage, readHome), which merge the
+//     home list with the pulled authors' own posts;
+//   - timeline_newer.go: home pages newer than a cursor
+//     (timeline(before:)), reached from readHome;
+//   - timeline_user.go: users' own posts (UserPage, UserPages);
+//   - lists.go: the lists below objects (ListPages: followers,
+//     following, likers, comments, common following).
+//
+// The shared pieces: timeline.go (the cursors, the candidates a round
+// reads, the page of posts kept); timeline_homelist.go (the home list:
+// the page script's round and its reply, the rebuild of an expired list,
+// the pulled sources, the folding of stories); post_read.go (the
+// visibility check every candidate passes, with postcache.go);
+// timeline_fetch.go (what a page brings along in the check's pipeline and
+// one more: authors, counters, the viewer's marks, first comments), each
+// read by its row reader in rows.go.
 type TimelineService struct {
 	rdb  redis.UniversalClient
 	keys Keys

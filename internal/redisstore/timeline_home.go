@@ -116,8 +116,8 @@ type homePage struct {
 	followees []string      // whom the reader follows, for below the floor
 	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
-	shown     map[string]bool // the stories on the page (see fold)
-	checked   int64           // the oldest candidate checked (0: none)
+	shown     stories // the stories on the page
+	checked   int64   // the oldest candidate checked (0: none)
 }
 
 func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
@@ -302,13 +302,13 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	}
 	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
-	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
+	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visiblePosts(ctx, h.viewer, ids, h.fetch.along(authors))
 	h.fetch = nil // extras for the first check only, as at readUserPosts
 	if err != nil {
 		return err
 	}
 	for _, p := range posts {
-		if p != nil && !h.fold(p) {
+		if p != nil && !h.shown.fold(p, h.first) {
 			h.out = append(h.out, p)
 		}
 	}

@@ -255,17 +255,22 @@ func openReads(listDone bool, sources []*pullSource) int {
 // entry. Folded posts are passed over like hidden ones, so the page still
 // has first posts, and its cursors are those of the posts shown. A repost
 // with text of its own is a post of its own.
-func (h *homePage) fold(p *social.Post) bool {
+// size is a hint: about how many stories the page shows.
+func (s *stories) fold(p *social.Post, size int) bool {
 	story := p.ID
 	if p.Plain() {
 		story = p.RepostOfID
 	}
-	if h.shown[story] {
+	if (*s)[story] {
 		return true
 	}
-	if h.shown == nil {
-		h.shown = make(map[string]bool, h.first)
+	if *s == nil {
+		*s = make(stories, size)
 	}
-	h.shown[story] = true
+	(*s)[story] = true
 	return false
 }
+
+// stories are the stories on a page: the posts shown, by the id of the
+// post a plain repost reposts (see fold).
+type stories map[string]bool
