@@ -11,5 +11,10 @@ if ARGV[2] == 'unpin' then
 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+-- Scores grow with every pin, so two pins within one millisecond keep
+-- their order (most recently pinned first).
+local score = tonumber(ARGV[3])
+local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if top[2] and tonumber(top[2]) >= score then score = tonumber(top[2]) + 1 end
+redis.call('ZADD', KEYS[1], score, ARGV[1])
 return 1
