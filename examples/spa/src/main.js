@@ -13,6 +13,7 @@ import { LiveStream } from './live.js';
 import { Notifications } from './notifications.js';
 import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
+import { Curation } from './curation.js';
 
 const PAGE = 10;
 
@@ -23,7 +24,7 @@ const POST_FIELDS = gql`
     media { id kind url mimeType width height duration alt }
     location { name }
     repostOf { id content author { name } }
-    likesCount viewerHasLiked commentsCount
+    likesCount viewerHasLiked commentsCount viewerHasBookmarked pinned
     comments(first: 3) { edges { node { id content createdAt author { name } } } }
   }`;
 const HOME = gql`
@@ -40,6 +41,16 @@ const NEWER = gql`
       edges { cursor node { ...PostFields } }
       pageInfo { hasPreviousPage startCursor }
     }
+  }
+  ${POST_FIELDS}`;
+const BOOKMARKS = gql`
+  query Bookmarks($first: Int!) {
+    bookmarks(first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
+  }
+  ${POST_FIELDS}`;
+const LIST_TIMELINE = gql`
+  query ListTimeline($id: ID!, $first: Int!) {
+    listTimeline(listId: $id, first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
   }
   ${POST_FIELDS}`;
 const LIVE = print(gql`subscription Live($since: ID) { timelineUpdated(since: $since) { ...PostFields } } ${POST_FIELDS}`);
@@ -147,6 +158,7 @@ async function render() {
     cursor = null;
     hasNext = true;
     shown.clear();
+    curation.show('home');
     $('posts').replaceChildren();
     $('more').textContent = '';
   }
@@ -198,6 +210,11 @@ const timelineLive = new LiveStream({
   },
   catchUp,
   status: setLive,
+});
+
+const curation = new Curation({
+  client, el, showError, renderPost, bookmarks: BOOKMARKS, listTimeline: LIST_TIMELINE, me: () => session.user,
+  panel: $('curation'), nav: $('views'), home: [$('compose'), $('posts'), $('more')],
 });
 
 const notifications = new Notifications({
@@ -297,7 +314,7 @@ function renderPost(p) {
     el('div', { className: 'content', textContent: p.content }),
     renderMedia(p.media, el),
     original,
-    el('div', { className: 'actions' }, likeBtn, count),
+    el('div', { className: 'actions' }, likeBtn, count, ...curation.buttons(p)),
     comments, form);
   a.dataset.id = p.id;
   a.dataset.author = p.author.name;
