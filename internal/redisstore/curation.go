@@ -20,15 +20,20 @@ import (
 type CurationService struct {
 	rdb   redis.UniversalClient
 	keys  Keys
-	now   func() time.Time
-	pages *TimelineService // visibility, page fetch, pipelines that reload scripts
+	set   *settings        // the clock, the post cache
+	pages *TimelineService // the page fetch its pages share
 }
 
-// NewCurationService returns the curation service over the timelines'
-// shared store.
+// NewCurationService returns the curation service beside the timelines'.
 func NewCurationService(t *TimelineService) *CurationService {
-	return &CurationService{rdb: t.rdb, keys: t.keys, now: func() time.Time { return t.now() }, pages: t}
+	return &CurationService{rdb: t.rdb, keys: t.keys, set: t.set, pages: t}
 }
+
+// now is the store's clock.
+func (s *CurationService) now() time.Time { return s.set.now() }
+
+// posts reads posts' hashes and checks them for a viewer.
+func (s *CurationService) posts() postReader { return postReader{s.rdb, s.keys, s.set.posts} }
 
 // ListFeedCap is the number of entries a list's timeline keeps, as
 // HOME_CAP bounds a home list: older posts of its members leave it.
@@ -73,16 +78,16 @@ func splitListRef(ref string) (owner, lid string, ok bool) {
 // the number of lists; idempotent, so the fan-out job may run it again.
 // Lists are fanned out in every feed mode: their cost follows the lists
 // an author is in, not their followers.
-func deliverToLists(ctx context.Context, db *DB, post, author string) error {
-	refs, err := db.rdb.SMembers(ctx, db.keys.ListedIn(author)).Result()
+func deliverToLists(ctx context.Context, rdb redis.UniversalClient, k Keys, post, author string) error {
+	refs, err := rdb.SMembers(ctx, k.ListedIn(author)).Result()
 	if err != nil || len(refs) == 0 {
 		return wrapErr(err, "read the lists of %s", author)
 	}
 	entry := listEntry(post, author)
-	cmds, err := db.pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := pipelined(ctx, rdb, func(p redis.Pipeliner) error {
 		for _, ref := range refs {
 			if owner, lid, ok := splitListRef(ref); ok {
-				listDeliverScript.EvalSha(ctx, p, []string{db.keys.ListMembers(owner, lid), db.keys.ListFeed(owner, lid)}, author, post, entry, ListFeedCap)
+				listDeliverScript.EvalSha(ctx, p, []string{k.ListMembers(owner, lid), k.ListFeed(owner, lid)}, author, post, entry, ListFeedCap)
 			}
 		}
 		return nil
@@ -95,10 +100,9 @@ func deliverToLists(ctx context.Context, db *DB, post, author string) error {
 // timelines of the lists the author is in; then PostBookmarkers goes.
 // Each step is idempotent, for the delete job's retries; the set goes
 // last, so a retry still finds whom to clean.
-func deletePostCuration(ctx context.Context, db *DB, post, author string) error {
-	k := db.keys
+func deletePostCuration(ctx context.Context, rdb redis.UniversalClient, k Keys, post, author string) error {
 	var bookmarkers, refs *redis.StringSliceCmd
-	if _, err := db.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		bookmarkers = p.SMembers(ctx, k.PostBookmarkers(post))
 		refs = p.SMembers(ctx, k.ListedIn(author))
 		return nil
@@ -106,7 +110,7 @@ func deletePostCuration(ctx context.Context, db *DB, post, author string) error 
 		return fmt.Errorf("read the bookmarks and lists of post %s: %w", post, err)
 	}
 	entry := listEntry(post, author)
-	_, err := db.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, u := range bookmarkers.Val() {
 			p.ZRem(ctx, k.Bookmarks(u), post)
 		}
@@ -121,7 +125,7 @@ func deletePostCuration(ctx context.Context, db *DB, post, author string) error 
 	if err != nil {
 		return fmt.Errorf("take post %s out of bookmarks, pins and lists: %w", post, err)
 	}
-	return wrapErr(db.rdb.Del(ctx, k.PostBookmarkers(post)).Err(), "drop the bookmarkers of post %s", post)
+	return wrapErr(rdb.Del(ctx, k.PostBookmarkers(post)).Err(), "drop the bookmarkers of post %s", post)
 }
 
 // wrapErr wraps a non-nil error with context.

@@ -60,7 +60,7 @@ func (s *CurationService) Unbookmark(ctx context.Context, viewerID, postID strin
 
 // mustSee answers NOT_FOUND unless viewerID may see postID.
 func (s *CurationService) mustSee(ctx context.Context, viewerID, postID string) error {
-	posts, err := s.pages.visiblePosts(ctx, viewerID, []string{postID}, nil, nil)
+	posts, err := s.posts().visiblePosts(ctx, viewerID, []string{postID}, nil)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *CurationService) readPage(ctx context.Context, viewerID string, first i
 		if round > 0 {
 			fetch = nil // the later rounds' posts get theirs in stage 3
 		}
-		posts, err := s.pages.visiblePosts(ctx, viewerID, ids, authors, fetch)
+		posts, err := s.posts().visiblePosts(ctx, viewerID, ids, fetch.along(authors))
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ func (s *CurationService) DeleteUserBookmarks(ctx context.Context, userID string
 		if err != nil || len(ids) == 0 {
 			return wrapErr(err, "read the bookmarks of %s", userID)
 		}
-		cmds, err := s.pages.pipelined(ctx, func(p redis.Pipeliner) error {
+		cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 			for _, id := range ids {
 				bookmarkScript.EvalSha(ctx, p, []string{k.Post(id), k.PostViewers(id), k.PostBookmarkers(id)}, userID, "off")
 			}
