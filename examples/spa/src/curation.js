@@ -86,11 +86,11 @@ export class Curation {
     const res = await this.client.query(LISTS, {}, { requestPolicy: 'network-only' }).toPromise();
     if (this.showError(res)) return;
     const create = el('form', { className: 'create-list' },
-      el('input', { name: 'title', placeholder: 'New list', maxLength: 100, required: true }),
+      el('input', { name: 'listTitle', placeholder: 'New list', maxLength: 100, required: true }),
       el('button', { type: 'submit', textContent: 'Create' }));
     create.addEventListener('submit', async (ev) => {
       ev.preventDefault();
-      if (this.showError(await mutate(this.client, CREATE_LIST, { title: create.title.value }))) return;
+      if (this.showError(await mutate(this.client, CREATE_LIST, { title: create.elements.listTitle.value }))) return;
       this.showLists();
     });
     const items = res.data.lists.map((l) => this.renderList(l));
@@ -109,14 +109,16 @@ export class Curation {
         if (!this.showError(await mutate(this.client, REMOVE, { id: l.id, users: [e.node.id] }))) this.showLists();
       })));
     const add = el('form', { className: 'add-member' },
-      el('input', { name: 'name', placeholder: 'Add someone you follow', required: true }),
+      el('input', { name: 'member', placeholder: 'Add someone you follow', required: true }),
       el('button', { type: 'submit', textContent: 'Add' }));
     add.addEventListener('submit', async (ev) => {
       ev.preventDefault();
-      const u = await this.client.query(USER, { name: add.name.value.trim().replace(/^@/, '') }).toPromise();
+      // Not form.name or form.title: those are the form's own properties.
+      const name = add.elements.member.value.trim().replace(/^@/, '');
+      const u = await this.client.query(USER, { name }).toPromise();
       if (this.showError(u)) return;
       if (!u.data.user) {
-        this.showError({ error: { graphQLErrors: [{ message: `No user ${add.name.value}` }] } });
+        this.showError({ error: { graphQLErrors: [{ message: `No user ${name}` }] } });
         return;
       }
       if (!this.showError(await mutate(this.client, ADD, { id: l.id, users: [u.data.user.id] }))) this.showLists();
