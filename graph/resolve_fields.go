@@ -81,3 +81,15 @@ func me(ctx context.Context) (*social.User, error) {
 	}
 	return loader.For(ctx).Users.Load(ctx, v.UserID)
 }
+
+// deleteAs runs a viewer's deletion of id and answers id.
+func deleteAs(ctx context.Context, id string, del func(ctx context.Context, viewerID, id string) error) (string, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := del(ctx, v.UserID, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}

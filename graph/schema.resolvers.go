@@ -116,14 +116,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 
 // DeletePost is the resolver for the deletePost field.
 func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := r.Posts.DeletePost(ctx, v.UserID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	return deleteAs(ctx, id, r.Posts.DeletePost)
 }
 
 // LikePost is the resolver for the likePost field.
@@ -152,14 +145,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := r.Engagement.DeleteComment(ctx, v.UserID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	return deleteAs(ctx, id, r.Engagement.DeleteComment)
 }
 
 // MarkNotificationsRead is the resolver for the markNotificationsRead field.
