@@ -28,12 +28,21 @@ func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []s
 // remembered: ids are counted, and one read before its post is written
 // (a guessed next id) must be found once it is.
 func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
+	return s.visiblePostsAlso(ctx, viewerID, ids, authors, f, nil)
+}
+
+// visiblePostsAlso is visiblePosts whose pipeline also carries also's
+// reads (when set), which the caller takes once it returns.
+func (s *DB) visiblePostsAlso(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch, also func(redis.Pipeliner)) ([]*social.Post, error) {
 	v := s.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
 	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		if f != nil {
 			f.queue(ctx, p, v, authors)
+		}
+		if also != nil {
+			also(p)
 		}
 		return nil
 	})

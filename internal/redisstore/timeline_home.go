@@ -119,6 +119,7 @@ type homePage struct {
 	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
 	shown     map[string]bool // the stories on the page (see fold)
+	stories   *storyFold      // the fold window above the page (timeline_fold.go)
 	checked   int64           // the oldest candidate checked (0: none)
 }
 
@@ -143,6 +144,7 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 		return social.Connection[*social.Post]{}, err
 	}
 	h.useList(list)
+	h.stories = newStoryFold(h.s, list)
 
 	// Each round reads (when the candidates in hand may not fill the page)
 	// and then checks only as many candidates as can still make the page,
@@ -202,6 +204,9 @@ func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (re
 		if h.queueSources(ctx, p, n) > 0 {
 			queued = true
 		}
+		if round == 0 {
+			h.stories.queuePulled(ctx, p, list.pulled, h.before, false)
+		}
 		if !queued {
 			return errNothingQueued
 		}
@@ -209,6 +214,9 @@ func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (re
 	})
 	if err != nil && err != errNothingQueued {
 		return false, false, err
+	}
+	if round == 0 {
+		h.stories.takePulled()
 	}
 	if cmd != nil {
 		if list, err = parseListRound(cmd); err != nil {
@@ -357,7 +365,7 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	}
 	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
-	posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
+	posts, err := h.s.visibleFolded(ctx, h.viewer, ids, authors, h.fetch, h.stories)
 	h.fetch = nil // extras for the first check only, as at readUserPosts
 	if err != nil {
 		return err
@@ -370,17 +378,18 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	return nil
 }
 
-// fold reports whether p tells a story already on the page, newer: a
-// post and its plain reposts are one story, shown once, as its newest
-// entry. Folded posts are passed over like hidden ones, so the page still
-// has first posts, and its cursors are those of the posts shown. A repost
-// with text of its own is a post of its own.
+// fold reports whether p tells a story already on the page, newer, or
+// above the page in the fold window (timeline_fold.go): a post and its
+// plain reposts are one story, shown once, as its newest entry. Folded
+// posts are passed over like hidden ones, so the page still has first
+// posts, and its cursors are those of the posts shown. A repost with text
+// of its own is a post of its own.
 func (h *homePage) fold(p *social.Post) bool {
 	story := p.ID
 	if p.Plain() {
 		story = p.RepostOfID
 	}
-	if h.shown[story] {
+	if h.shown[story] || h.stories.hides(p) {
 		return true
 	}
 	if h.shown == nil {

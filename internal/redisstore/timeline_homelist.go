@@ -36,6 +36,8 @@ type listRound struct {
 	exhausted bool
 	entries   []homeItem
 	pulled    []string
+	above     []homeItem // the fold window's entries above the cursor (timeline_fold.go)
+	bottom    int64
 }
 
 // firstListRound runs a page's first list read, queued by queue, filling
@@ -84,8 +86,12 @@ func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayP
 	if mayPull && h.firstPage {
 		first = "1"
 	}
+	window := 0
+	if h.stories == nil && cursor != "" {
+		window = foldWindow // the page's first round (timeline_fold.go)
+	}
 	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL())
+		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL(), "0", window)
 }
 
 // useList takes in what a list read says about the sources.
@@ -131,19 +137,29 @@ func parseListRound(c *redis.Cmd) (*listRound, error) {
 		r.floor, _ = res[1].(int64)
 		ex, _ := res[2].(int64)
 		r.exhausted = ex == 1
-		for _, e := range strs(res[3]) {
-			it, ok := parseEntry(e)
-			if ok {
-				r.entries = append(r.entries, it)
-			}
-		}
+		r.entries = parseEntries(strs(res[3]))
 		r.pulled = strs(res[4])
 		if f := strs(res[5]); len(f) > 0 {
 			r.followees = f
 		}
+		if len(res) >= 8 {
+			r.above = parseEntries(strs(res[6]))
+			r.bottom, _ = res[7].(int64)
+		}
 		return r, nil
 	}
 	return nil, bad
+}
+
+// parseEntries reads home-list entries, leaving out malformed ones.
+func parseEntries(es []string) []homeItem {
+	var out []homeItem
+	for _, e := range es {
+		if it, ok := parseEntry(e); ok {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // parseEntry reads a home-list entry "<post>:<author>".

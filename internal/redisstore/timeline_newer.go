@@ -34,21 +34,24 @@ import (
 
 // newerPage is the state of reading one newer page.
 type newerPage struct {
-	s       *DB
-	viewer  string
-	first   int
-	after   int64 // everything up to here was read: the next round reads above it
-	fetch   *pageFetch
-	shown   map[string]bool
-	floor   int64         // the list's floor, as its latest read says
-	follows []string      // whom the reader follows, read below the floor
-	below   bool          // reading (after, floor) from the followees' timelines
-	listEnd bool          // the list has nothing more above after
-	sources []*pullSource // own timelines read at read time
-	pulled  []string      // authors pulled above the floor
-	pending []homeItem    // candidates read, ascending, not yet checked
-	checked int64         // the newest candidate checked (0: none)
-	out     []*social.Post
+	s          *DB
+	viewer     string
+	first      int
+	after      int64 // everything up to here was read: the next round reads above it
+	fetch      *pageFetch
+	shown      map[string]bool
+	floor      int64         // the list's floor, as its latest read says
+	follows    []string      // whom the reader follows, read below the floor
+	below      bool          // reading (after, floor) from the followees' timelines
+	listEnd    bool          // the list has nothing more above after
+	sources    []*pullSource // own timelines read at read time
+	pulled     []string      // authors pulled above the floor
+	pending    []homeItem    // candidates read, ascending, not yet checked
+	checked    int64         // the newest candidate checked (0: none)
+	out        []*social.Post
+	stories    *storyFold // the fold window above the cursor (timeline_fold.go)
+	start      int64      // the cursor
+	pulledRead bool       // the pulled authors' posts above the cursor are read
 }
 
 func (s *TimelineService) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
@@ -56,7 +59,7 @@ func (s *TimelineService) readNewer(ctx context.Context, viewerID string, p soci
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
 	}
-	n := &newerPage{s: s.DB, viewer: viewerID, first: p.First, after: after, fetch: f}
+	n := &newerPage{s: s.DB, viewer: viewerID, first: p.First, after: after, start: after, fetch: f}
 	c, err := n.read(ctx)
 	if err != nil {
 		return c, fmt.Errorf("newer home timeline of %s: %w", viewerID, err)
@@ -75,6 +78,7 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 		return social.Connection[*social.Post]{}, err
 	}
 	n.floor, n.pulled, n.follows = list.floor, list.pulled, list.followees
+	n.stories = newStoryFold(n.s, list)
 	n.below = n.after < n.floor-1
 	n.open(n.follows)
 
@@ -145,8 +149,12 @@ func (n *newerPage) queueList(ctx context.Context, p redis.Pipeliner, h *homePag
 		first = "1" // a client catching up wants what pull mode has not pulled yet
 	}
 	from := max(n.after, n.floor-1)
+	window := 0
+	if n.stories == nil {
+		window = foldWindow // the page's first round (timeline_fold.go)
+	}
 	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, from, k, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL(), "1")
+		h.viewer, from, k, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL(), "1", window)
 }
 
 // open sets the timelines read at read time: below the floor, everyone
@@ -184,10 +192,17 @@ func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, er
 				})
 			}
 		}
+		if !n.pulledRead {
+			n.stories.queuePulled(ctx, p, n.pulled, n.start, true)
+		}
 		return nil
 	})
 	if err != nil {
 		return false, err
+	}
+	if !n.pulledRead {
+		n.stories.takePulled()
+		n.pulledRead = true
 	}
 	items, bound, more, err := n.collect(list, k)
 	if err != nil {
@@ -284,12 +299,12 @@ func (n *newerPage) check(ctx context.Context, k int) error {
 	}
 	n.checked = n.pending[k-1].id
 	n.pending = n.pending[k:]
-	posts, err := n.s.visiblePosts(ctx, n.viewer, ids, authors, n.fetch)
+	posts, err := n.s.visibleFolded(ctx, n.viewer, ids, authors, n.fetch, n.stories)
 	n.fetch = nil
 	if err != nil {
 		return err
 	}
-	fold := homePage{shown: n.shown}
+	fold := homePage{shown: n.shown, stories: n.stories}
 	for _, p := range posts {
 		if p != nil && !fold.fold(p) {
 			n.out = append(n.out, p)
