@@ -28,11 +28,11 @@ import (
 // read of their timelines. Only a plain repost can fold an older entry
 // (an original is older than each of its reposts), so the page learns
 // which of those entries are plain reposts, and of what: from the post
-// cache's fixed fields when it holds them (an entry above was on an
-// earlier page, so it usually does), else by an HMGET of its author and
-// original and an HSTRLEN of its content, queued with the page's first
-// visibility check. A plain repost taken from the cache is asked only
-// whether it still exists (HGET of its author). A candidate is then
+// cache's fixed fields when it holds them (an entry above was checked on
+// an earlier page, so it usually does), else by an HMGET of the fixed
+// fields, queued with the page's first visibility check, which fills the
+// cache for the next pages. A plain repost taken from the cache is asked
+// only whether it still exists (HGET of its author). A candidate is then
 // folded when a plain repost of its story newer than it is among those
 // entries. No round trip is added: the list reply, the pulled reads and
 // the story reads ride on the page's own.
@@ -51,8 +51,7 @@ type storyFold struct {
 	bottom int64      // the foldWindow-th list entry's id (the floor when shorter)
 	pulled []*pullSource
 
-	hash   []*redis.SliceCmd  // author and original, for an entry not cached
-	length []*redis.IntCmd    // its content's length
+	fixed  []*redis.SliceCmd  // the fixed fields, for an entry not cached
 	exists []*redis.StringCmd // author, for a cached plain repost
 	story  []string           // a cached entry's original ("": not a plain repost)
 
@@ -99,8 +98,7 @@ func (f *storyFold) queue(ctx context.Context, p redis.Pipeliner) {
 		return
 	}
 	n := len(f.above)
-	f.hash, f.length = make([]*redis.SliceCmd, n), make([]*redis.IntCmd, n)
-	f.exists, f.story = make([]*redis.StringCmd, n), make([]string, n)
+	f.fixed, f.exists, f.story = make([]*redis.SliceCmd, n), make([]*redis.StringCmd, n), make([]string, n)
 	for i, it := range f.above {
 		key := f.db.keys.Post(strconv.FormatInt(it.id, 10))
 		if kept, ok := f.db.posts.Get(key); ok {
@@ -110,8 +108,7 @@ func (f *storyFold) queue(ctx context.Context, p redis.Pipeliner) {
 			}
 			continue
 		}
-		f.hash[i] = hmget(ctx, p, key, postRecord.args("author", "repost"))
-		f.length[i] = p.HStrLen(ctx, key, postRecord.name("content"))
+		f.fixed[i] = hmget(ctx, p, key, postKeptFields)
 	}
 }
 
@@ -127,12 +124,14 @@ func (f *storyFold) settle() {
 		switch {
 		case f.exists[i] != nil && f.exists[i].Val() == it.author:
 			orig = f.story[i]
-		case f.hash[i] != nil:
-			v := f.hash[i].Val()
-			author, _ := v[0].(string)
-			repost, _ := v[1].(string)
-			if author == it.author && repost != "" && f.length[i].Val() == 0 {
-				orig = repost
+		case f.fixed[i] != nil:
+			kept := f.fixed[i].Val()
+			if len(kept) != len(postKeptFields) || kept[keptAuthor] != it.author {
+				break // gone, or not the entry's post
+			}
+			f.db.posts.Add(f.db.keys.Post(strconv.FormatInt(it.id, 10)), kept)
+			if o, plain := keptStory(kept); plain {
+				orig = o
 			}
 		}
 		if orig != "" && it.id > f.newest[orig] {
@@ -154,6 +153,19 @@ func (f *storyFold) hides(p *social.Post) bool {
 	id, _ := strconv.ParseInt(p.ID, 10, 64)
 	return f.newest[story] > id
 }
+
+// postKeptFields are the fields the post cache keeps, in its order, and
+// keptAuthor the author's place among them.
+var postKeptFields, keptAuthor = func() ([]any, int) {
+	out, author := make([]any, len(postCachePlan.keep)), -1
+	for j, i := range postCachePlan.keep {
+		out[j] = postRecord.fields[i].name
+		if i == postRecord.at("author") {
+			author = j
+		}
+	}
+	return out, author
+}()
 
 // keptStory reads the post cache's fixed fields of a post: its original,
 // and whether it is a plain repost.
