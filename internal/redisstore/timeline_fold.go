@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/rcache"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -46,7 +47,8 @@ const foldWindow = 200
 
 // storyFold is what a page knows of the fold window's entries above it.
 type storyFold struct {
-	db     *DB
+	keys   Keys
+	cache  *rcache.Cache[[]any] // the post cache (postcache.go; nil: off)
 	above  []homeItem // the list's, then the pulled authors'
 	bottom int64      // the foldWindow-th list entry's id (the floor when shorter)
 	pulled []*pullSource
@@ -59,8 +61,8 @@ type storyFold struct {
 	newest   map[string]int64 // story -> its newest plain repost above
 }
 
-func newStoryFold(db *DB, r *listRound) *storyFold {
-	return &storyFold{db: db, above: r.above, bottom: r.bottom}
+func newStoryFold(keys Keys, cache *rcache.Cache[[]any], r *listRound) *storyFold {
+	return &storyFold{keys: keys, cache: cache, above: r.above, bottom: r.bottom}
 }
 
 // queuePulled queues the reads of the pulled authors' posts above the
@@ -80,7 +82,7 @@ func (f *storyFold) queuePulled(ctx context.Context, p redis.Pipeliner, authors 
 		return
 	}
 	for _, a := range authors {
-		f.pulled = append(f.pulled, &pullSource{author: a, cmd: p.ZRevRangeByScore(ctx, f.db.keys.UserPosts(a),
+		f.pulled = append(f.pulled, &pullSource{author: a, cmd: p.ZRevRangeByScore(ctx, f.keys.UserPosts(a),
 			&redis.ZRangeBy{Max: "+inf", Min: lo, Count: foldWindow})})
 	}
 }
@@ -100,8 +102,8 @@ func (f *storyFold) queue(ctx context.Context, p redis.Pipeliner) {
 	n := len(f.above)
 	f.fixed, f.exists, f.story = make([]*redis.SliceCmd, n), make([]*redis.StringCmd, n), make([]string, n)
 	for i, it := range f.above {
-		key := f.db.keys.Post(strconv.FormatInt(it.id, 10))
-		if kept, ok := f.db.posts.Get(key); ok {
+		key := f.keys.Post(strconv.FormatInt(it.id, 10))
+		if kept, ok := f.cache.Get(key); ok {
 			if orig, plain := keptStory(kept); plain {
 				f.story[i] = orig
 				f.exists[i] = p.HGet(ctx, key, postAuthorField)
@@ -129,7 +131,7 @@ func (f *storyFold) settle() {
 			if len(kept) != len(postKeptFields) || kept[keptAuthor] != it.author {
 				break // gone, or not the entry's post
 			}
-			f.db.posts.Add(f.db.keys.Post(strconv.FormatInt(it.id, 10)), kept)
+			f.cache.Add(f.keys.Post(strconv.FormatInt(it.id, 10)), kept)
 			if o, plain := keptStory(kept); plain {
 				orig = o
 			}
@@ -185,8 +187,8 @@ func keptStory(kept []any) (string, bool) {
 // visibleFolded checks ids (with authors, and f's extras) for viewer, as
 // visiblePosts, with the reads that tell the fold window's stories queued
 // along on the first check.
-func (s *DB) visibleFolded(ctx context.Context, viewer string, ids, authors []string, f *pageFetch, fold *storyFold) ([]*social.Post, error) {
-	posts, err := s.visiblePostsAlso(ctx, viewer, ids, authors, f, func(p redis.Pipeliner) { fold.queue(ctx, p) })
+func (r postReader) visibleFolded(ctx context.Context, viewer string, ids, authors []string, f *pageFetch, fold *storyFold) ([]*social.Post, error) {
+	posts, err := r.visiblePostsAlso(ctx, viewer, ids, authors, f, func(p redis.Pipeliner) { fold.queue(ctx, p) })
 	if err != nil {
 		return nil, err
 	}
