@@ -49,8 +49,8 @@ const foldWindow = 200
 type storyFold struct {
 	keys   Keys
 	cache  *rcache.Cache[[]any] // the post cache (postcache.go; nil: off)
-	above  []homeItem // the list's, then the pulled authors'
-	bottom int64      // the foldWindow-th list entry's id (the floor when shorter)
+	above  []homeItem           // the list's, then the pulled authors'
+	bottom int64                // the foldWindow-th list entry's id (the floor when shorter)
 	pulled []*pullSource
 
 	fixed  []*redis.SliceCmd  // the fixed fields, for an entry not cached
