@@ -184,11 +184,16 @@ func keptStory(kept []any) (string, bool) {
 	return orig, orig != "" && content == ""
 }
 
-// visibleFolded checks ids (with authors, and f's extras) for viewer, as
-// visiblePosts, with the reads that tell the fold window's stories queued
-// along on the first check.
-func (r postReader) visibleFolded(ctx context.Context, viewer string, ids, authors []string, f *pageFetch, fold *storyFold) ([]*social.Post, error) {
-	posts, err := r.visiblePostsAlso(ctx, viewer, ids, authors, f, func(p redis.Pipeliner) { fold.queue(ctx, p) })
+// visibleFolded is visiblePosts (with along's reads) that also queues,
+// on the page's first check, the reads that tell the fold window's
+// stories.
+func (r postReader) visibleFolded(ctx context.Context, viewer string, ids []string, along func(context.Context, redis.Pipeliner, *visibility), fold *storyFold) ([]*social.Post, error) {
+	posts, err := r.visiblePosts(ctx, viewer, ids, func(ctx context.Context, p redis.Pipeliner, v *visibility) {
+		if along != nil {
+			along(ctx, p, v)
+		}
+		fold.queue(ctx, p)
+	})
 	if err != nil {
 		return nil, err
 	}
