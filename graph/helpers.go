@@ -70,6 +70,9 @@ func (r *Resolver) createPost(ctx context.Context, input model.CreatePostInput) 
 	if err := r.Posts.CheckPost(in); err != nil {
 		return nil, err
 	}
+	if err := r.Accounts.CanPost(ctx, v.UserID); err != nil {
+		return nil, err
+	}
 	if in.Media, err = r.Attachments.save(ctx, v.UserID, input.Media); err != nil {
 		return nil, err
 	}

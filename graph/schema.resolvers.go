@@ -79,6 +79,53 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.Update
 	return loadUser(ctx, v.UserID)
 }
 
+// ChangePassword is the resolver for the changePassword field.
+func (r *mutationResolver) ChangePassword(ctx context.Context, currentPassword string, newPassword string) (*model.AuthPayload, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return authResult(ctx)(r.Accounts.ChangePassword(ctx, v, currentPassword, newPassword))
+}
+
+// RequestPasswordReset is the resolver for the requestPasswordReset field.
+func (r *mutationResolver) RequestPasswordReset(ctx context.Context, email string) (bool, error) {
+	return r.Accounts.RequestPasswordReset(ctx, email)
+}
+
+// ResetPassword is the resolver for the resetPassword field.
+func (r *mutationResolver) ResetPassword(ctx context.Context, token string, newPassword string) (*model.AuthPayload, error) {
+	return authResult(ctx)(r.Accounts.ResetPassword(ctx, token, newPassword))
+}
+
+// ChangeEmail is the resolver for the changeEmail field.
+func (r *mutationResolver) ChangeEmail(ctx context.Context, newEmail string, password string) (bool, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.Accounts.ChangeEmail(ctx, v, newEmail, password)
+}
+
+// VerifyEmail is the resolver for the verifyEmail field.
+func (r *mutationResolver) VerifyEmail(ctx context.Context, token string) (*social.User, error) {
+	u, err := r.Accounts.VerifyEmail(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	loader.For(ctx).Users.Prime(u.ID, u)
+	return u, nil
+}
+
+// ResendVerification is the resolver for the resendVerification field.
+func (r *mutationResolver) ResendVerification(ctx context.Context) (bool, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.Accounts.ResendVerification(ctx, v)
+}
+
 // Follow is the resolver for the follow field.
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*social.User, error) {
 	return r.graphEdit(ctx, userID, r.Graph.Follow)
@@ -140,6 +187,9 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*soci
 func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string) (*social.Comment, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.Accounts.CanPost(ctx, v.UserID); err != nil {
 		return nil, err
 	}
 	c, err := r.Engagement.AddComment(ctx, v.UserID, postID, content)
@@ -373,6 +423,11 @@ func (r *subscriptionResolver) NotificationAdded(ctx context.Context, since *str
 // Email is the resolver for the email field.
 func (r *userResolver) Email(ctx context.Context, obj *social.User) (*string, error) {
 	return orNull(readpath.Email(loader.For(ctx), obj)), nil
+}
+
+// EmailVerified is the resolver for the emailVerified field.
+func (r *userResolver) EmailVerified(ctx context.Context, obj *social.User) (*bool, error) {
+	return orNullBool(readpath.EmailVerified(loader.For(ctx), obj)), nil
 }
 
 // Bio is the resolver for the bio field.

@@ -78,6 +78,12 @@ type Config struct {
 	Feed         app.Feed
 	FanoutWorker bool
 
+	// Mail is how account e-mails are sent (shared with cmd/worker);
+	// RequireVerifiedEmail refuses posting until an account's address is
+	// confirmed.
+	Mail                 app.Mail
+	RequireVerifiedEmail bool
+
 	// Media is where posts' files are kept; MediaSigningKey signs the
 	// addresses of restricted posts' files, valid for MediaURLTTL;
 	// MediaBaseURL goes before their path. Uploads bound multipart
@@ -108,6 +114,8 @@ type Config struct {
 func (c *Config) settings() []app.Setting {
 	shared := append(c.Common.Settings("redis:// or rediss:// URL; empty starts an embedded in-memory Redis (data is lost on exit)"), c.Feed.Settings()...)
 	shared = append(shared, app.Bool(&c.FanoutWorker, "fanout-worker", "FANOUT_WORKER", "true", "run a fan-out worker inside the gateway (cmd/worker runs more)"))
+	shared = append(shared, c.Mail.Settings()...)
+	shared = append(shared, app.Bool(&c.RequireVerifiedEmail, "require-verified-email", "REQUIRE_VERIFIED_EMAIL", "false", "refuse posts and comments from accounts whose e-mail address is not confirmed yet"))
 	def := gqlguard.DefaultLimits(20000)
 	own := []app.Setting{
 		app.String(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
@@ -248,6 +256,7 @@ func (c *Config) finish(explicit map[string]bool) error {
 	// a bounded time and fails (app.DefaultRedisWait).
 	errs = append(errs, c.Common.Check(map[bool]time.Duration{true: app.DefaultRedisWait}[c.Production]))
 	errs = append(errs, c.Feed.Finish())
+	errs = append(errs, c.Mail.Check())
 	return errors.Join(errs...)
 }
 
@@ -311,6 +320,7 @@ func (c *Config) productionProblems() []error {
 		{c.JWTMethod == "HS256" && c.JWTSecret == "", "PRODUCTION=true needs JWT_SECRET (or JWT_METHOD=EdDSA or RS256 with key files): with a secret per process, every token dies at a restart and gateways refuse each other's tokens (" + secretAdvice + ")"},
 		{c.MediaSigningKey == "", "PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses or page cursors (" + secretAdvice + ")"},
 		{!c.Media.Configured(), "PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process"},
+		{c.Mail.SMTPURL == "", "PRODUCTION=true needs SMTP_URL: account e-mails (address confirmations, password resets) must reach their users, not files on the server"},
 	} {
 		if p.bad {
 			errs = append(errs, errors.New(p.msg))

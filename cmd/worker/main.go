@@ -78,6 +78,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, db, log)
+	mailStore := redisstore.NewMailService(db)
+	mw, err := app.NewMailWorker(mailStore, &redisstore.AccountService{DB: db}, cfg.Mail, log)
+	if err != nil {
+		stopWorker(0)
+		return err
+	}
+	stopMail := app.StartMail(context.WithoutCancel(ctx), mw, mailStore, log)
 	var stats <-chan time.Time // nil: never
 	if cfg.StatsEvery > 0 {
 		tick := time.NewTicker(cfg.StatsEvery)
@@ -99,6 +106,7 @@ loop:
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopWorker(cfg.ShutdownTimeout)
+	stopMail(cfg.ShutdownTimeout)
 	st := w.Stats()
 	log.Info("stopped", "processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed, "dead_lettered", st.DeadLettered)
 	return stopped

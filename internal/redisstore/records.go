@@ -97,10 +97,11 @@ var profileRecord = newRecord("profile",
 	field[userRow]{"bio", mutable, text(func(r *userRow) *string { return &r.user.Bio })},
 	field[userRow]{"created", fixed, millis(func(r *userRow) *time.Time { return &r.user.CreatedAt })},
 	field[userRow]{"pw", mutable, text(func(r *userRow) *string { return &r.pw })},
+	field[userRow]{"ev", mutable, flag(func(r *userRow) *bool { return &r.user.EmailVerified })},
 )
 
 // profileRead is what a page reads of a profile: all but the password.
-var profileRead = profileRecord.view("name", "email", "bio", "created")
+var profileRead = profileRecord.view("name", "email", "bio", "created", "ev")
 
 // commentRow is a comment hash (Keys.PostComment) as the store reads and
 // writes it.

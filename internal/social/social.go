@@ -18,6 +18,9 @@ type User struct {
 	Email     string
 	Bio       string
 	CreatedAt time.Time
+
+	// EmailVerified says whether Email was confirmed (verifyEmail).
+	EmailVerified bool
 }
 
 // Visibility says who may see a post.
