@@ -136,6 +136,8 @@ func start() (*Server, error) {
 	cmd = exec.Command(bin, "--smtp", smtpAddr, "--listen", httpAddr,
 		"--smtp-auth-accept-any", "--smtp-auth-allow-insecure", "--disable-version-check", "--quiet")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
+	// Mailpit ends with the test binary, even one killed before Stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -80,6 +80,8 @@ type Options struct {
 	Trusted *trusted.Documents
 	// Clock issues and verifies access tokens (time.Now by default).
 	Clock func() time.Time
+	// Accounts tunes the account e-mail flows.
+	Accounts *gateway.AccountConfig
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -95,6 +97,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 	var tracer trace.TracerProvider
 	var docs *trusted.Documents
 	var clock func() time.Time
+	var accounts gateway.AccountConfig
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -132,6 +135,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Clock != nil {
 			clock = o.Clock
 		}
+		if o.Accounts != nil {
+			accounts = *o.Accounts
+		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -156,6 +162,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		Media:               media,
 		Tracer:              tracer,
 		Trusted:             docs,
+		Accounts:            accounts,
 	}
 	return start(tb, rdb, cfg)
 }
