@@ -61,16 +61,13 @@ func (r *Resolver) audience(ctx context.Context, p *social.Post) (social.Audienc
 // createPost checks the post, stores its files, then the post; the files
 // go again when the post is refused.
 func (r *Resolver) createPost(ctx context.Context, input model.CreatePostInput) (*social.Post, error) {
-	v, err := social.RequireViewer(ctx)
+	v, err := r.poster(ctx)
 	if err != nil {
 		return nil, err
 	}
 	in := newPost(input)
 	// The post's rules, by the post service, before any file is stored.
 	if err := r.Posts.CheckPost(in); err != nil {
-		return nil, err
-	}
-	if err := r.Accounts.CanPost(ctx, v.UserID); err != nil {
 		return nil, err
 	}
 	if in.Media, err = r.Attachments.save(ctx, v.UserID, input.Media); err != nil {

@@ -28,41 +28,22 @@ func (r *commentResolver) Author(ctx context.Context, obj *social.Comment) (*soc
 
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, input model.RegisterInput) (*model.AuthPayload, error) {
-	res, err := r.Accounts.Register(ctx, input.Name, input.Email, input.Password)
-	if err != nil {
-		return nil, err
-	}
-	return authPayload(ctx, res), nil
+	return authResult(ctx)(r.Accounts.Register(ctx, input.Name, input.Email, input.Password))
 }
 
 // Login is the resolver for the login field.
 func (r *mutationResolver) Login(ctx context.Context, input model.LoginInput) (*model.AuthPayload, error) {
-	res, err := r.Accounts.Login(ctx, input.Login, input.Password)
-	if err != nil {
-		return nil, err
-	}
-	return authPayload(ctx, res), nil
+	return authResult(ctx)(r.Accounts.Login(ctx, input.Login, input.Password))
 }
 
 // RefreshToken is the resolver for the refreshToken field.
 func (r *mutationResolver) RefreshToken(ctx context.Context, refreshToken string) (*model.AuthPayload, error) {
-	res, err := r.Accounts.Refresh(ctx, refreshToken)
-	if err != nil {
-		return nil, err
-	}
-	return authPayload(ctx, res), nil
+	return authResult(ctx)(r.Accounts.Refresh(ctx, refreshToken))
 }
 
 // Logout is the resolver for the logout field.
 func (r *mutationResolver) Logout(ctx context.Context) (bool, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return false, err
-	}
-	if err := r.Accounts.Logout(ctx, v); err != nil {
-		return false, err
-	}
-	return true, nil
+	return r.logout(ctx)
 }
 
 // UpdateProfile is the resolver for the updateProfile field.
@@ -81,11 +62,7 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.Update
 
 // ChangePassword is the resolver for the changePassword field.
 func (r *mutationResolver) ChangePassword(ctx context.Context, currentPassword string, newPassword string) (*model.AuthPayload, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return authResult(ctx)(r.Accounts.ChangePassword(ctx, v, currentPassword, newPassword))
+	return r.changePassword(ctx, currentPassword, newPassword)
 }
 
 // RequestPasswordReset is the resolver for the requestPasswordReset field.
@@ -100,30 +77,17 @@ func (r *mutationResolver) ResetPassword(ctx context.Context, token string, newP
 
 // ChangeEmail is the resolver for the changeEmail field.
 func (r *mutationResolver) ChangeEmail(ctx context.Context, newEmail string, password string) (bool, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return false, err
-	}
-	return r.Accounts.ChangeEmail(ctx, v, newEmail, password)
+	return r.changeEmail(ctx, newEmail, password)
 }
 
 // VerifyEmail is the resolver for the verifyEmail field.
 func (r *mutationResolver) VerifyEmail(ctx context.Context, token string) (*social.User, error) {
-	u, err := r.Accounts.VerifyEmail(ctx, token)
-	if err != nil {
-		return nil, err
-	}
-	loader.For(ctx).Users.Prime(u.ID, u)
-	return u, nil
+	return r.verifyEmail(ctx, token)
 }
 
 // ResendVerification is the resolver for the resendVerification field.
 func (r *mutationResolver) ResendVerification(ctx context.Context) (bool, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return false, err
-	}
-	return r.Accounts.ResendVerification(ctx, v)
+	return r.resendVerification(ctx)
 }
 
 // Follow is the resolver for the follow field.
@@ -185,11 +149,8 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*soci
 
 // AddComment is the resolver for the addComment field.
 func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string) (*social.Comment, error) {
-	v, err := social.RequireViewer(ctx)
+	v, err := r.poster(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.Accounts.CanPost(ctx, v.UserID); err != nil {
 		return nil, err
 	}
 	c, err := r.Engagement.AddComment(ctx, v.UserID, postID, content)

@@ -78,13 +78,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, db, log)
-	mailStore := redisstore.NewMailService(db)
-	mw, err := app.NewMailWorker(mailStore, &redisstore.AccountService{DB: db}, cfg.Mail, log)
+	stopMail, err := startMail(ctx, cfg, db, log)
 	if err != nil {
 		stopWorker(0)
 		return err
 	}
-	stopMail := app.StartMail(context.WithoutCancel(ctx), mw, mailStore, log)
 	var stats <-chan time.Time // nil: never
 	if cfg.StatsEvery > 0 {
 		tick := time.NewTicker(cfg.StatsEvery)
@@ -125,4 +123,16 @@ func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redis
 		return
 	}
 	log.Info("fan-out worker", attrs...)
+}
+
+// startMail runs a worker of the mail queue, which sends the account
+// e-mails; stop waits for the e-mails it is sending.
+func startMail(ctx context.Context, cfg *app.WorkerConfig, db *redisstore.DB, log *slog.Logger) (stop func(time.Duration), err error) {
+	store := redisstore.NewMailService(db)
+	w, err := app.NewMailWorker(store, &redisstore.AccountService{DB: db}, cfg.Mail, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("mail worker started", "consumer", w.Config().Consumer)
+	return app.StartMail(context.WithoutCancel(ctx), w, store, log), nil
 }

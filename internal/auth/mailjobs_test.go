@@ -40,9 +40,9 @@ func (s *tokenStore) UserIDByEmail(_ context.Context, email string) (string, err
 
 // flakySender fails its first fail sends, and records when each came.
 type flakySender struct {
-	fail  int
-	at    []time.Time
-	sent  []mail.Message
+	fail int
+	at   []time.Time
+	sent []mail.Message
 }
 
 func (f *flakySender) Send(_ context.Context, m mail.Message) error {

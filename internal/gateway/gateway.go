@@ -210,27 +210,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	g := &Gateway{Store: store, cfg: cfg, cors: newCORS(cfg.CORSOrigins)}
 	g.stopCache = store.CacheProfiles(cfg.ProfileCache)
 	store.CachePosts(cfg.PostCache)
-	// After the profile cache: the mail service drops the profiles it
-	// writes from it.
-	g.Mail = redisstore.NewMailService(store.DB)
 	g.Limiter = ratelimit.New(rdb, store.Keys().RateLimit, cfg.Abuse.RateLimits)
 	// Operations' Redis commands count against their client's Redis-work
 	// budget (ratelimit.RuleRedisWork).
 	operation.MeterRedis(rdb)
-	g.Auth = &auth.Service{
-		Accounts:     store.AccountService,
-		Sessions:     store.SessionService,
-		Tokens:       tokens,
-		Passwords:    auth.NewPasswords(cfg.PasswordConcurrency),
-		RefreshTTL:   cfg.RefreshTTL,
-		RefreshGrace: cfg.Abuse.RefreshGrace,
-		Limits:       g.Limiter,
-
-		Mail:            g.Mail,
-		EndSessions:     store.SessionService,
-		ResetTTL:        cfg.Accounts.ResetTokenTTL,
-		RequireVerified: cfg.Accounts.RequireVerifiedEmail,
-	}
+	g.Auth = g.newAuth(tokens)
 	g.Resolver = &graph.Resolver{
 		Accounts:   g.Auth,
 		Profiles:   store.AccountService,

@@ -10,9 +10,9 @@ import (
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/mailtest"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
-	"github.com/socialgw/gateway/internal/mailtest"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 

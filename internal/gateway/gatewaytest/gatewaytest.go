@@ -97,7 +97,6 @@ func New(tb testing.TB, opts ...Options) *Server {
 	var tracer trace.TracerProvider
 	var docs *trusted.Documents
 	var clock func() time.Time
-	var accounts gateway.AccountConfig
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -135,9 +134,6 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Clock != nil {
 			clock = o.Clock
 		}
-		if o.Accounts != nil {
-			accounts = *o.Accounts
-		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -162,7 +158,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		Media:               media,
 		Tracer:              tracer,
 		Trusted:             docs,
-		Accounts:            accounts,
+		Accounts:            accountsOf(opts),
 	}
 	return start(tb, rdb, cfg)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/auth"
 	"github.com/socialgw/gateway/internal/fanout"
+	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/mail"
 	"github.com/socialgw/gateway/internal/mailtest"
 )
@@ -60,4 +61,16 @@ func (m *Mail) Token(tb testing.TB, to string, n int) string {
 		tb.Fatalf("e-mail %d to %s carries no token:\n%s", n, to, got[n-1].Text)
 	}
 	return tok
+}
+
+// accountsOf is the account settings the last of opts that has any
+// gives.
+func accountsOf(opts []Options) gateway.AccountConfig {
+	var c gateway.AccountConfig
+	for _, o := range opts {
+		if o.Accounts != nil {
+			c = *o.Accounts
+		}
+	}
+	return c
 }
