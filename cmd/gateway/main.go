@@ -139,7 +139,7 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 		return nil, err
 	}
 	stopMail := app.StartMail(context.WithoutCancel(ctx), mw, gw.Mail, log)
-	stopFanout := app.StartWorker(context.WithoutCancel(ctx), w, gw.Store.DB, log)
+	stopFanout := app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
 	return func(timeout time.Duration) {
 		deadline := time.Now().Add(timeout)
 		stopFanout(timeout)

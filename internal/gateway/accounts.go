@@ -6,8 +6,7 @@ import (
 )
 
 // newAuth wires the accounts and sessions service, and the mail service
-// its e-mail flows use (g.Mail), over g's store. After the profile cache
-// is set: the mail service drops the profiles it writes from it.
+// its e-mail flows use (g.Mail), over g's store.
 func (g *Gateway) newAuth(tokens *auth.Tokens) *auth.Service {
 	store, cfg := g.Store, g.cfg
 	g.Mail = redisstore.NewMailService(store.DB)

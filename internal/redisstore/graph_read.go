@@ -15,14 +15,14 @@ import (
 // Followers lists the users following userID, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *GraphService) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, readplan.ListKey{List: readplan.ListFollowers, Parent: userID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, viewerID, readplan.ListKey{List: readplan.ListFollowers, Parent: userID, Page: p})
 	return pg.Users, err
 }
 
 // Following lists the users userID follows, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *GraphService) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, readplan.ListKey{List: readplan.ListFollowing, Parent: userID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, viewerID, readplan.ListKey{List: readplan.ListFollowing, Parent: userID, Page: p})
 	return pg.Users, err
 }
 
@@ -96,7 +96,7 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 		if w.Profiles {
 			users = make([]userRead, len(ids))
 			for i, id := range ids {
-				users[i] = s.queueUser(ctx, p, id)
+				users[i] = queueUser(ctx, p, s.keys, s.set.profiles, id)
 			}
 		}
 		if w.Counts {
@@ -116,7 +116,7 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 	if w.Profiles {
 		d.Users = make([]*social.User, len(ids))
 		for i, r := range users {
-			d.Users[i] = s.user(r)
+			d.Users[i] = r.user()
 		}
 	}
 	if w.Counts {
@@ -262,4 +262,21 @@ func edgeCursor(p social.PageRequest) (edgePos, error) {
 	// Canonical decimal form: Redis and Lua both read it, whatever spelling
 	// (hex, exponent) ParseFloat accepted.
 	return edgePos{score: strconv.FormatFloat(f, 'f', -1, 64), member: parts[1]}, nil
+}
+
+// CommonFollowing lists the users both userID and otherID follow, in the
+// order userID followed them (newest first); an unknown otherID is
+// NOT_FOUND.
+//
+// It walks userID's following list from the cursor in chunks and keeps the
+// members otherID's list holds (ZMSCORE), so each page costs two round
+// trips when the first chunk fills it (lists.go, commonWalk), and every
+// step works on a single slot, except the total (commonCountScript), which
+// Redis Cluster rejects (CROSSSLOT); there the first round takes the
+// sample of the user's list (commonSampleScript) and the second checks it
+// against the other's with the first chunk, and when the other's list is
+// the shorter, two more rounds sample that one instead (commonTotals).
+func (s *GraphService) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
+	pg, err := listPage(ctx, s.rdb, s.keys, "", readplan.ListKey{List: readplan.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
+	return pg.Users, err
 }

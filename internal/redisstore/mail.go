@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/rcache"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -26,16 +25,16 @@ import (
 // leaves both addresses leading to the account and the token unspent: the
 // same token, presented again, finishes the change.
 type MailService struct {
-	rdb      redis.UniversalClient
-	keys     Keys
-	profiles *rcache.Cache[social.User]
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings // the profile cache, dropped what the service writes
 	// queueLen bounds the mail stream (about; XADD MAXLEN ~).
 	queueLen int64
 }
 
 // NewMailService returns the mail service over db's client and keys.
 func NewMailService(db *DB) *MailService {
-	return &MailService{rdb: db.rdb, keys: db.keys, profiles: db.profiles, queueLen: 100000}
+	return &MailService{rdb: db.rdb, keys: db.keys, set: db.set, queueLen: 100000}
 }
 
 // QueueMail adds an account e-mail job to the mail queue, which the
@@ -95,7 +94,7 @@ func (s *MailService) MailToken(ctx context.Context, purpose, userID string) (so
 func (s *MailService) ResetPassword(ctx context.Context, userID, tokenHash, passwordHash string, now time.Time) (bool, error) {
 	n, err := mailResetScript.Run(ctx, s.rdb, []string{s.keys.MailToken(userID, social.TokenReset), s.keys.User(userID)},
 		tokenHash, now.UnixMilli(), passwordHash).Int()
-	s.profiles.Invalidate(s.keys.User(userID))
+	s.set.profiles.Invalidate(s.keys.User(userID))
 	if err != nil {
 		return false, fmt.Errorf("reset password of %s: %w", userID, err)
 	}
@@ -109,7 +108,7 @@ func (s *MailService) ResetPassword(ctx context.Context, userID, tokenHash, pass
 func (s *MailService) ConfirmEmail(ctx context.Context, userID, tokenHash, email string, now time.Time) (string, bool, error) {
 	old, err := mailConfirmScript.Run(ctx, s.rdb, []string{s.keys.MailToken(userID, social.TokenVerify), s.keys.User(userID)},
 		tokenHash, now.UnixMilli(), email).Text()
-	s.profiles.Invalidate(s.keys.User(userID))
+	s.set.profiles.Invalidate(s.keys.User(userID))
 	if isNil(err) {
 		return "", false, nil
 	}
@@ -163,7 +162,7 @@ func (s *MailService) settle(ctx context.Context, userID, email, mode, when stri
 // that is gone.
 func (s *MailService) SetPassword(ctx context.Context, userID, passwordHash string) error {
 	n, err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.User(userID)}, profileRecord.name("pw"), passwordHash).Int()
-	s.profiles.Invalidate(s.keys.User(userID))
+	s.set.profiles.Invalidate(s.keys.User(userID))
 	if err != nil {
 		return fmt.Errorf("set password of %s: %w", userID, err)
 	}

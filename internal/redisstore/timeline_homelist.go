@@ -10,20 +10,20 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
 // mode, none (0) in the others.
-func (s *DB) homeTTL() int64 {
-	if s.feed.Mode == Hybrid {
-		return s.feed.InactiveAfter.Milliseconds()
+func (c FeedConfig) homeTTL() int64 {
+	if c.Mode == Hybrid {
+		return c.InactiveAfter.Milliseconds()
 	}
 	return 0
 }
 
 // homeKeys are the keys of u's home scripts, in the order they name them.
-func (s *DB) homeKeys(u string) []string {
-	k := s.keys
+func homeKeys(k Keys, u string) []string {
 	return []string{k.Home(u), k.HomeMark(u), k.Following(u), k.Mutes(u), k.CelebFollowing(u)}
 }
 
@@ -42,10 +42,10 @@ type listRound struct {
 // the list first when the read says it must (a hybrid reader back from
 // inactivity, or pull mode); after one fill it does not ask again, the
 // limit is a guard. Downward and upward pages share it.
-func (s *DB) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
+func (s *TimelineService) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
 	for fills := 0; ; fills++ {
 		var cmd *redis.Cmd
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 			cmd = queue(p, fills == 0)
 			return nil
 		}); err != nil {
@@ -69,39 +69,6 @@ func (s *DB) firstListRound(ctx context.Context, viewer string, queue func(p red
 
 // errNothingQueued ends a pipeline function that had nothing to send.
 var errNothingQueued = errors.New("nothing queued")
-
-// queueList queues homePageScript for one round.
-func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayPull bool) *redis.Cmd {
-	s := h.s
-	cursor := ""
-	if h.before != noCursor {
-		cursor = strconv.FormatInt(h.before, 10)
-	}
-	pull, first := "0", "0"
-	if s.feed.Mode == Pull {
-		pull = "1"
-	}
-	if mayPull && h.firstPage {
-		first = "1"
-	}
-	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL())
-}
-
-// useList takes in what a list read says about the sources.
-func (h *homePage) useList(r *listRound) {
-	h.floor = r.floor
-	h.listDone = r.exhausted
-	if h.sources == nil {
-		h.sources = make([]*pullSource, 0, len(r.pulled))
-		for _, a := range r.pulled {
-			h.sources = append(h.sources, &pullSource{author: a})
-		}
-	}
-	if r.followees != nil {
-		h.followees = r.followees
-	}
-}
 
 // parseListRound reads a homePageScript reply.
 func parseListRound(c *redis.Cmd) (*listRound, error) {
@@ -167,14 +134,14 @@ const pullGrace = 5 * time.Second
 // the users they follow (and their own): the newest HomeCap posts of each
 // for a rebuild, those newer than the pull mark for a pull. It costs one
 // pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
-func (s *DB) fillHome(ctx context.Context, viewer string, r *listRound) error {
+func (s *TimelineService) fillHome(ctx context.Context, viewer string, r *listRound) error {
 	from := int64(0)
 	if r.need == "pull" {
 		from = r.marks[1]
 	}
 	authors := append(slices.Clip(r.followees), viewer)
 	cmds := make([]*redis.StringSliceCmd, len(authors))
-	cap := s.feed.HomeCap
+	cap := s.set.feed.HomeCap
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, a := range authors {
 			cmds[i] = p.ZRevRangeByScore(ctx, s.keys.UserPosts(a), &redis.ZRangeBy{
@@ -211,18 +178,99 @@ func (s *DB) fillHome(ctx context.Context, viewer string, r *listRound) error {
 		mode = "set" // a complete rebuild: the list holds everything
 	}
 	marks := []any{"-", "", ""}
-	if s.feed.Mode == Pull {
-		now := s.now().UnixMilli()
+	if s.set.feed.Mode == Pull {
+		now := s.set.now().UnixMilli()
 		pull, prev, at := r.marks[0], r.marks[1], r.marks[2]
 		if now-at >= pullGrace.Milliseconds() {
 			prev, at = pull, now
 		}
 		marks = []any{max(pull, seen), prev, at}
 	}
-	args := append([]any{viewer, cap, mode, floor, "1"}, append(marks, s.homeTTL())...)
-	err = homeMergeScript.Run(ctx, s.rdb, s.homeKeys(viewer)[:4], append(args, entries...)...).Err()
+	args := append([]any{viewer, cap, mode, floor, "1"}, append(marks, s.set.feed.homeTTL())...)
+	err = homeMergeScript.Run(ctx, s.rdb, homeKeys(s.keys, viewer)[:4], append(args, entries...)...).Err()
 	if err != nil {
 		return fmt.Errorf("fill home list: %w", err)
 	}
 	return nil
 }
+
+// homeEntry is the home-list entry of a post.
+func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
+
+// pullSource is one author's own timeline read at read time.
+type pullSource struct {
+	author string
+	cmd    *redis.StringSliceCmd
+	done   bool
+}
+
+// homeItem is a home-list entry.
+type homeItem struct {
+	id     int64
+	author string
+}
+
+// takePulled appends to items what each pulled source's read brought (k
+// ids asked for), marks a source whose read came back short as done, and
+// tells reached the last id of each source that may hold more: how far
+// the round got, in either direction.
+func takePulled(items []homeItem, sources []*pullSource, k int, reached func(last int64)) []homeItem {
+	for _, src := range sources {
+		if src.cmd == nil {
+			continue
+		}
+		ids := src.cmd.Val()
+		for _, id := range ids {
+			v, _ := strconv.ParseInt(id, 10, 64)
+			items = append(items, homeItem{id: v, author: src.author})
+		}
+		if len(ids) < k {
+			src.done = true
+		} else {
+			reached(items[len(items)-1].id)
+		}
+		src.cmd = nil
+	}
+	return items
+}
+
+// openReads is how many sources a read round reads, downwards or upwards:
+// the home list unless it is done with, and every pulled timeline not yet
+// exhausted; at least one.
+func openReads(listDone bool, sources []*pullSource) int {
+	n := 0
+	if !listDone {
+		n++
+	}
+	for _, src := range sources {
+		if !src.done {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// fold reports whether p tells a story already on the page, newer: a
+// post and its plain reposts are one story, shown once, as its newest
+// entry. Folded posts are passed over like hidden ones, so the page still
+// has first posts, and its cursors are those of the posts shown. A repost
+// with text of its own is a post of its own.
+// size is a hint: about how many stories the page shows.
+func (s *stories) fold(p *social.Post, size int) bool {
+	story := p.ID
+	if p.Plain() {
+		story = p.RepostOfID
+	}
+	if (*s)[story] {
+		return true
+	}
+	if *s == nil {
+		*s = make(stories, size)
+	}
+	(*s)[story] = true
+	return false
+}
+
+// stories are the stories on a page: the posts shown, by the id of the
+// post a plain repost reposts (see fold).
+type stories map[string]bool
