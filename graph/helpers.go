@@ -156,3 +156,27 @@ func (r *Resolver) postsCount(ctx context.Context, obj *social.User) (int, error
 	}
 	return social.PostsCountFor(c, self, rel), nil
 }
+
+// deletePost is the body of the deletePost resolver.
+func (r *Resolver) deletePost(ctx context.Context, id string) (string, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Posts.DeletePost(ctx, v.UserID, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// deleteComment is the body of the deleteComment resolver.
+func (r *Resolver) deleteComment(ctx context.Context, id string) (string, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Engagement.DeleteComment(ctx, v.UserID, id); err != nil {
+		return "", err
+	}
+	return id, nil
+}

@@ -48,16 +48,7 @@ func (r *mutationResolver) Logout(ctx context.Context) (bool, error) {
 
 // UpdateProfile is the resolver for the updateProfile field.
 func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*social.User, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if input.Bio != nil {
-		if err := r.Profiles.UpdateBio(ctx, v.UserID, *input.Bio); err != nil {
-			return nil, err
-		}
-	}
-	return loadUser(ctx, v.UserID)
+	return r.updateProfile(ctx, input)
 }
 
 // ChangePassword is the resolver for the changePassword field.
@@ -120,6 +111,11 @@ func (r *mutationResolver) Unmute(ctx context.Context, userID string) (*social.U
 	return r.graphEdit(ctx, userID, r.Graph.Unmute)
 }
 
+// RemoveFollower is the resolver for the removeFollower field.
+func (r *mutationResolver) RemoveFollower(ctx context.Context, userID string) (*social.User, error) {
+	return r.graphEdit(ctx, userID, r.Graph.RemoveFollower)
+}
+
 // CreatePost is the resolver for the createPost field.
 func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*social.Post, error) {
 	return r.createPost(ctx, input)
@@ -127,14 +123,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 
 // DeletePost is the resolver for the deletePost field.
 func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := r.Posts.DeletePost(ctx, v.UserID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	return r.deletePost(ctx, id)
 }
 
 // LikePost is the resolver for the likePost field.
@@ -163,14 +152,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := r.Engagement.DeleteComment(ctx, v.UserID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	return r.deleteComment(ctx, id)
 }
 
 // MarkNotificationsRead is the resolver for the markNotificationsRead field.
@@ -394,6 +376,21 @@ func (r *userResolver) EmailVerified(ctx context.Context, obj *social.User) (*bo
 // Bio is the resolver for the bio field.
 func (r *userResolver) Bio(ctx context.Context, obj *social.User) (*string, error) {
 	return orNull(readpath.Bio(obj)), nil
+}
+
+// DisplayName is the resolver for the displayName field.
+func (r *userResolver) DisplayName(ctx context.Context, obj *social.User) (*string, error) {
+	return orNull(readpath.DisplayName(obj)), nil
+}
+
+// Avatar is the resolver for the avatar field.
+func (r *userResolver) Avatar(ctx context.Context, obj *social.User, size *int) (*model.Media, error) {
+	return readpath.Picture(r.pictureURLs(), obj.ID, obj.Avatar, size), nil
+}
+
+// Header is the resolver for the header field.
+func (r *userResolver) Header(ctx context.Context, obj *social.User, size *int) (*model.Media, error) {
+	return readpath.Picture(r.pictureURLs(), obj.ID, obj.Header, size), nil
 }
 
 // FollowersCount is the resolver for the followersCount field.

@@ -23,6 +23,7 @@ var (
 	registerAbandonScript = newScript("register_abandon.lua")
 	registerSettleScript  = newScript("register_settle.lua")
 	updateIfExistsScript  = newScript("update_if_exists.lua")
+	updateProfileScript   = newScript("update_profile.lua")
 
 	// Account e-mails: tokens and address changes (mail.go).
 	mailResetScript    = newScript("mail_reset.lua")
