@@ -94,6 +94,8 @@ type Resolver struct {
 	Live       Live
 	Notes      Notes
 	LiveNotes  LiveNotes
+	// Discovery is tag pages, trends and user search (discovery.go).
+	Discovery Discovery
 	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
 

@@ -360,6 +360,21 @@ func (r *queryResolver) Notifications(ctx context.Context, first *int, after *st
 	return r.notifications(ctx, first, after)
 }
 
+// TagTimeline is the resolver for the tagTimeline field.
+func (r *queryResolver) TagTimeline(ctx context.Context, tag string, first *int, after *string) (*model.Timeline, error) {
+	return r.tagTimeline(ctx, tag, first, after)
+}
+
+// TrendingTags is the resolver for the trendingTags field.
+func (r *queryResolver) TrendingTags(ctx context.Context, first *int) ([]*social.TagTrend, error) {
+	return r.trendingTags(ctx, first)
+}
+
+// SearchUsers is the resolver for the searchUsers field.
+func (r *queryResolver) SearchUsers(ctx context.Context, prefix string, first *int) ([]*social.User, error) {
+	return r.searchUsers(ctx, prefix, first)
+}
+
 // TimelineUpdated is the resolver for the timelineUpdated field.
 func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
 	return r.timelineUpdated(ctx, since)

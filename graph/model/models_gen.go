@@ -141,7 +141,6 @@ type RegisterInput struct {
 type Subscription struct {
 }
 
-// A page of posts, newest first (GraphQL Cursor Connections).
 type Timeline struct {
 	Edges    []*TimelineEdge `json:"edges"`
 	PageInfo *PageInfo       `json:"pageInfo"`

@@ -211,6 +211,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Posts:      postsAndPages{store.PostService, store.TimelineService},
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
+		Discovery:  discovery{store.TagService, store.TrendService, store.UserSearchService},
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
 	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles,
@@ -346,6 +347,14 @@ func newLoaderReads(s *redisstore.Store) loaderReads {
 	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService}
 }
 
+// discovery is what the resolvers call Discovery: tag pages, trends and
+// user search.
+type discovery struct {
+	*redisstore.TagService
+	*redisstore.TrendService
+	*redisstore.UserSearchService
+}
+
 // livePages is what a live timeline reads: the live service's channels
 // and checks, and the timeline service's home page for replays.
 type livePages struct {
@@ -363,6 +372,7 @@ var (
 	_ graph.Posts         = postsAndPages{}
 	_ graph.Engagement    = (*redisstore.EngagementService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
+	_ graph.Discovery     = discovery{}
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)
 	_ httpapi.PostReader  = (*redisstore.PostService)(nil)

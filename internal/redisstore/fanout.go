@@ -59,6 +59,9 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions]), true); err != nil {
 			return err
 		}
+		if err := s.unindexDeleted(ctx, post, author, job); err != nil {
+			return err
+		}
 		return s.fanOutDelete(ctx, post, author, repost, job[jobMedia])
 	}
 	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
@@ -66,7 +69,7 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 
 // postFanout is what fan-out reads of a new post: who to tell, and its
 // audience for what createPost may have left undone.
-var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media")
+var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media", "created")
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
@@ -93,8 +96,9 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	if gone, err := s.orphanPlainRepost(ctx, post, &row.post); gone || err != nil {
 		return err
 	}
-	// The original's author and the users mentioned are told.
-	if err := s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false); err != nil {
+	// The original's author and the users mentioned are told; the post
+	// joins the indexes of its tags (tags.go).
+	if err := s.notifyAndIndex(ctx, post, author, repost, &row.post); err != nil {
 		return err
 	}
 	if isNil(listed.Err()) {

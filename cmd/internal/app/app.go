@@ -230,6 +230,7 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log 
 		}
 	}()
 	go sweep(ctx, store, log)
+	go refreshTrends(ctx, redisstore.NewTrendService(store, redisstore.DefaultTrends()), log)
 	return func(timeout time.Duration) {
 		cancel()
 		select {
@@ -250,6 +251,19 @@ func sweep(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
 			log.Info("finished abandoned writes", "finished", n)
 		}
 	})
+}
+
+// refreshTrends refreshes the trend ranking (TrendService.RefreshTrends)
+// at once, then every TrendConfig.Every, until ctx ends; of several
+// workers, one counts each time.
+func refreshTrends(ctx context.Context, trends *redisstore.TrendService, log *slog.Logger) {
+	refresh := func() {
+		if _, err := trends.RefreshTrends(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("trend refresh failed; the next one tries again", "err", err)
+		}
+	}
+	refresh()
+	every(ctx, redisstore.DefaultTrends().Every, refresh)
 }
 
 // every calls f every d, the first time after d, until ctx ends.
