@@ -151,39 +151,62 @@ func (s *TrendService) windowTags(ctx context.Context, now time.Time) ([]string,
 	return tags.Val(), nil
 }
 
-// count reads the window's distinct users and uses of tags: one pipeline.
+// count reads the window's uses and distinct users of tags: one pipeline
+// of MGETs of the use counters, then one of PFCOUNTs, each over the hours
+// that have uses (a multi-key PFCOUNT merges into a dense 12 KB register
+// array, so hours without uses are left out), and none for a tag used
+// once (one use is one user).
 func (s *TrendService) count(ctx context.Context, tags []string, now time.Time) ([]social.TagTrend, error) {
 	last := now.Unix() / 3600
-	users := make([]*redis.IntCmd, len(tags))
+	first := last - s.cfg.hours() + 1
 	uses := make([]*redis.SliceCmd, len(tags))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, tag := range tags {
-			hll := make([]string, 0, s.cfg.hours())
 			counters := make([]string, 0, s.cfg.hours())
-			for h := last - s.cfg.hours() + 1; h <= last; h++ {
-				hll = append(hll, s.keys.TagUsers(tag, h))
+			for h := first; h <= last; h++ {
 				counters = append(counters, s.keys.TagUses(tag, h))
 			}
-			users[i] = p.PFCount(ctx, hll...)
 			uses[i] = p.MGet(ctx, counters...)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("count %d tags: %w", len(tags), err)
+		return nil, fmt.Errorf("count uses of %d tags: %w", len(tags), err)
 	}
-	out := make([]social.TagTrend, 0, len(tags))
-	for i, tag := range tags {
-		t := social.TagTrend{Tag: tag, Accounts: int(users[i].Val())}
-		for _, v := range uses[i].Val() {
-			n, _ := strconv.Atoi(fmt.Sprint(v))
-			t.Uses += n
+	out := make([]social.TagTrend, len(tags))
+	users := make([]*redis.IntCmd, len(tags))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, tag := range tags {
+			out[i].Tag = tag
+			var hll []string
+			for h, v := range uses[i].Val() {
+				if n, _ := strconv.Atoi(fmt.Sprint(v)); n > 0 {
+					out[i].Uses += n
+					hll = append(hll, s.keys.TagUsers(tag, first+int64(h)))
+				}
+			}
+			if out[i].Uses > 1 {
+				users[i] = p.PFCount(ctx, hll...)
+			} else {
+				out[i].Accounts = out[i].Uses
+			}
 		}
-		if t.Accounts > 0 && t.Uses > 0 {
-			out = append(out, t)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count users of %d tags: %w", len(tags), err)
+	}
+	n := 0
+	for i := range out {
+		if users[i] != nil {
+			out[i].Accounts = int(users[i].Val())
+		}
+		if out[i].Accounts > 0 && out[i].Uses > 0 {
+			out[n] = out[i]
+			n++
 		}
 	}
-	return out, nil
+	return out[:n], nil
 }
 
 // rank orders trends by accounts, then uses, then tag, and keeps keep.
