@@ -36,17 +36,17 @@ import (
 const TagCap = 10000
 
 // tagIndex writes and cleans the tag indexes. Its fields are what it uses
-// of the store: the client, the keys, and the pipelines that reload
-// scripts (DB.pipelined).
+// of the store: the client, the keys and the clock (the hour a post
+// counts in is its creation's; the clock says how long that hour counts).
 type tagIndex struct {
 	rdb    redis.UniversalClient
 	keys   Keys
-	db     *DB
+	now    func() time.Time
 	trends TrendConfig
 }
 
-func (s *DB) tagIndex() tagIndex {
-	return tagIndex{rdb: s.rdb, keys: s.keys, db: s, trends: DefaultTrends()}
+func newTagIndex(rdb redis.UniversalClient, keys Keys, set *settings) tagIndex {
+	return tagIndex{rdb: rdb, keys: keys, now: func() time.Time { return set.now() }, trends: DefaultTrends()}
 }
 
 // tagMember is a post's member in a tag index.
@@ -75,11 +75,11 @@ func (t tagIndex) index(ctx context.Context, p taggedPost) error {
 	}
 	member := tagMember(p.id, p.author, p.vis)
 	hour := p.created.Unix() / 3600
-	ttl := t.trends.counterTTL(p.created, t.db.now()).Milliseconds()
+	ttl := t.trends.counterTTL(p.created, t.now()).Milliseconds()
 	if ttl <= 0 {
 		ttl = 1 // an hour already out of the window: expires at once
 	}
-	_, err := t.db.pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := pipelined(ctx, t.rdb, func(pl redis.Pipeliner) error {
 		for _, tag := range p.tags {
 			switch p.vis {
 			case social.OnlyTo:
@@ -120,7 +120,7 @@ func (t tagIndex) remove(ctx context.Context, p taggedPost) error {
 	}
 	hour := p.created.Unix() / 3600
 	public, notTo := tagMember(p.id, p.author, social.Public), tagMember(p.id, p.author, social.NotTo)
-	_, err := t.db.pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := pipelined(ctx, t.rdb, func(pl redis.Pipeliner) error {
 		for _, tag := range p.tags {
 			tagRemoveScript.EvalSha(ctx, pl, []string{t.keys.TagPosts(tag), t.keys.TagUses(tag, hour)}, public, notTo)
 			for _, u := range readersOf(p) {
@@ -154,7 +154,7 @@ func (s *FanoutService) indexNewPost(ctx context.Context, post string, p *social
 	if len(tags) == 0 {
 		return nil
 	}
-	t := s.tagIndex()
+	t := newTagIndex(s.rdb, s.keys, s.set)
 	audience, err := t.onlyToAudience(ctx, post, p.Visibility)
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (s *FanoutService) unindexDeleted(ctx context.Context, post, author string,
 		return nil
 	}
 	ms, _ := strconv.ParseInt(job[jobCreated], 10, 64)
-	t := s.tagIndex()
+	t := newTagIndex(s.rdb, s.keys, s.set)
 	// The audience set is read whatever the post's audience was: it is
 	// empty for any but ONLY_TO.
 	audience, err := t.onlyToAudience(ctx, post, social.OnlyTo)
@@ -215,7 +215,7 @@ func (s *PostService) ReindexPost(ctx context.Context, p *social.Post, old strin
 	if len(lost) == 0 && len(gained) == 0 {
 		return nil
 	}
-	t := s.tagIndex()
+	t := newTagIndex(s.rdb, s.keys, s.set)
 	audience, err := t.onlyToAudience(ctx, p.ID, p.Visibility)
 	if err != nil {
 		return err
@@ -233,7 +233,7 @@ func (s *PostService) ReindexPost(ctx context.Context, p *social.Post, old strin
 // audience, creation) out of every tag index, for code that removes a
 // post by other means than its delete job. Idempotent.
 func (s *PostService) DropPostTags(ctx context.Context, p *social.Post) error {
-	t := s.tagIndex()
+	t := newTagIndex(s.rdb, s.keys, s.set)
 	audience, err := t.onlyToAudience(ctx, p.ID, social.OnlyTo)
 	if err != nil {
 		return err

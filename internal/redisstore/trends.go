@@ -73,7 +73,7 @@ type TrendService struct {
 // NewTrendService returns the trends over db's client, keys and clock
 // (the store's: a test that moves it moves the trends' too).
 func NewTrendService(db *DB, cfg TrendConfig) *TrendService {
-	return &TrendService{rdb: db.rdb, keys: db.keys, now: func() time.Time { return db.now() }, cfg: cfg}
+	return &TrendService{rdb: db.rdb, keys: db.keys, now: func() time.Time { return db.set.now() }, cfg: cfg}
 }
 
 // TrendingTags returns the first tags of the cached ranking: one GET. An

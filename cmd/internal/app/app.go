@@ -212,15 +212,15 @@ func NewWorker(rdb redis.UniversalClient, jobs *redisstore.FanoutService, cfg fa
 	return fanout.NewPool(rdb, cfg, jobs.FanoutQueue(), jobs.HandleFanoutJob, log)
 }
 
-// sweepEvery is how often a worker process runs DB.SweepPending.
+// sweepEvery is how often a worker process runs Store.SweepPending.
 const sweepEvery = time.Minute
 
 // StartWorker runs w in the background until ctx ends, and with it a
 // periodic sweep of the store's abandoned multi-slot writes
-// (DB.SweepPending). The returned stop cancels both and waits, at most
+// (Store.SweepPending). The returned stop cancels both and waits, at most
 // timeout, for the jobs the worker is running to finish; a job cut off is
 // claimed again later by a worker.
-func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log *slog.Logger) (stop func(timeout time.Duration)) {
+func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.Logger) (stop func(timeout time.Duration)) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -230,7 +230,7 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log 
 		}
 	}()
 	go sweep(ctx, store, log)
-	go refreshTrends(ctx, redisstore.NewTrendService(store, redisstore.DefaultTrends()), log)
+	go refreshTrends(ctx, store, log)
 	return func(timeout time.Duration) {
 		cancel()
 		select {
@@ -241,8 +241,16 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log 
 	}
 }
 
+// Sweeper finishes the store's abandoned multi-slot writes
+// (redisstore.Store.SweepPending) and refreshes the trend ranking
+// (redisstore.TrendService.RefreshTrends): the periodic work of a worker.
+type Sweeper interface {
+	SweepPending(ctx context.Context) (int, error)
+	RefreshTrends(ctx context.Context) (bool, error)
+}
+
 // sweep runs store.SweepPending every sweepEvery until ctx ends.
-func sweep(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
+func sweep(ctx context.Context, store Sweeper, log *slog.Logger) {
 	every(ctx, sweepEvery, func() {
 		n, err := store.SweepPending(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -256,7 +264,7 @@ func sweep(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
 // refreshTrends refreshes the trend ranking (TrendService.RefreshTrends)
 // at once, then every TrendConfig.Every, until ctx ends; of several
 // workers, one counts each time.
-func refreshTrends(ctx context.Context, trends *redisstore.TrendService, log *slog.Logger) {
+func refreshTrends(ctx context.Context, trends Sweeper, log *slog.Logger) {
 	refresh := func() {
 		if _, err := trends.RefreshTrends(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("trend refresh failed; the next one tries again", "err", err)
