@@ -102,6 +102,12 @@ func TestBadInput(t *testing.T) {
 		code   string
 	}{
 		// Text that looks empty, and bidi controls.
+		{"empty tag", gql(author.Token, `{ tagTimeline(tag: "#") { edges { cursor } } }`, nil), 200, "BAD_USER_INPUT"},
+		{"overlong tag", gql("", `query($t: String!) { tagTimeline(tag: $t) { edges { cursor } } }`, map[string]any{"t": strings.Repeat("x", 101)}), 200, "BAD_USER_INPUT"},
+		{"tag with a space", gql("", `{ tagTimeline(tag: "two words") { edges { cursor } } }`, nil), 200, "BAD_USER_INPUT"},
+		{"empty search prefix", gql(author.Token, `{ searchUsers(prefix: " @ ") { id } }`, nil), 200, "BAD_USER_INPUT"},
+		{"overlong search prefix", gql("", `query($p: String!) { searchUsers(prefix: $p) { id } }`, map[string]any{"p": strings.Repeat("a", 51)}), 200, "BAD_USER_INPUT"},
+		{"trends first 0", gql("", `{ trendingTags(first: 0) { tag } }`, nil), 200, "BAD_USER_INPUT"},
 		{"post of Hangul fillers", post1("\u3164\u3164\u3164"), 200, "BAD_USER_INPUT"},
 		{"post of blank braille", post1("\u2800\u2800"), 200, "BAD_USER_INPUT"},
 		{"post of soft hyphens", post1("\u00ad \u00ad"), 200, "BAD_USER_INPUT"},

@@ -181,6 +181,7 @@ type ComplexityRoot struct {
 		Sensitive           func(childComplexity int) int
 		Source              func(childComplexity int) int
 		SpoilerText         func(childComplexity int) int
+		Tags                func(childComplexity int) int
 		ViewerHasBookmarked func(childComplexity int) int
 		ViewerHasLiked      func(childComplexity int) int
 		ViewerHasReposted   func(childComplexity int) int
@@ -195,7 +196,10 @@ type ComplexityRoot struct {
 		Me            func(childComplexity int) int
 		Notifications func(childComplexity int, first *int, after *string) int
 		Post          func(childComplexity int, id string) int
+		SearchUsers   func(childComplexity int, prefix string, first *int) int
+		TagTimeline   func(childComplexity int, tag string, first *int, after *string) int
 		Timeline      func(childComplexity int, first *int, after *string, before *string) int
+		TrendingTags  func(childComplexity int, first *int) int
 		User          func(childComplexity int, id *string, name *string) int
 		UserTimeline  func(childComplexity int, userID string, first *int, after *string) int
 	}
@@ -203,6 +207,12 @@ type ComplexityRoot struct {
 	Subscription struct {
 		NotificationAdded func(childComplexity int, since *string) int
 		TimelineUpdated   func(childComplexity int, since *string) int
+	}
+
+	TagTrend struct {
+		Accounts func(childComplexity int) int
+		Tag      func(childComplexity int) int
+		Uses     func(childComplexity int) int
 	}
 
 	Timeline struct {
@@ -339,6 +349,9 @@ type QueryResolver interface {
 	Bookmarks(ctx context.Context, first *int, after *string) (*model.Timeline, error)
 	Lists(ctx context.Context) ([]*social.List, error)
 	ListTimeline(ctx context.Context, listID string, first *int, after *string, before *string) (*model.Timeline, error)
+	TagTimeline(ctx context.Context, tag string, first *int, after *string) (*model.Timeline, error)
+	TrendingTags(ctx context.Context, first *int) ([]*social.TagTrend, error)
+	SearchUsers(ctx context.Context, prefix string, first *int) ([]*social.User, error)
 }
 type SubscriptionResolver interface {
 	TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error)
@@ -1177,6 +1190,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.SpoilerText(childComplexity), true
+	case "Post.tags":
+		if e.ComplexityRoot.Post.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Tags(childComplexity), true
 	case "Post.viewerHasBookmarked":
 		if e.ComplexityRoot.Post.ViewerHasBookmarked == nil {
 			break
@@ -1270,6 +1289,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(string)), true
+	case "Query.searchUsers":
+		if e.ComplexityRoot.Query.SearchUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_searchUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SearchUsers(childComplexity, args["prefix"].(string), args["first"].(*int)), true
+	case "Query.tagTimeline":
+		if e.ComplexityRoot.Query.TagTimeline == nil {
+			break
+		}
+
+		args, err := ec.field_Query_tagTimeline_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TagTimeline(childComplexity, args["tag"].(string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.timeline":
 		if e.ComplexityRoot.Query.Timeline == nil {
 			break
@@ -1281,6 +1322,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Timeline(childComplexity, args["first"].(*int), args["after"].(*string), args["before"].(*string)), true
+	case "Query.trendingTags":
+		if e.ComplexityRoot.Query.TrendingTags == nil {
+			break
+		}
+
+		args, err := ec.field_Query_trendingTags_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TrendingTags(childComplexity, args["first"].(*int)), true
 	case "Query.user":
 		if e.ComplexityRoot.Query.User == nil {
 			break
@@ -1326,6 +1378,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.TimelineUpdated(childComplexity, args["since"].(*string)), true
+
+	case "TagTrend.accounts":
+		if e.ComplexityRoot.TagTrend.Accounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagTrend.Accounts(childComplexity), true
+	case "TagTrend.tag":
+		if e.ComplexityRoot.TagTrend.Tag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagTrend.Tag(childComplexity), true
+	case "TagTrend.uses":
+		if e.ComplexityRoot.TagTrend.Uses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagTrend.Uses(childComplexity), true
 
 	case "Timeline.edges":
 		if e.ComplexityRoot.Timeline.Edges == nil {
@@ -1715,6 +1786,12 @@ type Query {
   a list that is not the viewer's.
   """
   listTimeline(listId: ID!, first: Int = 20, after: String, before: String): Timeline!
+  "Posts carrying this hashtag (case-insensitive, without #) that the viewer may see, newest first."
+  tagTimeline(tag: String!, first: Int = 20, after: String): Timeline!
+  "Hashtags used by the most distinct users in the last 24 hours, most first."
+  trendingTags(first: Int = 10): [TagTrend!]!
+  "Users whose name or display name starts with prefix (case-insensitive), most followed first: for mention autocomplete and search."
+  searchUsers(prefix: String!, first: Int = 10): [User!]!
 }
 
 type Mutation {
@@ -1890,6 +1967,8 @@ type Post {
   source: String
   "Users mentioned as @name in the content, in order of first mention (those the viewer may see)."
   mentions: [User!]!
+  "Hashtags in the content, lower-case, without #, in order of first use."
+  tags: [String!]!
   "Shown before the content, which clients hide behind it (a content warning)."
   spoilerText: String
   "The media are sensitive: clients blur them until asked."
@@ -1949,6 +2028,15 @@ type Comment {
   author: User!
   content: String!
   createdAt: Time!
+}
+
+"A hashtag of the trend ranking (trendingTags)."
+type TagTrend {
+  tag: String!
+  "Posts with the tag in the window."
+  uses: Int!
+  "Distinct users who used it in the window."
+  accounts: Int!
 }
 
 "A page of posts, newest first (GraphQL Cursor Connections)."
@@ -2315,6 +2403,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_source(ctx, field)
 	case "mentions":
 		return ec.fieldContext_Post_mentions(ctx, field)
+	case "tags":
+		return ec.fieldContext_Post_tags(ctx, field)
 	case "spoilerText":
 		return ec.fieldContext_Post_spoilerText(ctx, field)
 	case "sensitive":
@@ -2327,6 +2417,18 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_pinned(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
+}
+
+func (ec *executionContext) childFields_TagTrend(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tag":
+		return ec.fieldContext_TagTrend_tag(ctx, field)
+	case "uses":
+		return ec.fieldContext_TagTrend_uses(ctx, field)
+	case "accounts":
+		return ec.fieldContext_TagTrend_accounts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TagTrend", field.Name)
 }
 
 func (ec *executionContext) childFields_Timeline(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3245,6 +3347,58 @@ func (ec *executionContext) field_Query_post_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_searchUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "prefix",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["prefix"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_tagTimeline_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tag",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tag"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_timeline_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3272,6 +3426,20 @@ func (ec *executionContext) field_Query_timeline_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["before"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_trendingTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -6748,6 +6916,29 @@ func (ec *executionContext) fieldContext_Post_mentions(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_tags(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tags(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Post_spoilerText(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7279,6 +7470,138 @@ func (ec *executionContext) fieldContext_Query_listTimeline(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_tagTimeline(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_tagTimeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TagTimeline(ctx, fc.Args["tag"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Timeline) graphql.Marshaler {
+			return ec.marshalNTimeline2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐTimeline(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_tagTimeline(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Timeline(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_tagTimeline_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_trendingTags(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_trendingTags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TrendingTags(ctx, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*social.TagTrend) graphql.Marshaler {
+			return ec.marshalNTagTrend2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐTagTrendᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_trendingTags(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagTrend(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_trendingTags_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_searchUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_searchUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SearchUsers(ctx, fc.Args["prefix"].(string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*social.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐUserᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_searchUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_searchUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7441,6 +7764,75 @@ func (ec *executionContext) fieldContext_Subscription_notificationAdded(ctx cont
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TagTrend_tag(ctx context.Context, field graphql.CollectedField, obj *social.TagTrend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagTrend_tag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagTrend_tag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagTrend", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TagTrend_uses(ctx context.Context, field graphql.CollectedField, obj *social.TagTrend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagTrend_uses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Uses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagTrend_uses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagTrend", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TagTrend_accounts(ctx context.Context, field graphql.CollectedField, obj *social.TagTrend) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagTrend_accounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Accounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagTrend_accounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagTrend", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Timeline_edges(ctx context.Context, field graphql.CollectedField, obj *model.Timeline) (ret graphql.Marshaler) {
@@ -11517,6 +11909,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "tags":
+			out.Values[i] = ec._Post_tags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "spoilerText":
 			out.Values[i] = ec._Post_spoilerText(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -11836,6 +12233,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "tagTimeline":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_tagTimeline(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "trendingTags":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_trendingTags(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "searchUsers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_searchUsers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -11891,6 +12354,54 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var tagTrendImplementors = []string{"TagTrend"}
+
+func (ec *executionContext) _TagTrend(ctx context.Context, sel ast.SelectionSet, obj *social.TagTrend) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tagTrendImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TagTrend")
+		case "tag":
+			out.Values[i] = ec._TagTrend_tag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uses":
+			out.Values[i] = ec._TagTrend_uses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accounts":
+			out.Values[i] = ec._TagTrend_accounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var timelineImplementors = []string{"Timeline"}
@@ -13569,6 +14080,61 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTagTrend2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐTagTrendᚄ(ctx context.Context, sel ast.SelectionSet, v []*social.TagTrend) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTagTrend2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐTagTrend(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTagTrend2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐTagTrend(ctx context.Context, sel ast.SelectionSet, v *social.TagTrend) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TagTrend(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {

@@ -48,6 +48,10 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 	for i := 0; i < 36; i++ {
 		a := authors[i%len(authors)]
 		in := social.NewPost{Content: fmt.Sprintf("post %d", i)}
+		if i%4 == 3 {
+			// Tags, some needing escapes in JSON (Post.tags).
+			in.Content += fmt.Sprintf(" #Go #Café_%d #東京 \"#quote\" #Go", i)
+		}
 		switch {
 		case i%6 == 5:
 			in.RepostOf = posts[i-2] // a repost of a followed author's post

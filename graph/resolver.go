@@ -107,6 +107,8 @@ type Resolver struct {
 	Notes      Notes
 	LiveNotes  LiveNotes
 	Curation   Curation
+	// Discovery is tag pages, trends and user search (discovery.go).
+	Discovery Discovery
 	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
 	// Profile edits profiles and addresses their pictures (profile.go).

@@ -142,16 +142,7 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*soci
 
 // AddComment is the resolver for the addComment field.
 func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string) (*social.Comment, error) {
-	v, err := r.poster(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c, err := r.Engagement.AddComment(ctx, v.UserID, postID, content)
-	if err != nil {
-		return nil, err
-	}
-	loader.For(ctx).Comments.Prime(c.ID, c)
-	return c, nil
+	return r.addComment(ctx, postID, content)
 }
 
 // DeleteComment is the resolver for the deleteComment field.
@@ -373,6 +364,21 @@ func (r *queryResolver) Lists(ctx context.Context) ([]*social.List, error) {
 
 func (r *queryResolver) ListTimeline(ctx context.Context, listID string, first *int, after *string, before *string) (*model.Timeline, error) {
 	return r.listTimeline(ctx, listID, first, after, before)
+}
+
+// TagTimeline is the resolver for the tagTimeline field.
+func (r *queryResolver) TagTimeline(ctx context.Context, tag string, first *int, after *string) (*model.Timeline, error) {
+	return r.tagTimeline(ctx, tag, first, after)
+}
+
+// TrendingTags is the resolver for the trendingTags field.
+func (r *queryResolver) TrendingTags(ctx context.Context, first *int) ([]*social.TagTrend, error) {
+	return r.trendingTags(ctx, first)
+}
+
+// SearchUsers is the resolver for the searchUsers field.
+func (r *queryResolver) SearchUsers(ctx context.Context, prefix string, first *int) ([]*social.User, error) {
+	return r.searchUsers(ctx, prefix, first)
 }
 
 // TimelineUpdated is the resolver for the timelineUpdated field.

@@ -127,6 +127,23 @@ func postRules() map[string]fieldRule {
 		"spoilerText": {},
 		"sensitive":   {},
 		"editedAt":    {},
+		// Derived from the content (social.Tags): nothing to read ahead.
+		"tags": {render: renderStrings(func(p *social.Post) []string { return p.Tags() })},
+	}
+}
+
+// renderStrings renders a [String!]!.
+func renderStrings[T any](get func(T) []string) render[T] {
+	return func(fr *fastRenderer, _ graphql.CollectedField, v T) bool {
+		fr.buf.WriteByte('[')
+		for i, s := range get(v) {
+			if i > 0 {
+				fr.buf.WriteByte(',')
+			}
+			fr.str(s)
+		}
+		fr.buf.WriteByte(']')
+		return true
 	}
 }
 

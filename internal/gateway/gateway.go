@@ -223,6 +223,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
 		Curation:   store.CurationService,
+		Discovery:  discovery{store.TagService, store.TrendService, store.UserSearchService},
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
 	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles,
@@ -360,6 +361,14 @@ func newLoaderReads(s *redisstore.Store) loaderReads {
 	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.CurationService}
 }
 
+// discovery is what the resolvers call Discovery: tag pages, trends and
+// user search.
+type discovery struct {
+	*redisstore.TagService
+	*redisstore.TrendService
+	*redisstore.UserSearchService
+}
+
 // livePages is what a live timeline reads: the live service's channels
 // and checks, and the timeline service's home page for replays.
 type livePages struct {
@@ -378,6 +387,7 @@ var (
 	_ graph.Engagement    = (*redisstore.EngagementService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
 	_ graph.Curation      = (*redisstore.CurationService)(nil)
+	_ graph.Discovery     = discovery{}
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)
 	_ httpapi.PostReader  = (*redisstore.PostService)(nil)

@@ -73,6 +73,9 @@ type Store struct {
 	*FanoutService
 	*NotificationService
 	*CurationService
+	*TagService
+	*TrendService
+	*UserSearchService
 }
 
 // New returns every service over one DB on rdb whose keys start with
@@ -93,6 +96,9 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		NotificationService: &NotificationService{rdb: c, keys: k, set: set},
 	}
 	st.CurationService = NewCurationService(st.TimelineService)
+	st.TagService = NewTagService(st.TimelineService)
+	st.TrendService = NewTrendService(db, DefaultTrends())
+	st.UserSearchService = NewUserSearchService(db)
 	return st
 }
 

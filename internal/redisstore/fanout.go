@@ -67,6 +67,9 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions]), true); err != nil {
 			return err
 		}
+		if err := s.unindexDeleted(ctx, post, author, job); err != nil {
+			return err
+		}
 		return s.fanOutDelete(ctx, post, author, repost, job[jobMedia])
 	}
 	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
@@ -74,7 +77,7 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 
 // postFanout is what fan-out reads of a new post: who to tell, and its
 // audience for what createPost may have left undone.
-var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media")
+var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media", "created")
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
@@ -101,8 +104,9 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	if gone, err := s.orphanPlainRepost(ctx, post, &row.post); gone || err != nil {
 		return err
 	}
-	// The original's author and the mentioned are told; lists get it.
-	if err := errors.Join(s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false),
+	// The original's author and the users mentioned are told, the post
+	// joins the indexes of its tags (tags.go) and the lists get it.
+	if err := errors.Join(s.notifyAndIndex(ctx, post, author, repost, &row.post),
 		deliverToLists(ctx, s.rdb, s.keys, post, author)); err != nil {
 		return err
 	}
@@ -131,8 +135,15 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 			return nil
 		}
 	}
+	return s.deliverByAudience(ctx, post, author, row.post.Visibility)
+}
+
+// deliverByAudience pushes post to the home lists its audience reaches:
+// the listed users who follow the author for ONLY_TO, every follower but
+// the excluded ones otherwise.
+func (s *FanoutService) deliverByAudience(ctx context.Context, post, author string, vis social.Visibility) error {
 	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
-	if row.post.Visibility == social.OnlyTo {
+	if vis == social.OnlyTo {
 		// At most social.MaxAudienceSize users; the script keeps those who
 		// follow, and those who mute the author are left out here.
 		d.mustFollow = "1"
@@ -146,7 +157,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		return d.send(ctx, only)
 	}
 	var excluded map[string]bool
-	if row.post.Visibility == social.NotTo {
+	if vis == social.NotTo {
 		not, err := s.rdb.SMembers(ctx, s.keys.PostNotTo(post)).Result()
 		if err != nil {
 			return fmt.Errorf("load audience of post %s: %w", post, err)

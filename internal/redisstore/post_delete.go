@@ -48,6 +48,7 @@ func (s *PostService) removePost(ctx context.Context, p *social.Post) error {
 	if len(p.Mentions) > 0 {
 		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
 	}
+	job = append(job, tagJobFields(p)...)
 	// The job carries the file keys: the hash that lists them is gone
 	// before the worker runs.
 	if len(p.Media) > 0 {

@@ -81,6 +81,10 @@ var (
 	notePurgeScript   = newScript("note_purge.lua", "notes")
 	notePostPurge     = newScript("note_post_purge.lua", "notes")
 
+	// Hashtags (tags.go).
+	tagAddScript    = newScript("tag_add.lua")
+	tagRemoveScript = newScript("tag_remove.lua")
+
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")
 
@@ -96,7 +100,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript}
 
 //go:embed lua
 var luaFiles embed.FS

@@ -237,6 +237,7 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.L
 		}
 	}()
 	go sweep(ctx, store, log)
+	go refreshTrends(ctx, store, log)
 	return func(timeout time.Duration) {
 		cancel()
 		select {
@@ -248,9 +249,11 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.L
 }
 
 // Sweeper finishes the store's abandoned multi-slot writes
-// (redisstore.Store.SweepPending).
+// (redisstore.Store.SweepPending) and refreshes the trend ranking
+// (redisstore.TrendService.RefreshTrends): the periodic work of a worker.
 type Sweeper interface {
 	SweepPending(ctx context.Context) (int, error)
+	RefreshTrends(ctx context.Context) (bool, error)
 }
 
 // sweep runs store.SweepPending every sweepEvery until ctx ends.
@@ -263,6 +266,19 @@ func sweep(ctx context.Context, store Sweeper, log *slog.Logger) {
 			log.Info("finished abandoned writes", "finished", n)
 		}
 	})
+}
+
+// refreshTrends refreshes the trend ranking (TrendService.RefreshTrends)
+// at once, then every TrendConfig.Every, until ctx ends; of several
+// workers, one counts each time.
+func refreshTrends(ctx context.Context, trends Sweeper, log *slog.Logger) {
+	refresh := func() {
+		if _, err := trends.RefreshTrends(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("trend refresh failed; the next one tries again", "err", err)
+		}
+	}
+	refresh()
+	every(ctx, redisstore.DefaultTrends().Every, refresh)
 }
 
 // every calls f every d, the first time after d, until ctx ends.

@@ -27,3 +27,24 @@ func MigrateProfiles(ctx context.Context, store *redisstore.DB, log *slog.Logger
 		go everySecond(ctx, migrate)
 	}
 }
+
+// BuildUserSearch indexes for user search the names of a database written
+// before it existed (redisstore.UserSearchService.BuildUserSearch); a
+// database already indexed costs one read. When Redis does not answer
+// yet, it is tried again every second in the background.
+func BuildUserSearch(ctx context.Context, search *redisstore.UserSearchService, log *slog.Logger) {
+	build := func() bool {
+		n, err := search.BuildUserSearch(ctx)
+		if err != nil {
+			log.Warn("names not indexed for user search yet", "err", err, "indexed", n)
+			return false
+		}
+		if n > 0 {
+			log.Info("names indexed for user search", "indexed", n)
+		}
+		return true
+	}
+	if !build() {
+		go everySecond(ctx, build)
+	}
+}
