@@ -97,10 +97,14 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	if err := s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false); err != nil {
 		return err
 	}
+	only, err := s.onlyAudience(ctx, post, row.post.Visibility)
+	if err != nil {
+		return err
+	}
 	if isNil(listed.Err()) {
 		// createPost stopped after queueing this job: finish its writes.
 		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			s.queuePublished(ctx, p, post, author, repost, row.post.Visibility)
+			s.queuePublished(ctx, p, post, author, repost, row.post.Visibility, only)
 			return nil
 		}); err != nil {
 			return fmt.Errorf("publish post %s: %w", post, err)
@@ -127,8 +131,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		// At most social.MaxAudienceSize users; the script keeps those who
 		// follow, and those who mute the author are left out here.
 		d.mustFollow = "1"
-		only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(post)).Result()
-		if err == nil && len(only) > 0 {
+		if len(only) > 0 {
 			only, err = s.notMuting(ctx, author, only)
 		}
 		if err != nil {

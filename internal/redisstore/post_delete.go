@@ -60,8 +60,9 @@ func (s *DB) removePost(ctx context.Context, p *social.Post) error {
 	// once too, so the original's repostsCount drops with the page.
 	_, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
 		pl.Del(ctx, s.keys.Post(postID))
-		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
-		pl.ZRem(ctx, s.keys.PublicPosts(p.AuthorID), postID)
+		// The ONLY_TO sets of the index go in the job, which reads the
+		// audience; a page drops their entries meanwhile (no hash).
+		s.queueUnindex(ctx, pl, p.AuthorID, postID, nil)
 		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
 		if p.RepostOfID != "" {
 			s.queueUnlinkRepost(ctx, pl, postID, p.AuthorID, p.RepostOfID)

@@ -122,10 +122,11 @@ type homePage struct {
 	checked   int64           // the oldest candidate checked (0: none)
 }
 
-// pullSource is one author's own timeline read at read time.
+// pullSource is one author's own timeline read at read time, as the
+// reader may see it (queueAuthorWindow).
 type pullSource struct {
 	author string
-	cmd    *redis.StringSliceCmd
+	cmd    *authorRead
 	done   bool
 }
 
@@ -293,8 +294,8 @@ func (h *homePage) queueSources(ctx context.Context, p redis.Pipeliner, n int) i
 		if src.done {
 			continue
 		}
-		src.cmd = p.ZRevRangeByScore(ctx, h.s.keys.UserPosts(src.author), &redis.ZRangeBy{
-			Max: "(" + strconv.FormatInt(h.before, 10), Min: lo, Count: int64(n),
+		src.cmd = h.s.queueAuthorWindow(ctx, p, src.author, h.viewer, authorWindow{
+			from: "(" + strconv.FormatInt(h.before, 10), to: lo, count: n, newestFirst: true,
 		})
 		queued++
 	}

@@ -165,20 +165,22 @@ const pullGrace = 5 * time.Second
 
 // fillHome rebuilds or pulls viewer's home list from the own timelines of
 // the users they follow (and their own): the newest HomeCap posts of each
-// for a rebuild, those newer than the pull mark for a pull. It costs one
-// pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
+// for a rebuild, those newer than the pull mark for a pull, as viewer may
+// see them (queueAuthorWindow: posts addressed only to others are not
+// read). It costs one pipeline (one read per followee) and one merge
+// script.
 func (s *DB) fillHome(ctx context.Context, viewer string, r *listRound) error {
 	from := int64(0)
 	if r.need == "pull" {
 		from = r.marks[1]
 	}
 	authors := append(slices.Clip(r.followees), viewer)
-	cmds := make([]*redis.StringSliceCmd, len(authors))
+	cmds := make([]*authorRead, len(authors))
 	cap := s.feed.HomeCap
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, a := range authors {
-			cmds[i] = p.ZRevRangeByScore(ctx, s.keys.UserPosts(a), &redis.ZRangeBy{
-				Max: "+inf", Min: "(" + strconv.FormatInt(from, 10), Count: int64(cap),
+			cmds[i] = s.queueAuthorWindow(ctx, p, a, viewer, authorWindow{
+				from: "+inf", to: "(" + strconv.FormatInt(from, 10), count: cap, newestFirst: true,
 			})
 		}
 		return nil

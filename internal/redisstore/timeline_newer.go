@@ -179,8 +179,8 @@ func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, er
 		for _, src := range n.sources {
 			src.cmd = nil
 			if !src.done {
-				src.cmd = p.ZRangeByScore(ctx, n.s.keys.UserPosts(src.author), &redis.ZRangeBy{
-					Min: "(" + strconv.FormatInt(n.after, 10), Max: top, Count: int64(k),
+				src.cmd = n.s.queueAuthorWindow(ctx, p, src.author, h.viewer, authorWindow{
+					from: "(" + strconv.FormatInt(n.after, 10), to: top, count: k,
 				})
 			}
 		}

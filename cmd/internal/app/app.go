@@ -217,7 +217,7 @@ const sweepEvery = time.Minute
 
 // StartWorker runs w in the background until ctx ends, and with it a
 // periodic sweep of the store's abandoned multi-slot writes
-// (DB.SweepPending). The returned stop cancels both and waits, at most
+// (DB.SweepPending) and the backfill of the reader's index (IndexPosts). The returned stop cancels both and waits, at most
 // timeout, for the jobs the worker is running to finish; a job cut off is
 // claimed again later by a worker.
 func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log *slog.Logger) (stop func(timeout time.Duration)) {
@@ -230,6 +230,7 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log 
 		}
 	}()
 	go sweep(ctx, store, log)
+	go IndexPosts(ctx, store, log)
 	return func(timeout time.Duration) {
 		cancel()
 		select {
