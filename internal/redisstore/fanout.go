@@ -128,16 +128,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	}
 	d := delivery{s: s.DB, post: post, author: author, mustFollow: "0"}
 	if row.post.Visibility == social.OnlyTo {
-		// At most social.MaxAudienceSize users; the script keeps those who
-		// follow, and those who mute the author are left out here.
-		d.mustFollow = "1"
-		if len(only) > 0 {
-			only, err = s.notMuting(ctx, author, only)
-		}
-		if err != nil {
-			return fmt.Errorf("load audience of post %s: %w", post, err)
-		}
-		return d.send(ctx, only)
+		return s.sendToAudience(ctx, d, only)
 	}
 	var excluded map[string]bool
 	if row.post.Visibility == social.NotTo {
@@ -151,6 +142,20 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		}
 	}
 	return d.toFollowers(ctx, excluded)
+}
+
+// sendToAudience delivers an ONLY_TO post to its audience, only (at most
+// social.MaxAudienceSize users): the script keeps those who follow, and
+// those who mute the author are left out here.
+func (s *FanoutService) sendToAudience(ctx context.Context, d delivery, only []string) error {
+	d.mustFollow = "1"
+	if len(only) > 0 {
+		var err error
+		if only, err = s.notMuting(ctx, d.author, only); err != nil {
+			return fmt.Errorf("load audience of post %s: %w", d.post, err)
+		}
+	}
+	return d.send(ctx, only)
 }
 
 // deliveriesInFlight is how many delivery calls a fan-out keeps in flight:
