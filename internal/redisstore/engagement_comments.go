@@ -44,7 +44,7 @@ func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, co
 	if err != nil {
 		return nil, err
 	}
-	mentions, err := s.resolveMentions(ctx, viewerID, content)
+	mentions, err := resolveMentions(ctx, s.rdb, s.keys, viewerID, content)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 	if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
 		return nil, fmt.Errorf("index comment %s: %w", id, err)
 	}
-	created := s.now().UTC()
+	created := s.set.now().UTC()
 	row := commentRow{comment: social.Comment{AuthorID: viewerID, Content: content, CreatedAt: created}, mentions: mentions}
 	retry := s.commentRetryKey(postID, viewerID, content)
 	// Twice at most: an earlier comment deleted since is no answer.
@@ -176,9 +176,9 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 func (s *EngagementService) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string) error {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if postAuthor != "" {
-			s.queueNote(ctx, p, social.NoteComment, id, postID, author, postAuthor)
+			queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteComment, id, postID, author, postAuthor)
 		}
-		s.queueNote(ctx, p, social.NoteMention, id, postID, author, mentions...)
+		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteMention, id, postID, author, mentions...)
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
@@ -284,6 +284,6 @@ func (s *EngagementService) PostComments(ctx context.Context, postID string, p s
 // PostCommentsPage is PostComments with the comments themselves, in one
 // round trip.
 func (s *EngagementService) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
-	pg, err := s.listPage(ctx, "", readplan.ListKey{List: readplan.ListComments, Parent: postID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, "", readplan.ListKey{List: readplan.ListComments, Parent: postID, Page: p})
 	return pg.Comments, err
 }

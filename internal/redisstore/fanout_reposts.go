@@ -74,7 +74,7 @@ func (s *FanoutService) removePlainReposts(ctx context.Context, original string,
 			continue
 		}
 		row.post.ID = id
-		if err := s.removePost(ctx, &row.post); err != nil {
+		if err := s.posts.removePost(ctx, &row.post); err != nil {
 			return fmt.Errorf("delete plain repost %s of post %s: %w", id, original, err)
 		}
 	}
@@ -97,5 +97,5 @@ func (s *FanoutService) orphanPlainRepost(ctx context.Context, post string, p *s
 		return false, nil
 	}
 	p.ID = post
-	return true, s.removePost(ctx, p)
+	return true, s.posts.removePost(ctx, p)
 }

@@ -58,11 +58,11 @@ func postIndexKeys(k Keys, author string, vis social.Visibility, only []string) 
 // queueUnindex queues taking post id of author out of UserPosts and every
 // set of the index that may hold it (only: the readers its ONLY_TO
 // audience lists, nil when not known yet). ZREM is idempotent.
-func (s *DB) queueUnindex(ctx context.Context, p redis.Pipeliner, author, id string, only []string) {
-	p.ZRem(ctx, s.keys.UserPosts(author), id)
-	p.ZRem(ctx, s.keys.PublicPosts(author), id)
-	p.ZRem(ctx, s.keys.NotToPosts(author), id)
-	for _, key := range postIndexKeys(s.keys, author, social.OnlyTo, only) {
+func queueUnindex(ctx context.Context, p redis.Pipeliner, k Keys, author, id string, only []string) {
+	p.ZRem(ctx, k.UserPosts(author), id)
+	p.ZRem(ctx, k.PublicPosts(author), id)
+	p.ZRem(ctx, k.NotToPosts(author), id)
+	for _, key := range postIndexKeys(k, author, social.OnlyTo, only) {
 		p.ZRem(ctx, key, id)
 	}
 }
@@ -114,11 +114,11 @@ type authorWindow struct {
 // reader may see them: the author reads UserPosts, an anonymous reader
 // ("") PublicPosts, anyone else the reader's index (authorWindowScript).
 // One command in the author's slot either way.
-func (s *DB) queueAuthorWindow(ctx context.Context, p redis.Pipeliner, author, reader string, w authorWindow) *authorRead {
+func queueAuthorWindow(ctx context.Context, p redis.Pipeliner, k Keys, author, reader string, w authorWindow) *authorRead {
 	if reader == author || reader == "" {
-		key := s.keys.UserPosts(author)
+		key := k.UserPosts(author)
 		if reader == "" {
-			key = s.keys.PublicPosts(author)
+			key = k.PublicPosts(author)
 		}
 		if w.newestFirst {
 			return &authorRead{plain: p.ZRevRangeByScore(ctx, key, &redis.ZRangeBy{Max: w.from, Min: w.to, Count: int64(w.count)})}
@@ -129,17 +129,17 @@ func (s *DB) queueAuthorWindow(ctx context.Context, p redis.Pipeliner, author, r
 	if w.newestFirst {
 		dir = "rev"
 	}
-	keys := []string{s.keys.PublicPosts(author), s.keys.NotToPosts(author), s.keys.OnlyToPosts(author, reader)}
+	keys := []string{k.PublicPosts(author), k.NotToPosts(author), k.OnlyToPosts(author, reader)}
 	return &authorRead{merged: authorWindowScript.EvalSha(ctx, p, keys, w.from, w.to, w.count, dir)}
 }
 
 // onlyAudience is the audience of post id when vis is ONLY_TO (nil
 // otherwise): what the post's index sets are named by.
-func (s *DB) onlyAudience(ctx context.Context, id string, vis social.Visibility) ([]string, error) {
+func onlyAudience(ctx context.Context, rdb redis.UniversalClient, k Keys, id string, vis social.Visibility) ([]string, error) {
 	if vis != social.OnlyTo {
 		return nil, nil
 	}
-	only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(id)).Result()
+	only, err := rdb.SMembers(ctx, k.PostOnlyTo(id)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load audience of post %s: %w", id, err)
 	}
@@ -150,13 +150,13 @@ func (s *DB) onlyAudience(ctx context.Context, id string, vis social.Visibility)
 // audience (PostOnlyTo, empty for a post of another visibility). The
 // delete job runs it before it deletes the audience: a job cut short
 // runs it again.
-func (s *DB) unindexOnlyTo(ctx context.Context, post, author string) error {
-	only, err := s.onlyAudience(ctx, post, social.OnlyTo)
+func (s *FanoutService) unindexOnlyTo(ctx context.Context, post, author string) error {
+	only, err := onlyAudience(ctx, s.rdb, s.keys, post, social.OnlyTo)
 	if err != nil || len(only) == 0 {
 		return err
 	}
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		s.queueUnindex(ctx, p, author, post, only)
+		queueUnindex(ctx, p, s.keys, author, post, only)
 		return nil
 	})
 	if err != nil {

@@ -121,7 +121,7 @@ func (s *DB) indexPosts(ctx context.Context, author string, ids []string) error 
 	}); err != nil {
 		return fmt.Errorf("read audiences of posts of user %s: %w", author, err)
 	}
-	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			if vis[i] == "" {
 				continue

@@ -141,10 +141,10 @@ func openUserPages(ctx context.Context, pages []*userPosts, round int) []*userPo
 // from the viewer's part of the reader's index (queueAuthorWindow): no
 // page scans posts addressed only to others.
 func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, open []*userPosts, round int) error {
-	_, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(pl redis.Pipeliner) error {
 		for _, pg := range open {
 			window := authorWindow{from: "(" + strconv.FormatInt(pg.before, 10), to: "-inf", count: pg.count, newestFirst: true}
-			pg.ids = s.queueAuthorWindow(ctx, pl, pg.user, viewerID, window)
+			pg.ids = queueAuthorWindow(ctx, pl, s.keys, pg.user, viewerID, window)
 			other := viewerID != "" && viewerID != pg.user // a signed-in viewer, not the author
 			if round == 0 && other {
 				pg.blocks = [2]*redis.BoolCmd{
@@ -208,7 +208,7 @@ func (s *TimelineService) keepVisible(ctx context.Context, viewerID string, ids,
 		f = nil
 	}
 	uniq, uniqAuthors, at := distinct(ids, authors)
-	posts, err := s.visiblePosts(ctx, viewerID, uniq, uniqAuthors, f)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, uniq, uniqAuthors, f)
 	if err != nil {
 		return err
 	}

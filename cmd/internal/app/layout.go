@@ -28,12 +28,18 @@ func MigrateProfiles(ctx context.Context, store *redisstore.DB, log *slog.Logger
 	}
 }
 
+// PostIndexer backfills the reader's index
+// (redisstore.DB.MigratePostIndexes).
+type PostIndexer interface {
+	MigratePostIndexes(ctx context.Context) (int64, error)
+}
+
 // IndexPosts puts posts written before the reader's index existed into
 // it (redisstore.DB.MigratePostIndexes), in the background: pages of
 // signed-in readers list such posts once it has passed their author. A
 // run cut short resumes where it stopped; once done, a start costs one
 // read. When Redis fails meanwhile, it is tried again every second.
-func IndexPosts(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
+func IndexPosts(ctx context.Context, store PostIndexer, log *slog.Logger) {
 	everySecondNow(ctx, func() bool {
 		n, err := store.MigratePostIndexes(ctx)
 		if err != nil {
