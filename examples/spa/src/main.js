@@ -13,13 +13,14 @@ import { LiveStream } from './live.js';
 import { Notifications } from './notifications.js';
 import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
+import { ProfileSettings } from './settings.js';
 
 const PAGE = 10;
 
 const POST_FIELDS = gql`
   fragment PostFields on Post {
     id content createdAt visibility
-    author { id name }
+    author { id name displayName avatar(size: 48) { url } }
     media { id kind url mimeType width height duration alt }
     location { name }
     repostOf { id content author { name } }
@@ -84,6 +85,16 @@ $('login').addEventListener('submit', async (ev) => {
   }
 });
 $('logout').addEventListener('click', () => session.logout());
+
+const profileSettings = new ProfileSettings({
+  client, session, endpoint,
+  form: $('profile-form'), preview: $('profile-preview'), status: $('profile-status'), error: $('profile-error'),
+});
+$('settings-open').addEventListener('click', () => {
+  const open = $('settings').hidden;
+  $('settings').hidden = !open;
+  if (open) profileSettings.load();
+});
 session.addEventListener('change', render);
 
 $('compose').addEventListener('submit', async (ev) => {
@@ -120,6 +131,8 @@ async function render() {
   $('home').hidden = !inside;
   $('logout').hidden = !inside;
   $('bell').hidden = !inside;
+  $('settings-open').hidden = !inside;
+  if (!inside) $('settings').hidden = true;
   $('who').textContent = session.user ? `@${session.user.name}` : '';
   if (inside && !started) {
     started = true;
@@ -290,6 +303,8 @@ function renderPost(p) {
     el('blockquote', {}, el('span', { className: 'author', textContent: `@${p.repostOf.author.name}` }), ' ', p.repostOf.content);
   const a = el('article', { className: 'post' },
     el('div', { className: 'meta' },
+      p.author.avatar ? el('img', { className: 'avatar', src: p.author.avatar.url, alt: '', width: 24, height: 24 }) : null,
+      p.author.displayName ? el('span', { className: 'display-name', textContent: `${p.author.displayName} ` }) : null,
       el('span', { className: 'author', textContent: `@${p.author.name}` }),
       ` · ${new Date(p.createdAt).toLocaleString()}`,
       p.visibility === 'PUBLIC' ? null : ` · ${p.visibility === 'ONLY_TO' ? 'only for some' : 'hidden from some'}`),
