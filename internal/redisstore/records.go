@@ -79,6 +79,7 @@ var postRecord = newRecord("post",
 	field[postRow]{"spoiler", mutable, optPtr(func(r *postRow) **string { return &r.post.SpoilerText })},
 	field[postRow]{"sensitive", mutable, flag(func(r *postRow) *bool { return &r.post.Sensitive })},
 	field[postRow]{"edited", mutable, optMillis(func(r *postRow) **time.Time { return &r.post.EditedAt })},
+	field[postRow]{"pinned", mutable, flag(func(r *postRow) *bool { return &r.post.Pinned })},
 )
 
 // userRow is a profile hash (Keys.User) as the store reads and writes it.
