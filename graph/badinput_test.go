@@ -19,6 +19,12 @@ import (
 	"github.com/socialgw/gateway/internal/redisstore"
 )
 
+// The account e-mail mutations of the bad-input table.
+const (
+	changePasswordDoc = `mutation($c: String!, $n: String!) { changePassword(currentPassword: $c, newPassword: $n) { accessToken } }`
+	changeEmailDoc    = `mutation($e: String!, $p: String!) { changeEmail(newEmail: $e, password: $p) }`
+)
+
 // badRequest is one raw request of the bad-input table.
 type badRequest struct {
 	method, path string
@@ -107,6 +113,15 @@ func TestBadInput(t *testing.T) {
 		{"post with a control character", post1("a\x1b[2Jb"), 200, "BAD_USER_INPUT"},
 		{"comment of invisible characters", gql(author.Token, addCommentDoc, map[string]any{"p": post, "c": "\u3164\u200d"}), 200, "BAD_USER_INPUT"},
 		{"bio with an override", gql(author.Token, `mutation($b: String) { updateProfile(input: {bio: $b}) { id } }`, map[string]any{"b": "\u202ehi"}), 200, "BAD_USER_INPUT"},
+		{"changePassword with a wrong password", gql(author.Token, changePasswordDoc, map[string]any{"c": "wrong password", "n": "a new password"}), 200, "BAD_USER_INPUT"},
+		{"changePassword to a short password", gql(author.Token, changePasswordDoc, map[string]any{"c": gatewaytest.Password, "n": "short"}), 200, "BAD_USER_INPUT"},
+		{"resetPassword with a forged token", gql("", `mutation($t: String!) { resetPassword(token: $t, newPassword: "a new password") { accessToken } }`,
+			map[string]any{"t": "r" + author.ID + "." + strings.Repeat("A", 43)}), 200, "BAD_USER_INPUT"},
+		{"verifyEmail with a forged token", gql("", `mutation($t: String!) { verifyEmail(token: $t) { id } }`,
+			map[string]any{"t": "v" + author.ID + "." + strings.Repeat("A", 43)}), 200, "BAD_USER_INPUT"},
+		{"changeEmail to a taken address", gql(author.Token, changeEmailDoc, map[string]any{"e": "Alice.FW@example.com", "p": gatewaytest.Password}), 200, "CONFLICT"},
+		{"changeEmail with a wrong password", gql(author.Token, changeEmailDoc, map[string]any{"e": "new.author@example.com", "p": "wrong password"}), 200, "BAD_USER_INPUT"},
+		{"requestPasswordReset of a malformed address", gql("", `mutation { requestPasswordReset(email: "not an address") }`, nil), 200, "BAD_USER_INPUT"},
 		{"display name with an override", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d, bio: "kept out"}) { id } }`, map[string]any{"d": "\u202egnp.exe"}), 200, "BAD_USER_INPUT"},
 		{"display name on two lines", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": "a\nb"}), 200, "BAD_USER_INPUT"},
 		{"display name too long", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": strings.Repeat("n", 51)}), 200, "BAD_USER_INPUT"},

@@ -146,6 +146,14 @@ func userRules() map[string]fieldRule {
 			fr.nullable(Email(fr.l, u))
 			return true
 		})},
+		"emailVerified": {render: render[*social.User](func(fr *fastRenderer, _ graphql.CollectedField, u *social.User) bool {
+			if v, ok := EmailVerified(fr.l, u); ok {
+				fr.bool(v)
+			} else {
+				fr.null()
+			}
+			return true
+		})},
 		"followersCount":  {user: counts},
 		"followingCount":  {user: counts},
 		"postsCount":      {user: readplan.UserWants{Counts: true, Relations: true}},
@@ -198,6 +206,12 @@ func valueType(f graphql.CollectedField) string {
 
 // Email is a user's e-mail address, shown to its owner only.
 func Email(l *loader.Loaders, u *social.User) (string, bool) { return u.Email, l.IsSelf(u.ID) }
+
+// EmailVerified says whether a user's address is confirmed, to its owner
+// only.
+func EmailVerified(l *loader.Loaders, u *social.User) (bool, bool) {
+	return u.EmailVerified, l.IsSelf(u.ID)
+}
 
 // Bio is a user's bio; an empty one reads null.
 func Bio(u *social.User) (string, bool) { return u.Bio, u.Bio != "" }

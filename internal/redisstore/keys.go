@@ -75,6 +75,34 @@ func (k Keys) Session(family string) string { return k.prefix + "sess:{" + famil
 // Denied marks a revoked access token id until the token expires.
 func (k Keys) Denied(jti string) string { return k.prefix + "deny:{" + jti + "}" }
 
+// MailToken is the hash of u's pending e-mail token of a purpose
+// ("verify": an address to confirm; "reset": a password reset): the
+// token's SHA-256 (h), its expiry in ms (x) and the address it was mailed
+// to (e). Only a hash is kept; a new token replaces the previous one.
+// Expires with the token (mail.go).
+func (k Keys) MailToken(u, purpose string) string { return k.userKey(u, ":mail:"+purpose) }
+
+// EmailPending maps a user id to the address reserved for its pending
+// e-mail change and the reservation's expiry (JSON [address, ms]); the
+// address maps to "~<id>" in Emails meanwhile (mail.go).
+func (k Keys) EmailPending() string { return k.prefix + "{acct}:emailpend" }
+
+// UserSessions is the set of u's sessions (Session names), so a password
+// change or reset ends them all; entries of sessions that expired are
+// pruned as new ones are added (session_index.go).
+func (k Keys) UserSessions(u string) string { return k.userKey(u, ":sessions") }
+
+// MailQueue is the stream of account e-mails to send, read by the
+// fan-out workers (internal/fanout) in a consumer group of its own; its
+// dead-letter stream and its workers' liveness keys share its slot.
+func (k Keys) MailQueue() string { return k.prefix + "{mail}:jobs" }
+
+// MailDead is MailQueue's dead-letter stream.
+func (k Keys) MailDead() string { return k.prefix + "{mail}:dead" }
+
+// MailAlive prefixes the liveness keys of MailQueue's workers.
+func (k Keys) MailAlive() string { return k.prefix + "{mail}:alive:" }
+
 // Social graph (all in the owning user's slot).
 
 // Following is the zset of users u follows, scored by follow time (ms).

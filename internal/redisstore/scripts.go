@@ -25,6 +25,12 @@ var (
 	updateIfExistsScript  = newScript("update_if_exists.lua")
 	updateProfileScript   = newScript("update_profile.lua")
 
+	// Account e-mails: tokens and address changes (mail.go).
+	mailResetScript    = newScript("mail_reset.lua")
+	mailConfirmScript  = newScript("mail_confirm.lua")
+	emailReserveScript = newScript("email_reserve.lua")
+	emailSettleScript  = newScript("email_settle.lua")
+
 	// Sessions and persisted queries (session.go, apq.go).
 	rotateScript = newScript("rotate_session.lua")
 	apqAddScript = newScript("apq_add.lua")

@@ -179,12 +179,16 @@ type WorkerConfig struct {
 	StatsEvery time.Duration
 	// Media is where deleted posts' files are removed from.
 	Media Media
+	// Mail is how the worker sends the account e-mails it takes from
+	// the mail queue.
+	Mail Mail
 }
 
 // Settings binds every setting of cmd/worker.
 func (c *WorkerConfig) Settings() []Setting {
 	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
 	list = append(list, c.Media.Settings()...)
+	list = append(list, c.Mail.Settings()...)
 	return append(list, Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
 }
 
@@ -201,6 +205,9 @@ func ParseWorker(args []string, getenv func(string) string, out io.Writer) (*Wor
 		return nil, errors.New("REDIS_URL is required")
 	}
 	if err := c.Common.Check(DefaultRedisWait); err != nil {
+		return nil, err
+	}
+	if err := c.Mail.Check(); err != nil {
 		return nil, err
 	}
 	return c, c.Feed.Finish()
