@@ -110,10 +110,14 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		deliverToLists(ctx, s.rdb, s.keys, post, author)); err != nil {
 		return err
 	}
+	only, err := onlyAudience(ctx, s.rdb, s.keys, post, row.post.Visibility)
+	if err != nil {
+		return err
+	}
 	if isNil(listed.Err()) {
 		// createPost stopped after queueing this job: finish its writes.
 		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
-			s.posts.queuePublished(ctx, p, post, author, repost, row.post.Visibility)
+			s.posts.queuePublished(ctx, p, post, author, repost, row.post.Visibility, only)
 			return nil
 		}); err != nil {
 			return fmt.Errorf("publish post %s: %w", post, err)
@@ -135,26 +139,16 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 			return nil
 		}
 	}
-	return s.deliverByAudience(ctx, post, author, row.post.Visibility)
+	return s.deliverByAudience(ctx, post, author, row.post.Visibility, only)
 }
 
 // deliverByAudience pushes post to the home lists its audience reaches:
 // the listed users who follow the author for ONLY_TO, every follower but
 // the excluded ones otherwise.
-func (s *FanoutService) deliverByAudience(ctx context.Context, post, author string, vis social.Visibility) error {
+func (s *FanoutService) deliverByAudience(ctx context.Context, post, author string, vis social.Visibility, only []string) error {
 	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
 	if vis == social.OnlyTo {
-		// At most social.MaxAudienceSize users; the script keeps those who
-		// follow, and those who mute the author are left out here.
-		d.mustFollow = "1"
-		only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(post)).Result()
-		if err == nil && len(only) > 0 {
-			only, err = s.notMuting(ctx, author, only)
-		}
-		if err != nil {
-			return fmt.Errorf("load audience of post %s: %w", post, err)
-		}
-		return d.send(ctx, only)
+		return s.sendToAudience(ctx, d, only)
 	}
 	var excluded map[string]bool
 	if vis == social.NotTo {
@@ -168,6 +162,20 @@ func (s *FanoutService) deliverByAudience(ctx context.Context, post, author stri
 		}
 	}
 	return d.toFollowers(ctx, excluded)
+}
+
+// sendToAudience delivers an ONLY_TO post to its audience, only (at most
+// social.MaxAudienceSize users): the script keeps those who follow, and
+// those who mute the author are left out here.
+func (s *FanoutService) sendToAudience(ctx context.Context, d delivery, only []string) error {
+	d.mustFollow = "1"
+	if len(only) > 0 {
+		var err error
+		if only, err = s.notMuting(ctx, d.author, only); err != nil {
+			return fmt.Errorf("load audience of post %s: %w", d.post, err)
+		}
+	}
+	return d.send(ctx, only)
 }
 
 // deliveriesInFlight is how many delivery calls a fan-out keeps in flight:

@@ -165,6 +165,20 @@ func (k Keys) UserPosts(u string) string { return k.userKey(u, ":posts") }
 // with UserPosts.
 func (k Keys) PublicPosts(u string) string { return k.userKey(u, ":pubposts") }
 
+// The reader's index of u's posts (postindex.go): PublicPosts, NotToPosts
+// and OnlyToPosts split UserPosts by audience, so that a signed-in
+// reader's scan of u's posts merges PublicPosts, NotToPosts and
+// OnlyToPosts(u, reader) and never reads a post addressed only to others.
+// All in u's slot, written with UserPosts in one script.
+
+// NotToPosts is u's NOT_TO posts (visible to every signed-in reader their
+// audience does not list), scored by id.
+func (k Keys) NotToPosts(u string) string { return k.userKey(u, ":notposts") }
+
+// OnlyToPosts is u's ONLY_TO posts whose audience lists reader, scored by
+// id: one zset per (author, listed reader) pair.
+func (k Keys) OnlyToPosts(u, reader string) string { return k.userKey(u, ":onlyto:"+reader) }
+
 // Home is u's home timeline as filled by fan-out, capped; in hybrid mode
 // it expires with HomeMark when u stops reading (timeline_homelist.go).
 func (k Keys) Home(u string) string { return k.userKey(u, ":home") }
