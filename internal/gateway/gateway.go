@@ -211,6 +211,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Posts:      postsAndPages{store.PostService, store.TimelineService},
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
+		Curation:   store.CurationService,
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
 	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles,
@@ -341,10 +342,11 @@ type loaderReads struct {
 	*redisstore.PostService
 	*redisstore.EngagementService
 	*redisstore.TimelineService
+	*redisstore.CurationService
 }
 
 func newLoaderReads(s *redisstore.Store) loaderReads {
-	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService}
+	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.CurationService}
 }
 
 // livePages is what a live timeline reads: the live service's channels
@@ -364,6 +366,7 @@ var (
 	_ graph.Posts         = postsAndPages{}
 	_ graph.Engagement    = (*redisstore.EngagementService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
+	_ graph.Curation      = (*redisstore.CurationService)(nil)
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)
 	_ httpapi.PostReader  = (*redisstore.PostService)(nil)

@@ -48,6 +48,7 @@ const (
 	ListCommonFollowing List = "commonFollowing" // User.commonFollowing (With is the other user)
 	ListLikers          List = "likers"          // Post.likers
 	ListComments        List = "comments"        // Post.comments
+	ListMembers         List = "members"         // List.members (Parent is "<owner>:<list id>")
 )
 
 // ListKey is one page of one list of one parent object, the key the list

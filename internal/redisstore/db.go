@@ -72,6 +72,7 @@ type Store struct {
 	*LiveService
 	*FanoutService
 	*NotificationService
+	*CurationService
 }
 
 // New returns every service over one DB on rdb whose keys start with
@@ -80,7 +81,7 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	db := Open(rdb, prefix)
 	c, k, set := db.rdb, db.keys, db.set
 	posts := &PostService{rdb: c, keys: k, set: set}
-	return &Store{DB: db,
+	st := &Store{DB: db,
 		AccountService:      &AccountService{rdb: c, keys: k, set: set},
 		SessionService:      &SessionService{rdb: c, keys: k},
 		GraphService:        &GraphService{rdb: c, keys: k, set: set},
@@ -91,6 +92,8 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		FanoutService:       &FanoutService{rdb: c, keys: k, set: set, posts: posts},
 		NotificationService: &NotificationService{rdb: c, keys: k, set: set},
 	}
+	st.CurationService = NewCurationService(st.TimelineService)
+	return st
 }
 
 // isCluster reports whether rdb is a Redis Cluster client, where a step

@@ -14,6 +14,7 @@ import { Notifications } from './notifications.js';
 import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
 import { ProfileSettings } from './settings.js';
+import { Curation } from './curation.js';
 
 const PAGE = 10;
 
@@ -24,7 +25,7 @@ const POST_FIELDS = gql`
     media { id kind url mimeType width height duration alt }
     location { name }
     repostOf { id content author { name } }
-    likesCount viewerHasLiked commentsCount
+    likesCount viewerHasLiked commentsCount viewerHasBookmarked pinned
     comments(first: 3) { edges { node { id content createdAt author { name } } } }
   }`;
 const HOME = gql`
@@ -41,6 +42,16 @@ const NEWER = gql`
       edges { cursor node { ...PostFields } }
       pageInfo { hasPreviousPage startCursor }
     }
+  }
+  ${POST_FIELDS}`;
+const BOOKMARKS = gql`
+  query Bookmarks($first: Int!) {
+    bookmarks(first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
+  }
+  ${POST_FIELDS}`;
+const LIST_TIMELINE = gql`
+  query ListTimeline($id: ID!, $first: Int!) {
+    listTimeline(listId: $id, first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
   }
   ${POST_FIELDS}`;
 const LIVE = print(gql`subscription Live($since: ID) { timelineUpdated(since: $since) { ...PostFields } } ${POST_FIELDS}`);
@@ -160,6 +171,7 @@ async function render() {
     cursor = null;
     hasNext = true;
     shown.clear();
+    curation.show('home');
     $('posts').replaceChildren();
     $('more').textContent = '';
   }
@@ -211,6 +223,11 @@ const timelineLive = new LiveStream({
   },
   catchUp,
   status: setLive,
+});
+
+const curation = new Curation({
+  client, el, showError, renderPost, bookmarks: BOOKMARKS, listTimeline: LIST_TIMELINE, me: () => session.user,
+  panel: $('curation'), nav: $('views'), home: [$('compose'), $('posts'), $('more')],
 });
 
 const notifications = new Notifications({
@@ -312,7 +329,7 @@ function renderPost(p) {
     el('div', { className: 'content', textContent: p.content }),
     renderMedia(p.media, el),
     original,
-    el('div', { className: 'actions' }, likeBtn, count),
+    el('div', { className: 'actions' }, likeBtn, count, ...curation.buttons(p)),
     comments, form);
   a.dataset.id = p.id;
   a.dataset.author = p.author.name;
