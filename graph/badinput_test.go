@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
+	"mime/multipart"
 	"net/url"
 	"strings"
 	"testing"
@@ -181,6 +182,12 @@ func TestBadInput(t *testing.T) {
 		{"like a post hidden by a block", gql(blocked.Token, likeDoc, map[string]any{"p": post}), 200, "NOT_FOUND"},
 		{"comment on a post hidden by a block", gql(blocked.Token, addCommentDoc, map[string]any{"p": post, "c": "hi"}), 200, "NOT_FOUND"},
 		{"repost of a post hidden by a block", gql(blocked.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "x", "repostOf": post}}), 200, "NOT_FOUND"},
+		// Values gqlgen cannot coerce into an argument's type.
+		{"post media file sent as a string", gql(author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "x", "media": []any{map[string]any{"file": "not a file"}}}}), 200, "BAD_USER_INPUT"},
+		{"post media file as a string literal", gql(author.Token, `mutation { createPost(input: {content: "x", media: [{file: "not a file"}]}) { id } }`, nil), 200, "BAD_USER_INPUT"},
+		{"avatar sent as a string", gql(author.Token, avatarDoc, map[string]any{"f": "not a file"}), 200, "BAD_USER_INPUT"},
+		{"avatar sent as a number", gql(author.Token, avatarDoc, map[string]any{"f": 7}), 200, "BAD_USER_INPUT"},
+		{"avatar as a string over multipart", multipartRequest(t, author.Token, avatarDoc, `{"f":"not a file"}`), 200, "BAD_USER_INPUT"},
 		// Paging.
 		{"first over 100", gql(author.Token, `{ timeline(first: 101) { pageInfo { hasNextPage } } }`, nil), 200, "BAD_USER_INPUT"},
 		{"first of 0", gql(author.Token, `{ timeline(first: 0) { pageInfo { hasNextPage } } }`, nil), 200, "BAD_USER_INPUT"},
@@ -215,4 +222,26 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// avatarDoc sets the avatar from the variable $f.
+const avatarDoc = `mutation($f: Upload) { updateProfile(input: {avatar: $f}) { id } }`
+
+// multipartRequest is a multipart GraphQL request (the upload transport)
+// of doc and its variables, with no file.
+func multipartRequest(t *testing.T, token, doc, vars string) badRequest {
+	t.Helper()
+	var b strings.Builder
+	mw := multipart.NewWriter(&b)
+	if err := mw.WriteField("operations", `{"query":`+quote(doc)+`,"variables":`+vars+`}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.WriteField("map", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := map[string]string{"Content-Type": mw.FormDataContentType(), "GraphQL-Require-Preflight": "1", "Authorization": "Bearer " + token}
+	return badRequest{method: "POST", path: "/query", header: h, body: b.String()}
 }

@@ -31,10 +31,9 @@ type Accounts interface {
 	CanPost(ctx context.Context, userID string) error
 }
 
-// Profiles finds users by name and edits profiles.
+// Profiles finds users by name.
 type Profiles interface {
 	UserIDByName(ctx context.Context, name string) (string, error)
-	UpdateBio(ctx context.Context, userID, bio string) error
 }
 
 // Graph is the social graph: follows, blocks and mutes. Its lists are
