@@ -18,7 +18,7 @@ import (
 
 // TestSlowBodyAttack measures the slow-body attack against a gateway
 // process with PRODUCTION=true and the default body settings
-// (docs/performance.md, "Hostile requests"): connections that each
+// (docs/performance-attacks.md): connections that each
 // announce a 1 MiB JSON body and send one byte every 5 s, 64 from
 // 127.0.0.1, then 256 spread over 127.0.0.2–5, while 127.0.0.6 sends a
 // `{ __typename }` POST every half second. Every probe must be served;
