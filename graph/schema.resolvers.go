@@ -26,6 +26,16 @@ func (r *commentResolver) Author(ctx context.Context, obj *social.Comment) (*soc
 	return loadUser(ctx, obj.AuthorID)
 }
 
+// InReplyTo is the resolver for the inReplyTo field.
+func (r *commentResolver) InReplyTo(ctx context.Context, obj *social.Comment) (*social.Comment, error) {
+	return answered(ctx, obj)
+}
+
+// Replies is the resolver for the replies field.
+func (r *commentResolver) Replies(ctx context.Context, obj *social.Comment, first *int, after *string) (*model.CommentConnection, error) {
+	return r.read.ReplyList(ctx, obj, first, after)
+}
+
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, input model.RegisterInput) (*model.AuthPayload, error) {
 	res, err := r.Accounts.Register(ctx, input.Name, input.Email, input.Password)
@@ -126,6 +136,15 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, e
 	return id, nil
 }
 
+// EditPost is the resolver for the editPost field.
+func (r *mutationResolver) EditPost(ctx context.Context, id string, input model.EditPostInput) (*social.Post, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Edits.EditPost(ctx, v.UserID, id, editInput(input))
+}
+
 // LikePost is the resolver for the likePost field.
 func (r *mutationResolver) LikePost(ctx context.Context, postID string) (*social.Post, error) {
 	return r.likeEdit(ctx, postID, r.Engagement.Like)
@@ -137,12 +156,17 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*soci
 }
 
 // AddComment is the resolver for the addComment field.
-func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string) (*social.Comment, error) {
+func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, inReplyTo *string) (*social.Comment, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Engagement.AddComment(ctx, v.UserID, postID, content)
+	var c *social.Comment
+	if inReplyTo != nil && *inReplyTo != "" {
+		c, err = r.Replies.AddReply(ctx, v.UserID, postID, content, *inReplyTo)
+	} else {
+		c, err = r.Engagement.AddComment(ctx, v.UserID, postID, content)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -310,6 +334,11 @@ func (r *postResolver) Source(ctx context.Context, obj *social.Post) (*string, e
 // Mentions is the resolver for the mentions field.
 func (r *postResolver) Mentions(ctx context.Context, obj *social.Post) ([]*social.User, error) {
 	return usersByID(ctx, obj.Mentions)
+}
+
+// Edits is the resolver for the edits field.
+func (r *postResolver) Edits(ctx context.Context, obj *social.Post) ([]*social.PostEdit, error) {
+	return postEdits(ctx, obj)
 }
 
 // Me is the resolver for the me field.

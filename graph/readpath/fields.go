@@ -122,6 +122,9 @@ func postRules() map[string]fieldRule {
 		"spoilerText": {},
 		"sensitive":   {},
 		"editedAt":    {},
+		// Read through the request's loader of edits, which batches a
+		// level's posts.
+		"edits": {},
 	}
 }
 
@@ -162,6 +165,9 @@ func commentRules() map[string]fieldRule {
 				return fr.user(f.Selections, fr.page.Users[c.AuthorID])
 			})},
 		"post": {reach: reachPosts},
+		// The answered comment is read through the comments loader.
+		"inReplyTo": {},
+		"replies":   {list: readplan.ListReplies},
 	}
 }
 

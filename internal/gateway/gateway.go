@@ -210,6 +210,8 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Graph:      store.GraphService,
 		Posts:      postsAndPages{store.PostService, store.TimelineService},
 		Engagement: store.EngagementService,
+		Edits:      store.EditService,
+		Replies:    store.ReplyService,
 		Notes:      store.NotificationService,
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
@@ -332,18 +334,19 @@ type postsAndPages struct {
 }
 
 // loaderReads is what the loaders read through (loader.Reader): the batch
-// reads of the services that own users, the graph, posts, engagement and
-// timelines.
+// reads of the services that own users, the graph, posts, engagement,
+// timelines and posts' edits.
 type loaderReads struct {
 	*redisstore.AccountService
 	*redisstore.GraphService
 	*redisstore.PostService
 	*redisstore.EngagementService
 	*redisstore.TimelineService
+	*redisstore.EditService
 }
 
 func newLoaderReads(s *redisstore.Store) loaderReads {
-	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService}
+	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.EditService}
 }
 
 // livePages is what a live timeline reads: the live service's channels
@@ -362,6 +365,8 @@ var (
 	_ graph.Graph         = (*redisstore.GraphService)(nil)
 	_ graph.Posts         = postsAndPages{}
 	_ graph.Engagement    = (*redisstore.EngagementService)(nil)
+	_ graph.Edits         = (*redisstore.EditService)(nil)
+	_ graph.Replies       = (*redisstore.ReplyService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)

@@ -68,19 +68,24 @@ type Store struct {
 	*LiveService
 	*FanoutService
 	*NotificationService
+	*EditService
+	*ReplyService
 }
 
 // New returns every service over one DB on rdb whose keys start with
 // prefix.
 func New(rdb redis.UniversalClient, prefix string) *Store {
 	db := Open(rdb, prefix)
-	return &Store{DB: db,
+	st := &Store{DB: db,
 		AccountService: &AccountService{db}, SessionService: &SessionService{rdb: db.rdb, keys: db.keys},
 		GraphService: &GraphService{db}, PostService: &PostService{db},
 		EngagementService: &EngagementService{db}, TimelineService: &TimelineService{db},
 		LiveService: &LiveService{db}, FanoutService: &FanoutService{db},
 		NotificationService: &NotificationService{db},
+		EditService:         NewEditService(db),
 	}
+	st.ReplyService = NewReplyService(db, st.EngagementService)
+	return st
 }
 
 // cluster reports whether the store runs on Redis Cluster, where a step

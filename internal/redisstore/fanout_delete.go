@@ -24,7 +24,7 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 		return err
 	}
 	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post))
+		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post), k.PostEdits(post))
 		p.ZRem(ctx, k.UserPosts(author), post)
 		p.ZRem(ctx, k.PublicPosts(author), post)
 		p.LRem(ctx, k.Home(author), 0, entry)
@@ -74,9 +74,9 @@ func (s *FanoutService) deletePostEngagement(ctx context.Context, postID string)
 	const batch = 1000
 	for start := 0; start < len(ids); start += batch {
 		part := ids[start:min(start+batch, len(ids))]
-		keys := make([]string, len(part))
-		for i, id := range part {
-			keys[i] = s.keys.PostComment(postID, id)
+		keys := make([]string, 0, 2*len(part))
+		for _, id := range part {
+			keys = append(keys, s.keys.PostComment(postID, id), s.keys.CommentReplies(postID, id))
 		}
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Del(ctx, keys...)

@@ -13,7 +13,7 @@ import (
 // Lists below objects, read for many parents at once.
 //
 // ListPages serves the list loader: the pages of followers, following,
-// likers and comments of every parent of a query level are one pipeline
+// likers, comments and answers of every parent of a query level are one pipeline
 // (one script run per list, each on its parent's slot), whatever the number
 // of parents and their page sizes. Common following adds a round of
 // ZMSCOREs for all its pages together, and further rounds, within its
@@ -60,6 +60,11 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) {
 					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after, false)
 				}
+			case readplan.ListReplies:
+				var after string
+				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) && social.IsID(k.With) {
+					comments[i] = s.queueReplyRows(ctx, p, k.With, k.Parent, k.Page.First+1, after)
+				}
 			case readplan.ListCommonFollowing:
 				// Made once: a walk pays for its first chunk when made.
 				if common[i] == nil {
@@ -93,7 +98,11 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 			total, e, err := parseEdgePage(edges[i])
 			out[i].Users, errs[i] = edgeConnection(e, firsts[i], total), wrapList(k, err)
 		case comments[i] != nil:
-			c, err := commentsFromReply(k.Parent, firsts[i], comments[i])
+			post := k.Parent
+			if k.List == readplan.ListReplies {
+				post = k.With
+			}
+			c, err := commentsFromReply(post, firsts[i], comments[i])
 			out[i].Comments, errs[i] = c, wrapList(k, err)
 		}
 	}

@@ -47,6 +47,7 @@ var (
 	claimAgeScript     = newScript("repost_claim_age.lua")
 	repostUnlinkScript = newScript("repost_unlink.lua", "counts", "flags")
 	authorPostScript   = newScript("author_post.lua", "home")
+	editPostScript     = newScript("edit_post.lua")
 	// deliverBatchScript delivers to recipients of any slots of one server:
 	// as is on one Redis; on Redis Cluster, deliverBatchClusterScript, the
 	// same with the shebang line Redis 7 requires of a script touching
@@ -89,7 +90,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript, notePostPurge}
 
 //go:embed lua
 var luaFiles embed.FS

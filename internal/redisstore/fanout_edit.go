@@ -1,0 +1,120 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
+)
+
+// editFanout runs an edit job (EditService.EditPost queues it): it tells
+// the users an edit concerns, each step idempotent, so a job run twice
+// changes nothing more.
+//
+//   - Mentions: the users mentioned before the edit (the job's list) and
+//     after (the hash's) have their MENTION made to reflect the post as it
+//     now is: a user newly mentioned who may see the post is told; one no
+//     longer mentioned loses the notification (syncNote reads whether
+//     each is still mentioned).
+//   - Plain reposters get an EDIT notification, one for each edit,
+//     a batch of PostPlainReposts at a time.
+//   - Live subscribers get the post again: it is announced on the
+//     channels its first delivery used (the author's and each follower's
+//     LiveUser, or LivePulled for a pulled author); each subscriber's
+//     gateway checks it at delivery, as any announcement.
+type editFanout struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	feed FeedConfig
+	// fan runs note jobs and walks followers; db announces.
+	fan *FanoutService
+	db  *DB
+}
+
+func newEditFanout(s *FanoutService) *editFanout {
+	return &editFanout{rdb: s.rdb, keys: s.keys, feed: s.feed, fan: s, db: s.DB}
+}
+
+// run carries out one edit job.
+func (e *editFanout) run(ctx context.Context, job map[string]string) error {
+	post, author, stamp := job[jobPost], job[jobAuthor], job[jobEdited]
+	if !social.IsID(post) || !social.IsID(author) || stamp == "" {
+		return fmt.Errorf("malformed edit job %v", job)
+	}
+	hash, err := e.rdb.HMGet(ctx, e.keys.Post(post), postAuthorField, postRecord.name("mentions")).Result()
+	if err != nil {
+		return fmt.Errorf("load edited post %s: %w", post, err)
+	}
+	if a, _ := hash[0].(string); a != author {
+		return nil // deleted since: its delete job takes its notifications
+	}
+	now, _ := hash[1].(string)
+	to := unionIDs(splitIDs(job[jobMentions]), splitIDs(now))
+	if len(to) > 0 {
+		err := e.fan.syncNote(ctx, map[string]string{noteKind: string(social.NoteMention), noteTarget: post, noteActor: author, noteTo: strings.Join(to, ",")})
+		if err != nil {
+			return err
+		}
+	}
+	if err := e.notifyReposters(ctx, post, author, stamp); err != nil {
+		return err
+	}
+	return e.announce(ctx, post, author)
+}
+
+// notifyReposters raises an EDIT notification for each plain reposter.
+func (e *editFanout) notifyReposters(ctx context.Context, post, author, stamp string) error {
+	key := e.keys.PostPlainReposts(post)
+	var cursor uint64
+	for {
+		kv, next, err := e.rdb.HScan(ctx, key, cursor, "", plainRepostsBatch).Result()
+		if err != nil {
+			return fmt.Errorf("list plain reposts of post %s: %w", post, err)
+		}
+		var to []string
+		for i := 0; i+1 < len(kv); i += 2 {
+			to = append(to, kv[i])
+		}
+		if len(to) > 0 {
+			err := e.fan.syncNote(ctx, map[string]string{noteKind: string(social.NoteEdit), noteTarget: post, noteActor: author,
+				noteTo: strings.Join(to, ","), jobEdited: stamp})
+			if err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// announce announces the edited post to live subscribers. Best effort,
+// as every announcement: a subscriber that misses it sees the edit on
+// its next read.
+func (e *editFanout) announce(ctx context.Context, post, author string) error {
+	entry := homeEntry(post, author)
+	celeb, err := e.rdb.HGet(ctx, e.keys.Celebrities(), author).Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("announce edit of post %s: %w", post, err)
+	}
+	e.db.announce(ctx, e.rdb, e.keys.LiveUser(author), entry)
+	if e.feed.Mode == Pull || (e.feed.Mode == Hybrid && celeb != "") {
+		e.db.announce(ctx, e.rdb, e.keys.LivePulled(), entry)
+		return nil
+	}
+	return e.db.eachFollowers(ctx, author, true, func(batch []string) error {
+		_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, f := range batch {
+				e.db.announce(ctx, p, e.keys.LiveUser(f), entry)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("announce edit of post %s: %w", post, err)
+		}
+		return nil
+	})
+}
