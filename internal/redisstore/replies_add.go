@@ -85,10 +85,10 @@ func (s *ReplyService) check(ctx context.Context, viewerID, postID, inReplyTo st
 		return nil, "", social.Errorf(social.NotFound, "post %s not found", postID)
 	}
 	switch on := index.Val(); {
+	case on != "" && on != postID:
+		return nil, "", social.Errorf(social.BadUserInput, "comment %s is not a comment of post %s: an answer is on the post of the comment it answers", inReplyTo, postID)
 	case on == "" || author.Val() == "":
 		return nil, "", social.Errorf(social.NotFound, "comment %s not found", inReplyTo)
-	case on != postID:
-		return nil, "", social.Errorf(social.BadUserInput, "comment %s is not a comment of post %s: an answer is on the post of the comment it answers", inReplyTo, postID)
 	}
 	if v.blocks != nil && slices.Contains(v.blocks.Val(), author.Val()) {
 		return nil, "", social.Errorf(social.NotFound, "comment %s not found", inReplyTo)
