@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -88,5 +89,29 @@ func TestRepliesRoundTrips(t *testing.T) {
 			t.Errorf("round trips per page of the thread: %v, want the same for each", pages)
 			break
 		}
+	}
+}
+
+// TestReferencePageWithConversationFields: the reference page with
+// editedAt, spoilerText and sensitive selected, on a home whose posts
+// were edited and whose comments answer each other, keeps the reference
+// page's round trips, and its commands grow by at most 10 %.
+func TestReferencePageWithConversationFields(t *testing.T) {
+	n := newReadPathNet(t, redisstore.Push)
+	conversation(t, n)
+	ref := referenceQueryWithFirst(t)
+	with := strings.Replace(ref, "id content createdAt", "id content createdAt editedAt spoilerText sensitive", 1)
+	if with == ref {
+		t.Fatal("the reference query changed: no field list to add to")
+	}
+	n.do(t, n.s.Server, ref, map[string]any{"first": 5}) // warm up the scripts
+	vars := map[string]any{"first": 20}
+	_, rt, cmds := n.do(t, n.s.Server, ref, vars)
+	r, wrt, wcmds := n.do(t, n.s.Server, with, vars)
+	naive, _, _ := n.do(t, n.naive, with, vars)
+	sameAsNaive(t, r, naive)
+	t.Logf("reference page of 20: %d round trips, %d commands; with editedAt, spoilerText, sensitive: %d round trips, %d commands", rt, cmds, wrt, wcmds)
+	if wrt != rt || float64(wcmds) > 1.1*float64(cmds) {
+		t.Errorf("with the conversation fields: %d round trips, %d commands; without: %d, %d", wrt, wcmds, rt, cmds)
 	}
 }
