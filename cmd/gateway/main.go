@@ -134,7 +134,7 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 		return nil, err
 	}
 	gateway.RegisterMediaSweep(reg, sweeper)
-	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store.DB, log), nil
+	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log), nil
 }
 
 // serve listens and serves until ctx ends (then shuts down gracefully),

@@ -44,10 +44,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer rdb.Close()
-	// The worker runs the fan-out service only; the sweep and the
-	// settings check work on the shared value.
-	db := redisstore.Open(rdb, cfg.RedisPrefix)
-	jobs := &redisstore.FanoutService{DB: db}
+	// The worker runs the fan-out service (and the media sweep's post
+	// reads); the settings work on the shared value, the sweep on the
+	// services that own the writes it finishes.
+	store := redisstore.New(rdb, cfg.RedisPrefix)
+	db, jobs := store.DB, store.FanoutService
 	if err := db.SetFeed(cfg.Feed.Store); err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		defer closeFiles()
 		db.SetFiles(files)
-		if sweeper, err = cfg.Media.Sweep.Start(ctx, files, &redisstore.PostService{DB: db}, log); err != nil {
+		if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, log); err != nil {
 			return err
 		}
 	} else {
@@ -77,7 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
-	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, db, log)
+	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, store, log)
 	var stats <-chan time.Time // nil: never
 	if cfg.StatsEvery > 0 {
 		tick := time.NewTicker(cfg.StatsEvery)
@@ -94,7 +95,7 @@ loop:
 			log.Error("stopping", "err", stopped)
 			break loop
 		case <-stats:
-			logStats(ctx, log, w, jobs, sweeper)
+			logStats(ctx, log, w, store, sweeper)
 		}
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
@@ -106,7 +107,7 @@ loop:
 
 // logStats logs the worker's counters, the queue's backlog and the media
 // sweep's counters.
-func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redisstore.FanoutService, sweeper *mediastore.Sweeper) {
+func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redisstore.Store, sweeper *mediastore.Sweeper) {
 	queued, dead, err := fanout.BacklogAll(ctx, jobs.Client(), jobs.FanoutQueue())
 	st := w.Stats()
 	attrs := []any{"processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed,

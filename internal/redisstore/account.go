@@ -14,7 +14,11 @@ import (
 
 // AccountService keeps accounts and profiles: registration, credentials,
 // users by id and by name, bios (social.AccountStore, graph.Profiles).
-type AccountService struct{ *DB }
+type AccountService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+}
 
 var _ social.AccountStore = (*AccountService)(nil)
 
@@ -73,13 +77,13 @@ func (s *AccountService) CreateUser(ctx context.Context, in social.NewAccount) (
 		return nil, fmt.Errorf("allocate user id: %w", err)
 	}
 	id := strconv.FormatInt(n, 10)
-	created := s.now().UTC()
+	created := s.set.now().UTC()
 	if err := s.claim(ctx, in, id, created); err != nil {
 		return nil, err
 	}
 	profile := userRow{user: social.User{Name: in.Name, Email: in.Email, CreatedAt: created}, pw: in.PasswordHash}
 	res, err := registerProfileScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id), s.keys.HomeMark(id)},
-		append([]any{created.UnixMilli(), s.homeTTL()}, profileRecord.encode(&profile)...)...,
+		append([]any{created.UnixMilli(), s.set.feed.homeTTL()}, profileRecord.encode(&profile)...)...,
 	).Text()
 	if err != nil {
 		return nil, fmt.Errorf("register %q: write profile: %w", in.Name, err)
@@ -96,7 +100,7 @@ func (s *AccountService) CreateUser(ctx context.Context, in social.NewAccount) (
 
 // claim claims in's name and e-mail for id, settling at most a few
 // abandoned registrations that hold them.
-func (s *DB) claim(ctx context.Context, in social.NewAccount, id string, now time.Time) error {
+func (s *AccountService) claim(ctx context.Context, in social.NewAccount, id string, now time.Time) error {
 	for try := 0; ; try++ {
 		res, err := registerScript.Run(ctx, s.rdb,
 			[]string{s.keys.Names(), s.keys.Emails(), s.keys.RegPending()},
@@ -130,10 +134,10 @@ func (s *DB) claim(ctx context.Context, in social.NewAccount, id string, now tim
 // settleAbandoned finishes (profile written) or rolls back (profile never
 // written; the id is voided first, so it never will be) the registration
 // of id left pending by a process that died or stalled.
-func (s *DB) settleAbandoned(ctx context.Context, id string) error {
+func (s *AccountService) settleAbandoned(ctx context.Context, id string) error {
 	fate, err := registerAbandonScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id)},
 		regVoidTTL.Milliseconds()).Text()
-	s.profiles.Invalidate(s.keys.User(id))
+	s.set.profiles.Invalidate(s.keys.User(id))
 	if err != nil {
 		return fmt.Errorf("settle abandoned registration %s: %w", id, err)
 	}
@@ -142,7 +146,7 @@ func (s *DB) settleAbandoned(ctx context.Context, id string) error {
 
 // settleRegistration removes id's pending entry and, for a VOID fate, the
 // claims it holds.
-func (s *DB) settleRegistration(ctx context.Context, id, fate string) error {
+func (s *AccountService) settleRegistration(ctx context.Context, id, fate string) error {
 	err := registerSettleScript.Run(ctx, s.rdb, []string{s.keys.Names(), s.keys.Emails(), s.keys.RegPending()}, id, fate).Err()
 	if err != nil {
 		return fmt.Errorf("settle registration %s: %w", id, err)
@@ -192,7 +196,7 @@ func (s *AccountService) Users(ctx context.Context, ids []string) ([]*social.Use
 	queued := 0
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			reads[i] = s.queueUser(ctx, p, id)
+			reads[i] = queueUser(ctx, p, s.keys, s.set.profiles, id)
 			if reads[i].queued() {
 				queued++
 			}
@@ -201,7 +205,7 @@ func (s *AccountService) Users(ctx context.Context, ids []string) ([]*social.Use
 	})
 	out := make([]*social.User, len(ids))
 	for i, r := range reads {
-		out[i] = s.user(r)
+		out[i] = r.user()
 	}
 	if err != nil && queued > 0 {
 		return nil, fmt.Errorf("load %d users: %w", len(ids), err)
@@ -222,8 +226,8 @@ func (s *AccountService) UserIDByName(ctx context.Context, name string) (string,
 }
 
 // userIDsByName resolves lower-cased user names: "" for an unknown one.
-func (s *DB) userIDsByName(ctx context.Context, names []string) ([]string, error) {
-	vals, err := s.rdb.HMGet(ctx, s.keys.Names(), names...).Result()
+func userIDsByName(ctx context.Context, rdb redis.UniversalClient, k Keys, names []string) ([]string, error) {
+	vals, err := rdb.HMGet(ctx, k.Names(), names...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("look up %d names: %w", len(names), err)
 	}
@@ -247,7 +251,7 @@ func (s *AccountService) UpdateBio(ctx context.Context, id, bio string) error {
 	n, err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.User(id)}, profileRecord.encodeOnly(&row, profileRecord.strs("bio"))...).Int()
 	// Its author sees the edit at once; other gateways when Redis's
 	// invalidation reaches them.
-	s.profiles.Invalidate(s.keys.User(id))
+	s.set.profiles.Invalidate(s.keys.User(id))
 	if err != nil {
 		return fmt.Errorf("update bio of %s: %w", id, err)
 	}

@@ -116,18 +116,20 @@ func (s *DB) SetFeed(c FeedConfig) error {
 	if c.FanoutShards == 0 {
 		c.FanoutShards = DefaultFanoutShards
 	}
-	s.feed = c
+	s.set.feed = c
 	return nil
 }
 
 // Feed returns the timeline configuration.
-func (s *DB) Feed() FeedConfig { return s.feed }
+func (s *DB) Feed() FeedConfig { return s.set.feed }
 
 // ActiveEvery is how stale a reader's activity mark may get before a read
 // writes it again: a write per hour at most, not per read. A live reader
 // reads this often to stay active.
-func (s *DB) ActiveEvery() time.Duration {
-	return min(time.Hour, s.feed.InactiveAfter/4)
+func (s *DB) ActiveEvery() time.Duration { return s.set.feed.activeEvery() }
+
+func (c FeedConfig) activeEvery() time.Duration {
+	return min(time.Hour, c.InactiveAfter/4)
 }
 
 // ClaimFeed records in Redis the settings of SetFeed that every gateway
@@ -139,7 +141,7 @@ func (s *DB) ActiveEvery() time.Duration {
 // reclaim records this process's settings instead (an intended change,
 // with the other processes stopped).
 func (s *DB) ClaimFeed(ctx context.Context, reclaim bool) error {
-	c := s.feed
+	c := s.set.feed
 	args := []any{boolArg(reclaim),
 		"FANOUT_MODE", string(c.Mode),
 		"CELEBRITY_THRESHOLD", c.CelebrityThreshold,

@@ -20,19 +20,23 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// DB is the value the services of the store share: one Redis client,
-// the key builder, the clock and the settings that several services read
-// (timelines and fan-out, the live announcements, the media files). The
-// service types that need more than the client and keys (AccountService,
-// PostService, ...) embed it, as
-// wtf's SQLite services share one DB. A helper one service alone uses is
-// that service's method, in its files; the methods on DB are those
-// several share (a post's visibility, the row readers of rows.go, a
-// follow's effects on home lists that the sweep finishes too, the
-// pipelines that reload scripts).
+// DB is the connection the services share: one Redis client, the key
+// builder, and the settings (settings). It holds no logic of a service:
+// its methods are the store-wide operations of the processes that wire it
+// (the settings' setters, script loading, the checks of /readyz, the
+// migrations), as wtf's sqlite.DB is the connection its services share.
 type DB struct {
 	rdb  redis.UniversalClient
 	keys Keys
+	set  *settings
+}
+
+// settings are what several services read besides the client and the
+// keys: the clock and what the processes set once before the store
+// serves (SetFeed, CacheProfiles, CachePosts, UseClassicPubSub,
+// SetFiles). Every service holds the one value by pointer, so a setter
+// called after New reaches them all.
+type settings struct {
 	now  func() time.Time
 	feed FeedConfig // timelines and fan-out (config.go)
 	// publishCmd announces live posts: "" (SPUBLISH) or "PUBLISH" (live.go).
@@ -51,7 +55,7 @@ type DB struct {
 // Open returns the shared value over rdb whose keys start with prefix,
 // with the default settings.
 func Open(rdb redis.UniversalClient, prefix string) *DB {
-	return &DB{rdb: rdb, keys: NewKeys(prefix), now: time.Now, feed: DefaultFeed()}
+	return &DB{rdb: rdb, keys: NewKeys(prefix), set: &settings{now: time.Now, feed: DefaultFeed()}}
 }
 
 // Store bundles every service over one DB, for the tools and tests that
@@ -76,22 +80,28 @@ type Store struct {
 // prefix.
 func New(rdb redis.UniversalClient, prefix string) *Store {
 	db := Open(rdb, prefix)
-	st := &Store{DB: db,
-		AccountService: &AccountService{db}, SessionService: &SessionService{rdb: db.rdb, keys: db.keys},
-		GraphService: &GraphService{db}, PostService: &PostService{db},
-		EngagementService: &EngagementService{db}, TimelineService: &TimelineService{db},
-		LiveService: &LiveService{db}, FanoutService: &FanoutService{db},
-		NotificationService: &NotificationService{db},
-		EditService:         NewEditService(db),
+	c, k, set := db.rdb, db.keys, db.set
+	posts := &PostService{rdb: c, keys: k, set: set}
+	eng := &EngagementService{rdb: c, keys: k, set: set}
+	return &Store{DB: db,
+		AccountService:      &AccountService{rdb: c, keys: k, set: set},
+		SessionService:      &SessionService{rdb: c, keys: k},
+		GraphService:        &GraphService{rdb: c, keys: k, set: set},
+		PostService:         posts,
+		EngagementService:   eng,
+		TimelineService:     &TimelineService{rdb: c, keys: k, set: set},
+		LiveService:         &LiveService{rdb: c, keys: k, set: set},
+		FanoutService:       &FanoutService{rdb: c, keys: k, set: set, posts: posts},
+		NotificationService: &NotificationService{rdb: c, keys: k, set: set},
+		EditService:         &EditService{rdb: c, keys: k, set: set},
+		ReplyService:        &ReplyService{rdb: c, keys: k, set: set, eng: eng},
 	}
-	st.ReplyService = NewReplyService(db, st.EngagementService)
-	return st
 }
 
-// cluster reports whether the store runs on Redis Cluster, where a step
+// isCluster reports whether rdb is a Redis Cluster client, where a step
 // that reads two slots must be split.
-func (s *DB) cluster() bool {
-	_, ok := s.rdb.(*redis.ClusterClient)
+func isCluster(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.ClusterClient)
 	return ok
 }
 

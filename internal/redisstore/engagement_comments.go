@@ -45,7 +45,7 @@ func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, co
 	if err != nil {
 		return nil, err
 	}
-	mentions, err := s.resolveMentions(ctx, viewerID, content)
+	mentions, err := resolveMentions(ctx, s.rdb, s.keys, viewerID, content)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 	if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
 		return nil, fmt.Errorf("index comment %s: %w", id, err)
 	}
-	created := s.now().UTC()
+	created := s.set.now().UTC()
 	row := commentRow{comment: social.Comment{AuthorID: viewerID, Content: content, CreatedAt: created, InReplyToID: to.id},
 		mentions: mentions, replyTo: to.author}
 	retry := s.commentRetryKey(postID, viewerID, content, to.id)
@@ -197,15 +197,15 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 func (s *EngagementService) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string, replyTo string) error {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if replyTo != "" {
-			s.queueNote(ctx, p, social.NoteReply, id, postID, author, replyTo)
+			queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteReply, id, postID, author, replyTo)
 		}
 		if postAuthor != "" && postAuthor != replyTo {
-			s.queueNote(ctx, p, social.NoteComment, id, postID, author, postAuthor)
+			queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteComment, id, postID, author, postAuthor)
 		}
 		if replyTo != "" {
 			mentions = slices.DeleteFunc(slices.Clone(mentions), func(u string) bool { return u == replyTo })
 		}
-		s.queueNote(ctx, p, social.NoteMention, id, postID, author, mentions...)
+		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteMention, id, postID, author, mentions...)
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil && err != errNothingQueued {
@@ -311,6 +311,6 @@ func (s *EngagementService) PostComments(ctx context.Context, postID string, p s
 // PostCommentsPage is PostComments with the comments themselves, in one
 // round trip.
 func (s *EngagementService) PostCommentsPage(ctx context.Context, postID string, p social.PageRequest) (social.Connection[*social.Comment], error) {
-	pg, err := s.listPage(ctx, "", readplan.ListKey{List: readplan.ListComments, Parent: postID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, "", readplan.ListKey{List: readplan.ListComments, Parent: postID, Page: p})
 	return pg.Comments, err
 }

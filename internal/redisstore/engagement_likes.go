@@ -11,7 +11,11 @@ import (
 )
 
 // EngagementService keeps likes and comments (graph.Engagement).
-type EngagementService struct{ *DB }
+type EngagementService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+}
 
 // Likes and comments.
 //
@@ -31,7 +35,7 @@ type EngagementService struct{ *DB }
 // path hides all of them alike, and FORBIDDEN would reveal that the post
 // exists.
 func (s *EngagementService) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
-	v := s.newVisibility(viewerID, []string{postID})
+	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, []string{postID})
 	if err := v.check(ctx); err != nil {
 		return nil, fmt.Errorf("check post %s: %w", postID, err)
 	}
@@ -50,9 +54,9 @@ func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) e
 	// The like and its notification job in one round trip: the worker
 	// reads whether the like stands when it runs the job.
 	var like *redis.Cmd
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		like = likeScript.EvalSha(ctx, p, s.likeKeys(postID), viewerID, "like")
-		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
+	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		like = likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "like")
+		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
@@ -72,9 +76,9 @@ func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string)
 	if err != nil {
 		return err
 	}
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		likeScript.EvalSha(ctx, p, s.likeKeys(postID), viewerID, "unlike")
-		s.queueNote(ctx, p, social.NoteLike, postID, "", viewerID, post.AuthorID)
+	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "unlike")
+		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
@@ -84,8 +88,8 @@ func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string)
 }
 
 // likeKeys are likeScript's keys.
-func (s *DB) likeKeys(postID string) []string {
-	return []string{s.keys.Post(postID), s.keys.Likers(postID), s.keys.PostViewers(postID)}
+func likeKeys(k Keys, postID string) []string {
+	return []string{k.Post(postID), k.Likers(postID), k.PostViewers(postID)}
 }
 
 // Marks reports, for each post, whether viewerID likes it and has a plain
@@ -94,7 +98,7 @@ func (s *EngagementService) Marks(ctx context.Context, viewerID string, postIDs 
 	cmds := make([]markCmds, len(postIDs))
 	sent, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range postIDs {
-			cmds[i] = s.queueMarks(ctx, p, viewerID, id)
+			cmds[i] = queueMarks(ctx, p, s.keys, viewerID, id)
 		}
 		return nil
 	})
@@ -113,6 +117,6 @@ func (s *EngagementService) Marks(ctx context.Context, viewerID string, postIDs 
 // like the graph's edge lists, and pages the same way (edgePage), with
 // cursors that stay stable while others like and unlike.
 func (s *EngagementService) Likers(ctx context.Context, postID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, "", readplan.ListKey{List: readplan.ListLikers, Parent: postID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, "", readplan.ListKey{List: readplan.ListLikers, Parent: postID, Page: p})
 	return pg.Users, err
 }

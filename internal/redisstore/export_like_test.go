@@ -13,8 +13,8 @@ func (s *Store) LikeWithoutNote(ctx context.Context, viewerID, postID string) er
 	if _, err := s.engageable(ctx, viewerID, postID); err != nil {
 		return err
 	}
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		likeScript.EvalSha(ctx, p, s.likeKeys(postID), viewerID, "like")
+	cmds, err := pipelined(ctx, s.DB.rdb, func(p redis.Pipeliner) error {
+		likeScript.EvalSha(ctx, p, likeKeys(s.DB.keys, postID), viewerID, "like")
 		return nil
 	})
 	return pipelineErr(cmds, err)

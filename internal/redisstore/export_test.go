@@ -14,22 +14,22 @@ var LuaSource = luaSource
 var ScriptSources = scriptSources
 
 // SetClock replaces the store's clock.
-func (s *DB) SetClock(now func() time.Time) { s.now = now }
+func (s *DB) SetClock(now func() time.Time) { s.set.now = now }
 
 // AfterNewerRound runs fn after each read round of a newer home page.
-func (s *DB) AfterNewerRound(fn func()) { s.newerRound = fn }
+func (s *DB) AfterNewerRound(fn func()) { s.set.newerRound = fn }
 
 // DeliverAsOneBatch delivers post (by author, in push mode, no audience)
 // to recipients in one deliver_batch.lua call, whatever servers hold them:
 // on Redis Cluster a batch that straddles masters, as a stale slot map
 // would send, which delivery must recover from.
-func (s *DB) DeliverAsOneBatch(ctx context.Context, post, author string, recipients []string) error {
+func (s *FanoutService) DeliverAsOneBatch(ctx context.Context, post, author string, recipients []string) error {
 	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
 	return d.sendBatches(ctx, [][]string{recipients})
 }
 
 // EachFollowers exposes the walk of a user's followers that fan-out makes.
-func (s *DB) EachFollowers(ctx context.Context, author string, fn func([]string) error) error {
+func (s *FanoutService) EachFollowers(ctx context.Context, author string, fn func([]string) error) error {
 	return s.eachFollowers(ctx, author, false, fn)
 }
 
@@ -46,8 +46,8 @@ const NoteExcludedCap = noteExcludedCap
 
 // CheckedPost reads one post as viewerID may see it, with the counters
 // its hash holds, through the visibility check that pages use.
-func (s *DB) CheckedPost(ctx context.Context, viewerID, id string) (*social.Post, social.PostCounts, error) {
-	v := s.newVisibility(viewerID, []string{id})
+func (s *PostService) CheckedPost(ctx context.Context, viewerID, id string) (*social.Post, social.PostCounts, error) {
+	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, []string{id})
 	if err := v.check(ctx); err != nil {
 		return nil, social.PostCounts{}, err
 	}
@@ -62,6 +62,6 @@ var ScreenKeeps = screenKeeps
 const SessionGenerations = sessionGenerations
 
 // SetPostFields exposes the write of a post's mutable fields.
-func (s *DB) SetPostFields(ctx context.Context, id string, p *social.Post, fields ...string) error {
+func (s *PostService) SetPostFields(ctx context.Context, id string, p *social.Post, fields ...string) error {
 	return s.setPostFields(ctx, id, p, fields...)
 }

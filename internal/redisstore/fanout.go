@@ -14,7 +14,14 @@ import (
 
 // FanoutService carries out the fan-out queue's jobs: delivery to home
 // timelines, notifications, deletes (the worker's fanout.Handler).
-type FanoutService struct{ *DB }
+type FanoutService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+	// posts are the post writes a job repeats or finishes (a pulled
+	// author's own timeline, an orphaned plain repost's delete).
+	posts *PostService
+}
 
 // Fan-out: the jobs createPost and deletePost queue on FanoutStream, and
 // what the worker (internal/fanout) does with them. Every step of a job is
@@ -101,18 +108,18 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	}
 	if isNil(listed.Err()) {
 		// createPost stopped after queueing this job: finish its writes.
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-			s.queuePublished(ctx, p, post, author, repost, row.post.Visibility)
+		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+			s.posts.queuePublished(ctx, p, post, author, repost, row.post.Visibility)
 			return nil
 		}); err != nil {
 			return fmt.Errorf("publish post %s: %w", post, err)
 		}
 	}
-	switch s.feed.Mode {
+	switch s.set.feed.Mode {
 	case Pull:
 		return nil // createPost announced it to live subscribers
 	case Hybrid:
-		if st := celeb.Val(); st != "" || followers.Val() > int64(s.feed.CelebrityThreshold) {
+		if st := celeb.Val(); st != "" || followers.Val() > int64(s.set.feed.CelebrityThreshold) {
 			if err := s.registerCelebrity(ctx, author, st); err != nil {
 				return err
 			}
@@ -124,7 +131,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 			return nil
 		}
 	}
-	d := delivery{s: s.DB, post: post, author: author, mustFollow: "0"}
+	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
 	if row.post.Visibility == social.OnlyTo {
 		// At most social.MaxAudienceSize users; the script keeps those who
 		// follow, and those who mute the author are left out here.
@@ -206,7 +213,7 @@ func (d delivery) toFollowers(ctx context.Context, excluded map[string]bool) err
 
 // delivery is one post on its way to home lists.
 type delivery struct {
-	s            *DB
+	s            *FanoutService
 	post, author string
 	mustFollow   string // "1": deliver only to followers of the author
 }
@@ -256,8 +263,8 @@ func (d delivery) send(ctx context.Context, recipients []string) error {
 	}
 	var batches [][]string
 	for _, g := range groups {
-		for start := 0; start < len(g); start += s.feed.FanoutBatch { // none for an empty group
-			batches = append(batches, g[start:min(start+s.feed.FanoutBatch, len(g))])
+		for start := 0; start < len(g); start += s.set.feed.FanoutBatch { // none for an empty group
+			batches = append(batches, g[start:min(start+s.set.feed.FanoutBatch, len(g))])
 		}
 	}
 	return d.sendBatches(ctx, batches)
@@ -272,13 +279,13 @@ func (d delivery) sendBatches(ctx context.Context, batches [][]string) error {
 		return nil
 	}
 	calls := make([]*redis.Cmd, len(batches))
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i, b := range batches {
 			calls[i] = d.queue(ctx, p, b)
 		}
 		return nil
 	})
-	if err == nil || !s.cluster() {
+	if err == nil || !isCluster(s.rdb) {
 		return d.sendErr(err)
 	}
 	// A call that failed, or was never sent (the pipeline as a whole
@@ -292,7 +299,7 @@ func (d delivery) sendBatches(ctx context.Context, batches [][]string) error {
 	if len(again) == 0 {
 		return d.sendErr(err)
 	}
-	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for _, r := range again {
 			d.queue(ctx, p, []string{r})
 		}
@@ -313,15 +320,15 @@ func (d delivery) sendErr(err error) error {
 func (d delivery) queue(ctx context.Context, p redis.Pipeliner, recipients []string) *redis.Cmd {
 	s := d.s
 	script, count := deliverBatchScript, "SHARDNUMSUB"
-	if s.cluster() {
+	if isCluster(s.rdb) {
 		script = deliverBatchClusterScript
 	}
-	if s.publishCommand() == "PUBLISH" {
+	if publishCommand(s.set.publishCmd) == "PUBLISH" {
 		count = "NUMSUB"
 	}
 	args := make([]any, 0, 12+len(recipients))
-	args = append(args, d.post, homeEntry(d.post, d.author), d.author, s.feed.HomeCap, d.mustFollow,
-		s.publishCommand(), count)
+	args = append(args, d.post, homeEntry(d.post, d.author), d.author, s.set.feed.HomeCap, d.mustFollow,
+		publishCommand(s.set.publishCmd), count)
 	args = append(args, s.keys.recipientKeyParts()...)
 	for _, r := range recipients {
 		args = append(args, r)
@@ -332,7 +339,7 @@ func (d delivery) queue(ctx context.Context, p redis.Pipeliner, recipients []str
 // byServer groups recipients by the server that holds their keys: all of
 // them on one Redis; on Redis Cluster, by master, from go-redis's slot map
 // (the hash of each one's tag, a map lookup: no round trip).
-func (s *DB) byServer(ctx context.Context, recipients []string) ([][]string, error) {
+func (s *FanoutService) byServer(ctx context.Context, recipients []string) ([][]string, error) {
 	cc, ok := s.rdb.(*redis.ClusterClient)
 	if !ok || len(recipients) == 0 {
 		return [][]string{recipients}, nil
@@ -366,12 +373,12 @@ func (s *DB) byServer(ctx context.Context, recipients []string) ([][]string, err
 // gets the post from the follow's backfill, or from a page after the
 // follow. It replaces ZSCAN, which cost Redis about as much as the
 // delivery itself (the scores it formats).
-func (s *DB) eachFollowers(ctx context.Context, author string, unmuted bool, fn func([]string) error) error {
+func (s *FanoutService) eachFollowers(ctx context.Context, author string, unmuted bool, fn func([]string) error) error {
 	keys := []string{s.keys.Followers(author)}
 	if unmuted {
 		keys = append(keys, s.keys.MutedBy(author))
 	}
-	n := s.feed.FanoutBatch
+	n := s.set.feed.FanoutBatch
 	last, score := "", ""
 	for {
 		res, err := followerPageScript.Run(ctx, s.rdb, keys, n, last, score).Slice()
@@ -445,15 +452,15 @@ func (s *FanoutService) registerCelebrity(ctx context.Context, author, status st
 // FanoutQueue returns the stream and dead-letter stream of each shard of
 // the fan-out queue.
 func (s *FanoutService) FanoutQueue() []fanout.Queue {
-	out := make([]fanout.Queue, s.feed.FanoutShards)
+	out := make([]fanout.Queue, s.set.feed.FanoutShards)
 	for i := range out {
 		out[i] = fanout.Queue{Stream: s.keys.FanoutShard(i), Dead: s.keys.FanoutDeadShard(i), Alive: s.keys.FanoutAliveShard(i)}
 	}
 	return out
 }
 
-// fanoutStream is the stream of a post's jobs.
-func (s *DB) fanoutStream(postID string) string {
+// fanoutStream is the stream of a post's jobs, of shards streams.
+func fanoutStream(k Keys, shards int, postID string) string {
 	id, _ := strconv.ParseUint(postID, 10, 64)
-	return s.keys.FanoutShard(int(id % uint64(s.feed.FanoutShards)))
+	return k.FanoutShard(int(id % uint64(shards)))
 }

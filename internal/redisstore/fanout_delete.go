@@ -23,13 +23,13 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 	if err := s.deletePlainReposts(ctx, post); err != nil {
 		return err
 	}
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post), k.PostEdits(post))
 		p.ZRem(ctx, k.UserPosts(author), post)
 		p.ZRem(ctx, k.PublicPosts(author), post)
 		p.LRem(ctx, k.Home(author), 0, entry)
 		if repost != "" {
-			s.queueUnlinkRepost(ctx, p, post, author, repost)
+			queueUnlinkRepost(ctx, p, s.keys, post, author, repost)
 		}
 		return nil
 	})
@@ -97,8 +97,8 @@ func (s *FanoutService) deletePostEngagement(ctx context.Context, postID string)
 
 // deleteFiles removes the files a delete job names; idempotent.
 func (s *FanoutService) deleteFiles(ctx context.Context, keys string) error {
-	if keys == "" || s.files == nil {
+	if keys == "" || s.set.files == nil {
 		return nil
 	}
-	return s.files.Delete(ctx, strings.Fields(keys))
+	return s.set.files.Delete(ctx, strings.Fields(keys))
 }

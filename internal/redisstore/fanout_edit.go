@@ -28,14 +28,13 @@ import (
 type editFanout struct {
 	rdb  redis.UniversalClient
 	keys Keys
-	feed FeedConfig
-	// fan runs note jobs and walks followers; db announces.
+	set  *settings
+	// fan runs note jobs and walks followers.
 	fan *FanoutService
-	db  *DB
 }
 
 func newEditFanout(s *FanoutService) *editFanout {
-	return &editFanout{rdb: s.rdb, keys: s.keys, feed: s.feed, fan: s, db: s.DB}
+	return &editFanout{rdb: s.rdb, keys: s.keys, set: s.set, fan: s}
 }
 
 // run carries out one edit job.
@@ -100,15 +99,15 @@ func (e *editFanout) announce(ctx context.Context, post, author string) error {
 	if err != nil && !isNil(err) {
 		return fmt.Errorf("announce edit of post %s: %w", post, err)
 	}
-	e.db.announce(ctx, e.rdb, e.keys.LiveUser(author), entry)
-	if e.feed.Mode == Pull || (e.feed.Mode == Hybrid && celeb != "") {
-		e.db.announce(ctx, e.rdb, e.keys.LivePulled(), entry)
+	announce(ctx, e.set.publishCmd, e.rdb, e.keys.LiveUser(author), entry)
+	if e.set.feed.Mode == Pull || (e.set.feed.Mode == Hybrid && celeb != "") {
+		announce(ctx, e.set.publishCmd, e.rdb, e.keys.LivePulled(), entry)
 		return nil
 	}
-	return e.db.eachFollowers(ctx, author, true, func(batch []string) error {
+	return e.fan.eachFollowers(ctx, author, true, func(batch []string) error {
 		_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, f := range batch {
-				e.db.announce(ctx, p, e.keys.LiveUser(f), entry)
+				announce(ctx, e.set.publishCmd, p, e.keys.LiveUser(f), entry)
 			}
 			return nil
 		})

@@ -32,7 +32,7 @@ func (s *FanoutService) syncNote(ctx context.Context, job map[string]string) err
 		return fmt.Errorf("malformed note job %v", job)
 	}
 	t := noteTruth{kind: kind, target: target, post: post, actor: actor, to: to, gone: job[noteGone] == "1", stamp: job[jobEdited]}
-	at := strconv.FormatInt(s.now().UnixMilli(), 10)
+	at := strconv.FormatInt(s.set.now().UnixMilli(), 10)
 	if v, err := strconv.ParseInt(job[noteAt], 10, 64); err == nil && v > 0 {
 		at = job[noteAt]
 	}
@@ -142,10 +142,10 @@ var postMentioned = postRecord.view("mentions")
 // for.
 func (s *FanoutService) applyNote(ctx context.Context, t *noteTruth, present []bool, at string) error {
 	k := s.keys
-	window, limit := s.feed.noteWindow(), s.feed.noteCap()
+	window, limit := s.set.feed.noteWindow(), s.set.feed.noteCap()
 	agg := fromSource(t.kind)
 	replies := make([]*redis.Cmd, len(t.to))
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i, r := range t.to {
 			if !social.IsID(r) {
 				continue
@@ -154,13 +154,13 @@ func (s *FanoutService) applyNote(ctx context.Context, t *noteTruth, present []b
 				replies[i] = noteAggScript.EvalSha(ctx, p,
 					[]string{k.Notes(r), k.NoteData(r), k.NoteOpen(r), k.NoteMeta(r), k.Blocks(r), k.BlockedBy(r), k.Mutes(r)},
 					k.NoteActors(r, ""), t.group, t.actor, boolArg(present[i]), at, window.Milliseconds(),
-					string(t.kind), t.postID, limit, k.LiveNotes(r), s.publishCommand(), t.score)
+					string(t.kind), t.postID, limit, k.LiveNotes(r), publishCommand(s.set.publishCmd), t.score)
 				continue
 			}
 			noteScript.EvalSha(ctx, p,
 				[]string{k.Notes(r), k.NoteData(r), k.NoteOpen(r), k.NoteMeta(r), k.Blocks(r), k.BlockedBy(r), k.Mutes(r)},
 				k.NoteActors(r, ""), t.group, t.actor, boolArg(present[i]), at, window.Milliseconds(),
-				string(t.kind), t.postID, t.comment, limit, k.LiveNotes(r), s.publishCommand(), t.postAuthor)
+				string(t.kind), t.postID, t.comment, limit, k.LiveNotes(r), publishCommand(s.set.publishCmd), t.postAuthor)
 		}
 		return nil
 	})

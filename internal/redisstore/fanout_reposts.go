@@ -74,13 +74,13 @@ func (s *FanoutService) removePlainReposts(ctx context.Context, original string,
 			continue
 		}
 		row.post.ID = id
-		if err := s.removePost(ctx, &row.post); err != nil {
+		if err := s.posts.removePost(ctx, &row.post); err != nil {
 			return fmt.Errorf("delete plain repost %s of post %s: %w", id, original, err)
 		}
 	}
 	// The reposters' notifications of the original's edits go with it.
 	k := s.keys
-	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i := 0; i+1 < len(claims); i += 2 {
 			if r := claims[i]; social.IsID(r) {
 				notePostPurge.EvalSha(ctx, p, []string{k.Notes(r), k.NoteData(r), k.NoteOpen(r)}, k.NoteActors(r, ""), original)
@@ -110,5 +110,5 @@ func (s *FanoutService) orphanPlainRepost(ctx context.Context, post string, p *s
 		return false, nil
 	}
 	p.ID = post
-	return true, s.removePost(ctx, p)
+	return true, s.posts.removePost(ctx, p)
 }

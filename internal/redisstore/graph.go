@@ -14,7 +14,11 @@ import (
 
 // GraphService keeps the social graph: follows, blocks and mutes, their
 // lists, counters and the viewer's relations (graph.Graph).
-type GraphService struct{ *DB }
+type GraphService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+}
 
 // The social graph. Each user's side of it lives in that user's hash slot:
 // Following and Followers zsets scored by follow time (ms), Blocks and its
@@ -107,7 +111,7 @@ func (s *GraphService) Follow(ctx context.Context, viewerID, userID string) erro
 	return s.runEdit(ctx, s.followEdit(viewerID, userID))
 }
 
-func (s *DB) followEdit(viewerID, userID string) graphEdit {
+func (s *GraphService) followEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "follow", actor: viewerID, other: userID,
@@ -127,7 +131,7 @@ func (s *GraphService) Unfollow(ctx context.Context, viewerID, userID string) er
 	return s.runEdit(ctx, s.unfollowEdit(viewerID, userID))
 }
 
-func (s *DB) unfollowEdit(viewerID, userID string) graphEdit {
+func (s *GraphService) unfollowEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unfollow", actor: viewerID, other: userID,
@@ -143,7 +147,7 @@ func (s *GraphService) Block(ctx context.Context, viewerID, userID string) error
 	return s.runEdit(ctx, s.blockEdit(viewerID, userID))
 }
 
-func (s *DB) blockEdit(viewerID, userID string) graphEdit {
+func (s *GraphService) blockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "block", actor: viewerID, other: userID,
@@ -167,7 +171,7 @@ func (s *GraphService) Unblock(ctx context.Context, viewerID, userID string) err
 	return s.runEdit(ctx, s.unblockEdit(viewerID, userID))
 }
 
-func (s *DB) unblockEdit(viewerID, userID string) graphEdit {
+func (s *GraphService) unblockEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unblock", actor: viewerID, other: userID,
@@ -182,7 +186,7 @@ func (s *GraphService) Mute(ctx context.Context, viewerID, userID string) error 
 	return s.runEdit(ctx, s.muteEdit(viewerID, userID))
 }
 
-func (s *DB) muteEdit(viewerID, userID string) graphEdit {
+func (s *GraphService) muteEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "mute", actor: viewerID, other: userID,
@@ -197,7 +201,7 @@ func (s *GraphService) Unmute(ctx context.Context, viewerID, userID string) erro
 	return s.runEdit(ctx, s.unmuteEdit(viewerID, userID))
 }
 
-func (s *DB) unmuteEdit(viewerID, userID string) graphEdit {
+func (s *GraphService) unmuteEdit(viewerID, userID string) graphEdit {
 	k := s.keys
 	return graphEdit{
 		op: "unmute", actor: viewerID, other: userID,
@@ -210,7 +214,7 @@ func (s *DB) unmuteEdit(viewerID, userID string) graphEdit {
 // checkTarget is step 0 of every edit: no edit of oneself, and the target
 // exists. With index set (a two-sided edit) the same round also records
 // viewerID in GraphPendingIndex, before any pending entry can exist.
-func (s *DB) checkTarget(ctx context.Context, op, viewerID, userID string, index bool) error {
+func (s *GraphService) checkTarget(ctx context.Context, op, viewerID, userID string, index bool) error {
 	if viewerID == userID {
 		return social.Errorf(social.BadUserInput, "you cannot %s yourself", op)
 	}
@@ -218,7 +222,7 @@ func (s *DB) checkTarget(ctx context.Context, op, viewerID, userID string, index
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		exists = p.Exists(ctx, s.keys.User(userID))
 		if index {
-			p.ZAdd(ctx, s.keys.GraphPendingIndex(), redis.Z{Score: float64(s.now().UnixMilli()), Member: viewerID})
+			p.ZAdd(ctx, s.keys.GraphPendingIndex(), redis.Z{Score: float64(s.set.now().UnixMilli()), Member: viewerID})
 		}
 		return nil
 	})
@@ -257,7 +261,7 @@ func (s *GraphService) runEdit(ctx context.Context, e graphEdit) error {
 
 // editByName rebuilds a pending edit from its recorded name and its
 // field in the actor's GraphPending.
-func (s *DB) editByName(op, actor, field string) (graphEdit, bool) {
+func (s *GraphService) editByName(op, actor, field string) (graphEdit, bool) {
 	other := field
 	if isMuteOp(op) {
 		other = strings.TrimPrefix(field, mutePending)
@@ -286,7 +290,7 @@ const busyWait = 5 * time.Second
 
 // runSteps runs steps 0 to 3 of e and returns the actor's abandoned edits
 // (other user id → op) that step 1 reported.
-func (s *DB) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
+func (s *GraphService) runSteps(ctx context.Context, e graphEdit) (map[string]string, error) {
 	if err := s.checkTarget(ctx, e.op, e.actor, e.other, true); err != nil {
 		return nil, err
 	}
@@ -300,8 +304,8 @@ func (s *DB) runSteps(ctx context.Context, e graphEdit) (map[string]string, erro
 	// bound), and by the wall clock too, so that a clock that stands still
 	// never makes an edit wait for ever.
 	start := time.Now()
-	for deadline := s.now().Add(busyWait); ; {
-		now = s.now().UnixMilli()
+	for deadline := s.set.now().Add(busyWait); ; {
+		now = s.set.now().UnixMilli()
 		pending = e.op + ":" + strconv.FormatInt(now, 10)
 		res, err := s.graphSide(ctx, "begin", e.actor, e.guardActor, e.pendingField(), pending, now, withScore(e.actorEdits, now))
 		if err != nil {
@@ -311,7 +315,7 @@ func (s *DB) runSteps(ctx context.Context, e graphEdit) (map[string]string, erro
 			begin = res
 			break
 		}
-		if s.now().After(deadline) || time.Since(start) > busyWait {
+		if s.set.now().After(deadline) || time.Since(start) > busyWait {
 			return nil, &social.Error{Code: social.RateLimited, RetryAfter: time.Second,
 				Message: fmt.Sprintf("another change between you and user %s is still running: retry shortly", e.other)}
 		}
@@ -353,7 +357,7 @@ func (s *DB) runSteps(ctx context.Context, e graphEdit) (map[string]string, erro
 }
 
 // graphSide runs graphSideScript on one user's side.
-func (s *DB) graphSide(ctx context.Context, mode, user string, guards []string, other, pending string, now int64, edits []edit) ([]string, error) {
+func (s *GraphService) graphSide(ctx context.Context, mode, user string, guards []string, other, pending string, now int64, edits []edit) ([]string, error) {
 	keys := make([]string, 0, 3+len(edits))
 	guardMember := ""
 	if len(guards) == 2 {

@@ -37,7 +37,7 @@ type commonWalk struct {
 	sampleHas *redis.Cmd
 }
 
-func (s *DB) newCommonWalk(ctx context.Context, k readplan.ListKey) (*commonWalk, error) {
+func newCommonWalk(ctx context.Context, keys Keys, k readplan.ListKey) (*commonWalk, error) {
 	pos, err := edgeCursor(k.Page)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (s *DB) newCommonWalk(ctx context.Context, k readplan.ListKey) (*commonWalk
 	if chunk < commonChunk {
 		chunk += social.TakeReadBudget(ctx, commonChunk-chunk)
 	}
-	return &commonWalk{k: k, user: s.keys.User(k.With), mine: s.keys.Following(k.Parent), theirs: s.keys.Following(k.With), pos: pos, chunk: chunk}, nil
+	return &commonWalk{k: k, user: keys.User(k.With), mine: keys.Following(k.Parent), theirs: keys.Following(k.With), pos: pos, chunk: chunk}, nil
 }
 
 // commonShared holds the reads of one batch that depend only on the two
@@ -152,7 +152,7 @@ func (sh *commonShared) checkSample(ctx context.Context, p redis.Pipeliner, samp
 // walkCommon finishes the common-following walks whose first round has
 // run: each further round is one pipeline for all walks still open (the
 // ZMSCOREs of their chunks, then the next chunks of those not yet full).
-func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk, sh *commonShared) error {
+func walkCommon(ctx context.Context, rdb redis.UniversalClient, walks []*commonWalk, sh *commonShared) error {
 	var open []*commonWalk
 	for _, w := range walks {
 		if w == nil {
@@ -171,7 +171,7 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk, sh *commonShar
 		}
 	}
 	for len(open) > 0 {
-		if err := s.checkChunks(ctx, open, sh); err != nil {
+		if err := checkChunks(ctx, rdb, open, sh); err != nil {
 			return err
 		}
 		var more []*commonWalk
@@ -183,7 +183,7 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk, sh *commonShar
 		if len(more) == 0 {
 			break
 		}
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		if _, err := pipelined(ctx, rdb, func(p redis.Pipeliner) error {
 			for _, w := range more {
 				w.edges = edgePageScript.EvalSha(ctx, p, []string{w.mine}, w.pos.score, w.pos.member, w.chunk)
 			}
@@ -198,7 +198,7 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk, sh *commonShar
 			}
 		}
 	}
-	if err := s.commonTotals(ctx, walks, sh); err != nil {
+	if err := commonTotals(ctx, rdb, walks, sh); err != nil {
 		return err
 	}
 	for _, w := range walks {
@@ -211,8 +211,8 @@ func (s *DB) walkCommon(ctx context.Context, walks []*commonWalk, sh *commonShar
 
 // checkChunks checks the chunks the open walks read (and their samples)
 // against the other user's list, in one pipeline.
-func (s *DB) checkChunks(ctx context.Context, open []*commonWalk, sh *commonShared) error {
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+func checkChunks(ctx context.Context, rdb redis.UniversalClient, open []*commonWalk, sh *commonShared) error {
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, w := range open {
 			w.has = nil
 			if len(w.read) > 0 {
@@ -278,7 +278,7 @@ func (w *commonWalk) readChunk() bool {
 // counted whole (the same figure the count gives), else from a sample of
 // the other's list, checked against the user's, in two more rounds for all
 // such walks together.
-func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk, sh *commonShared) error {
+func commonTotals(ctx context.Context, rdb redis.UniversalClient, walks []*commonWalk, sh *commonShared) error {
 	var other []*commonWalk
 	for _, w := range walks {
 		switch {
@@ -305,7 +305,7 @@ func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk, sh *commonSh
 	if len(other) == 0 {
 		return nil
 	}
-	if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := pipelined(ctx, rdb, func(p redis.Pipeliner) error {
 		clear(sh.sample) // sent again: queue them again
 		for _, w := range other {
 			w.sample = sh.sampleOf(ctx, p, w.theirs)
@@ -314,7 +314,7 @@ func (s *DB) commonTotals(ctx context.Context, walks []*commonWalk, sh *commonSh
 	}); err != nil {
 		return fmt.Errorf("common following: %w", err)
 	}
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, w := range other {
 			w.sampleHas = sh.checkSample(ctx, p, w.sample, w.theirs, w.mine)
 		}
@@ -455,7 +455,7 @@ const (
 // against the other's with the first chunk, and when the other's list is
 // the shorter, two more rounds sample that one instead (commonTotals).
 func (s *GraphService) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, "", readplan.ListKey{List: readplan.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, "", readplan.ListKey{List: readplan.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
 	return pg.Users, err
 }
 

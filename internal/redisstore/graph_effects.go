@@ -27,7 +27,7 @@ import (
 // floor rises to the oldest post copied, so pages below it are read from
 // the followees' own timelines and the older posts are not skipped. A
 // followee who is a pulled author is added to the follower's CelebFollowing.
-func (s *DB) afterFollow(ctx context.Context, follower, followee string) error {
+func (s *GraphService) afterFollow(ctx context.Context, follower, followee string) error {
 	if err := s.notifyJob(ctx, social.NoteFollow, followee, "", follower, followee); err != nil {
 		return err
 	}
@@ -38,13 +38,13 @@ func (s *DB) afterFollow(ctx context.Context, follower, followee string) error {
 // recent posts of a followee back (the mute removed them, and fan-out
 // skipped those posted meanwhile), so every mode shows the same pages
 // again. Nothing happens when muter does not follow muted.
-func (s *DB) afterUnmute(ctx context.Context, muter, muted string) error {
+func (s *GraphService) afterUnmute(ctx context.Context, muter, muted string) error {
 	return s.backfill(ctx, muter, muted)
 }
 
 // backfill copies followee's recent posts into follower's home list.
-func (s *DB) backfill(ctx context.Context, follower, followee string) error {
-	n := int64(max(s.feed.Backfill, 1))
+func (s *GraphService) backfill(ctx context.Context, follower, followee string) error {
+	n := int64(max(s.set.feed.Backfill, 1))
 	var recent *redis.StringSliceCmd
 	var total *redis.IntCmd
 	var celeb *redis.BoolCmd
@@ -58,7 +58,7 @@ func (s *DB) backfill(ctx context.Context, follower, followee string) error {
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}
 	ids := recent.Val()
-	posts, err := s.visiblePosts(ctx, follower, ids, nil, nil)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, follower, ids, nil, nil)
 	if err != nil {
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}
@@ -66,14 +66,14 @@ func (s *DB) backfill(ctx context.Context, follower, followee string) error {
 	if total.Val() > int64(len(ids)) && len(ids) > 0 {
 		cut, _ = strconv.ParseInt(ids[len(ids)-1], 10, 64)
 	}
-	args := []any{follower, s.feed.HomeCap, "max", cut, "0", "", "", "", s.homeTTL()}
+	args := []any{follower, s.set.feed.HomeCap, "max", cut, "0", "", "", "", s.set.feed.homeTTL()}
 	for _, p := range posts {
 		if p != nil {
 			args = append(args, homeEntry(p.ID, followee))
 		}
 	}
-	_, err = s.pipelined(ctx, func(p redis.Pipeliner) error {
-		homeMergeScript.EvalSha(ctx, p, s.homeKeys(follower)[:4], args...)
+	_, err = pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		homeMergeScript.EvalSha(ctx, p, homeKeys(s.keys, follower)[:4], args...)
 		if celeb.Val() {
 			// SADD is idempotent.
 			p.SAdd(ctx, s.keys.CelebFollowing(follower), followee)
@@ -87,7 +87,7 @@ func (s *DB) backfill(ctx context.Context, follower, followee string) error {
 }
 
 // afterUnfollow runs after follower stopped following followee.
-func (s *DB) afterUnfollow(ctx context.Context, follower, followee string) error {
+func (s *GraphService) afterUnfollow(ctx context.Context, follower, followee string) error {
 	if err := s.notifyJob(ctx, social.NoteFollow, followee, "", follower, followee); err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (s *DB) afterUnfollow(ctx context.Context, follower, followee string) error
 
 // afterBlock runs after blocker blocked blocked (follow edges both ways are
 // already gone): each side's posts leave the other's home list.
-func (s *DB) afterBlock(ctx context.Context, blocker, blocked string) error {
+func (s *GraphService) afterBlock(ctx context.Context, blocker, blocked string) error {
 	// Nothing either did shows in the other's notifications any more.
 	if err := s.queuePurge(ctx, blocked, blocker); err != nil {
 		return err
@@ -108,7 +108,7 @@ func (s *DB) afterBlock(ctx context.Context, blocker, blocked string) error {
 }
 
 // afterMute runs after muter muted muted.
-func (s *DB) afterMute(ctx context.Context, muter, muted string) error {
+func (s *GraphService) afterMute(ctx context.Context, muter, muted string) error {
 	if err := s.queuePurge(ctx, muted, muter); err != nil {
 		return err
 	}
@@ -117,10 +117,10 @@ func (s *DB) afterMute(ctx context.Context, muter, muted string) error {
 
 // purgeHome removes, for each (reader, author) pair, the author's entries
 // from the reader's home list, with one pipeline.
-func (s *DB) purgeHome(ctx context.Context, pairs ...[2]string) error {
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+func (s *GraphService) purgeHome(ctx context.Context, pairs ...[2]string) error {
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for _, rw := range pairs {
-			homePurgeScript.EvalSha(ctx, p, s.homeKeys(rw[0]), rw[0], rw[1])
+			homePurgeScript.EvalSha(ctx, p, homeKeys(s.keys, rw[0]), rw[0], rw[1])
 		}
 		return nil
 	})

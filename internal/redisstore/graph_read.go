@@ -15,14 +15,14 @@ import (
 // Followers lists the users following userID, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *GraphService) Followers(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, readplan.ListKey{List: readplan.ListFollowers, Parent: userID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, viewerID, readplan.ListKey{List: readplan.ListFollowers, Parent: userID, Page: p})
 	return pg.Users, err
 }
 
 // Following lists the users userID follows, newest follow first; empty
 // for a viewer userID blocked (social.SeesGraphOf).
 func (s *GraphService) Following(ctx context.Context, viewerID, userID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := s.listPage(ctx, viewerID, readplan.ListKey{List: readplan.ListFollowing, Parent: userID, Page: p})
+	pg, err := listPage(ctx, s.rdb, s.keys, viewerID, readplan.ListKey{List: readplan.ListFollowing, Parent: userID, Page: p})
 	return pg.Users, err
 }
 
@@ -96,7 +96,7 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 		if w.Profiles {
 			users = make([]userRead, len(ids))
 			for i, id := range ids {
-				users[i] = s.queueUser(ctx, p, id)
+				users[i] = queueUser(ctx, p, s.keys, s.set.profiles, id)
 			}
 		}
 		if w.Counts {
@@ -116,7 +116,7 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 	if w.Profiles {
 		d.Users = make([]*social.User, len(ids))
 		for i, r := range users {
-			d.Users[i] = s.user(r)
+			d.Users[i] = r.user()
 		}
 	}
 	if w.Counts {

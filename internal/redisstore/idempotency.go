@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -33,13 +34,15 @@ func DefaultIdempotency() IdempotencyConfig {
 // with the hash of the request that first used each and its answer, in
 // Redis, shared by every gateway.
 type IdempotencyStore struct {
-	*DB
-	cfg IdempotencyConfig
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+	cfg  IdempotencyConfig
 }
 
 // Idempotency returns the store's idempotency keys with cfg's bounds.
 func (s *DB) Idempotency(cfg IdempotencyConfig) *IdempotencyStore {
-	return &IdempotencyStore{DB: s, cfg: cfg}
+	return &IdempotencyStore{rdb: s.rdb, keys: s.keys, set: s.set, cfg: cfg}
 }
 
 // Claim claims key for user's request whose hash is hash, or reports
@@ -49,7 +52,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, user, key, hash string) (s
 	_, _ = rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
 	res, err := idemClaimScript.Run(ctx, s.rdb, []string{s.keys.IdemRecord(user, key), s.keys.IdemIndex(user)},
-		s.now().UnixMilli(), hash, token, s.cfg.Pending.Milliseconds(), s.cfg.TTL.Milliseconds(), s.cfg.MaxKeys,
+		s.set.now().UnixMilli(), hash, token, s.cfg.Pending.Milliseconds(), s.cfg.TTL.Milliseconds(), s.cfg.MaxKeys,
 		key, s.keys.IdemRecord(user, "")).StringSlice()
 	if err != nil || len(res) == 0 {
 		return social.KeyClaim{}, fmt.Errorf("claim idempotency key: %w", err)
@@ -80,7 +83,7 @@ func (s *IdempotencyStore) Release(ctx context.Context, user, key string, c soci
 }
 
 func (s *IdempotencyStore) settle(ctx context.Context, user, key string, c social.KeyClaim, answer []byte) error {
-	args := []any{s.now().UnixMilli(), c.Token, s.cfg.TTL.Milliseconds(), key}
+	args := []any{s.set.now().UnixMilli(), c.Token, s.cfg.TTL.Milliseconds(), key}
 	if answer != nil {
 		args = append(args, answer)
 	}

@@ -26,12 +26,12 @@ import (
 // for a viewer the user blocked, and their common following for a viewer
 // either of the two blocked (social.SeesGraphOf).
 func (s *TimelineService) ListPages(ctx context.Context, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
-	return s.listPages(ctx, viewerID, keys)
+	return listPages(ctx, s.rdb, s.keys, viewerID, keys)
 }
 
 // listPages is ListPages, for the single-list reads of the graph and
 // engagement services.
-func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
+func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
 	out := make([]readplan.ListPage, len(keys))
 	errs := make([]error, len(keys))
 	edges := make([]*redis.Cmd, len(keys))
@@ -40,7 +40,7 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 	firsts := make([]int, len(keys))
 	queued := false
 	shared := newCommonShared()
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, rdb, func(p redis.Pipeliner) error {
 		shared.reset() // sent again: queue the shared reads again
 		for i, k := range keys {
 			var err error
@@ -48,30 +48,30 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 			case readplan.ListFollowers, readplan.ListFollowing, readplan.ListLikers:
 				var pos edgePos
 				if pos, err = edgeCursor(k.Page); err == nil {
-					zkeys, args := []string{s.listKey(k)}, []any{pos.score, pos.member, k.Page.First + 1}
+					zkeys, args := []string{listKey(ks, k)}, []any{pos.score, pos.member, k.Page.First + 1}
 					if k.List != readplan.ListLikers && viewerID != "" && viewerID != k.Parent {
 						// The owner's Blocks, in the owner's slot.
-						zkeys, args = append(zkeys, s.keys.Blocks(k.Parent)), append(args, viewerID)
+						zkeys, args = append(zkeys, ks.Blocks(k.Parent)), append(args, viewerID)
 					}
 					edges[i] = edgePageScript.EvalSha(ctx, p, zkeys, args...)
 				}
 			case readplan.ListComments:
 				var after string
 				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) {
-					comments[i] = s.queueCommentRows(ctx, p, k.Parent, k.Page.First+1, after, false)
+					comments[i] = queueCommentRows(ctx, p, ks, k.Parent, k.Page.First+1, after, false)
 				}
 			case readplan.ListReplies:
 				var after string
 				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) && social.IsID(k.With) {
-					comments[i] = s.queueReplyRows(ctx, p, k.With, k.Parent, k.Page.First+1, after)
+					comments[i] = queueReplyRows(ctx, p, ks, k.With, k.Parent, k.Page.First+1, after)
 				}
 			case readplan.ListCommonFollowing:
 				// Made once: a walk pays for its first chunk when made.
 				if common[i] == nil {
-					common[i], err = s.newCommonWalk(ctx, k)
+					common[i], err = newCommonWalk(ctx, ks, k)
 				}
 				if err == nil {
-					common[i].queueStart(ctx, p, s.keys, viewerID, s.cluster(), shared)
+					common[i].queueStart(ctx, p, ks, viewerID, isCluster(rdb), shared)
 				}
 			default:
 				err = fmt.Errorf("unknown list %q", k.List)
@@ -106,7 +106,7 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 			out[i].Comments, errs[i] = c, wrapList(k, err)
 		}
 	}
-	if err := s.walkCommon(ctx, common, shared); err != nil {
+	if err := walkCommon(ctx, rdb, common, shared); err != nil {
 		return nil, []error{err}
 	}
 	for i, w := range common {
@@ -118,14 +118,14 @@ func (s *DB) listPages(ctx context.Context, viewerID string, keys []readplan.Lis
 }
 
 // listKey is the zset of an edge list.
-func (s *DB) listKey(k readplan.ListKey) string {
+func listKey(keys Keys, k readplan.ListKey) string {
 	switch k.List {
 	case readplan.ListFollowers:
-		return s.keys.Followers(k.Parent)
+		return keys.Followers(k.Parent)
 	case readplan.ListFollowing:
-		return s.keys.Following(k.Parent)
+		return keys.Following(k.Parent)
 	default:
-		return s.keys.Likers(k.Parent)
+		return keys.Likers(k.Parent)
 	}
 }
 
@@ -138,8 +138,8 @@ func wrapList(k readplan.ListKey, err error) error {
 
 // listPage reads one list page (the single-parent reads of graph.go and
 // engagement_likes.go).
-func (s *DB) listPage(ctx context.Context, viewerID string, k readplan.ListKey) (readplan.ListPage, error) {
-	pages, errs := s.listPages(ctx, viewerID, []readplan.ListKey{k})
+func listPage(ctx context.Context, rdb redis.UniversalClient, keys Keys, viewerID string, k readplan.ListKey) (readplan.ListPage, error) {
+	pages, errs := listPages(ctx, rdb, keys, viewerID, []readplan.ListKey{k})
 	if len(pages) == 0 {
 		return readplan.ListPage{}, errs[0]
 	}

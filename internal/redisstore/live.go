@@ -12,7 +12,11 @@ import (
 
 // LiveService names the channels live posts are announced on and checks
 // announced posts at delivery (live.Store).
-type LiveService struct{ *DB }
+type LiveService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+}
 
 // Live timelines: where posts are announced, and the check a live
 // subscriber's gateway makes before sending one.
@@ -36,23 +40,24 @@ func (s *LiveService) LiveChannels(viewerID string) []string {
 // SPUBLISH: for the embedded development Redis, which has only classic
 // pub/sub (the hub then subscribes with SUBSCRIBE, live.HubConfig.Classic).
 // One server only: classic channels are not sharded under Cluster.
-func (s *DB) UseClassicPubSub() { s.publishCmd = "PUBLISH" }
+func (s *DB) UseClassicPubSub() { s.set.publishCmd = "PUBLISH" }
 
-// announce queues or sends one announcement.
-func (s *DB) announce(ctx context.Context, c redis.Cmdable, channel, msg string) {
-	if s.publishCmd == "PUBLISH" {
+// announce queues or sends one announcement with cmd (settings.publishCmd).
+func announce(ctx context.Context, cmd string, c redis.Cmdable, channel, msg string) {
+	if cmd == "PUBLISH" {
 		c.Publish(ctx, channel, msg)
 		return
 	}
 	c.SPublish(ctx, channel, msg)
 }
 
-// publishCommand is the command the scripts announce with.
-func (s *DB) publishCommand() string {
-	if s.publishCmd == "" {
+// publishCommand is the command the scripts announce with, by cmd
+// (settings.publishCmd).
+func publishCommand(cmd string) string {
+	if cmd == "" {
 		return "SPUBLISH"
 	}
-	return s.publishCmd
+	return cmd
 }
 
 // announcePulled announces a pulled author's post. It is best effort, as
@@ -60,7 +65,7 @@ func (s *DB) publishCommand() string {
 // registered and not announce again, and a live subscriber that resumes
 // finds the post in its timeline.
 func (s *FanoutService) announcePulled(ctx context.Context, post, author string) {
-	s.announce(ctx, s.rdb, s.keys.LivePulled(), homeEntry(post, author))
+	announce(ctx, s.set.publishCmd, s.rdb, s.keys.LivePulled(), homeEntry(post, author))
 }
 
 // LivePosts checks announced posts (messages of LiveChannels) for viewerID
@@ -91,10 +96,10 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 	if len(ids) == 0 {
 		return out, nil
 	}
-	v := s.newVisibility(viewerID, ids)
+	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, ids)
 	var allow *redis.Cmd
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
-		allow = liveAllowScript.EvalSha(ctx, p, s.homeKeys(viewerID), authors...)
+	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		allow = liveAllowScript.EvalSha(ctx, p, homeKeys(s.keys, viewerID), authors...)
 		v.queue(ctx, p)
 		return nil
 	})

@@ -17,7 +17,7 @@ type Files interface {
 
 // SetFiles gives the store the blob store of media files, whose files a
 // post's deletion removes; without one they are left in place.
-func (s *DB) SetFiles(f Files) { s.files = f }
+func (s *DB) SetFiles(f Files) { s.set.files = f }
 
 // storedMedia is one file of a post's media field: short names, as the
 // field is read with every post.

@@ -14,7 +14,11 @@ import (
 
 // NotificationService reads and marks users' notifications (graph.Notes,
 // live.NoteStore).
-type NotificationService struct{ *DB }
+type NotificationService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+}
 
 // Notifications.
 //
@@ -51,27 +55,28 @@ const (
 	noteAt     = "at" // when the actor acted (ms): actors are ordered by it, however late jobs run
 )
 
-// queueNote queues a note job in p.
-func (s *DB) queueNote(ctx context.Context, p redis.Cmdable, kind social.NoteKind, target, post, actor string, to ...string) {
+// queueNote queues in p a note job acted at at, on target's shard of the
+// fan-out queue (shards of them).
+func queueNote(ctx context.Context, p redis.Cmdable, k Keys, shards int, at time.Time, kind social.NoteKind, target, post, actor string, to ...string) {
 	if len(to) == 0 {
 		return
 	}
-	p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(target), Values: []any{
+	p.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(k, shards, target), Values: []any{
 		jobOp, opNote, noteKind, string(kind), noteTarget, target, notePost, post, noteActor, actor, noteTo, strings.Join(to, ","),
-		noteAt, s.now().UnixMilli(),
+		noteAt, at.UnixMilli(),
 	}})
 }
 
 // notifyJob queues a note job on its own (for paths whose write is a
 // script that has already run); an error is the caller's to return, so
 // the mutation is retried and the job queued.
-func (s *DB) notifyJob(ctx context.Context, kind social.NoteKind, target, post, actor string, to ...string) error {
+func (s *GraphService) notifyJob(ctx context.Context, kind social.NoteKind, target, post, actor string, to ...string) error {
 	if len(to) == 0 {
 		return nil
 	}
 	var cmds []redis.Cmder
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		s.queueNote(ctx, p, kind, target, post, actor, to...)
+		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), kind, target, post, actor, to...)
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
@@ -217,10 +222,10 @@ func (s *NotificationService) NoteChannel(viewerID string) string { return s.key
 const opNotePurge = "notepurge"
 
 // queuePurge queues taking actor out of each recipient's notifications.
-func (s *DB) queuePurge(ctx context.Context, actor string, recipients ...string) error {
+func (s *GraphService) queuePurge(ctx context.Context, actor string, recipients ...string) error {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, r := range recipients {
-			p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(r), Values: []any{jobOp, opNotePurge, noteActor, actor, noteTo, r}})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(s.keys, s.set.feed.FanoutShards, r), Values: []any{jobOp, opNotePurge, noteActor, actor, noteTo, r}})
 		}
 		return nil
 	})

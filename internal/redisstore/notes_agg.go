@@ -133,7 +133,7 @@ func excludedFor(recipient string, listed []string, more bool) excluded {
 // block with recipient or muted by them but were not listed (their set
 // held more than noteExcludedCap): one pipeline, run only then, so that no
 // such actor is shown (their count is not corrected).
-func (s *DB) hideUnlisted(ctx context.Context, recipient string, reads map[int]*windowRead, ex excluded) error {
+func (s *NotificationService) hideUnlisted(ctx context.Context, recipient string, reads map[int]*windowRead, ex excluded) error {
 	var cands []any
 	for _, r := range reads {
 		for _, a := range r.top.Val() {
@@ -170,7 +170,7 @@ func (s *DB) hideUnlisted(ctx context.Context, recipient string, reads map[int]*
 // notifications from their sources (one pipeline; none when the page has
 // none) and leaves out those found without actors (an undo whose job the
 // worker has yet to run: checkWindows drops them).
-func (s *DB) readWindows(ctx context.Context, recipient string, notes []*social.Notification, windows map[int]noteWindow, ex excluded, n int) ([]*social.Notification, error) {
+func (s *NotificationService) readWindows(ctx context.Context, recipient string, notes []*social.Notification, windows map[int]noteWindow, ex excluded, n int) ([]*social.Notification, error) {
 	if len(windows) == 0 {
 		return notes, nil
 	}

@@ -15,7 +15,11 @@ import (
 
 // PostService writes and deletes posts and reads them as a viewer may
 // see them (graph.Posts' writes, graph.PostReader).
-type PostService struct{ *DB }
+type PostService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+}
 
 // Posts.
 //
@@ -79,7 +83,7 @@ func (s *PostService) CreatePost(ctx context.Context, authorID string, in social
 	// A pulled author's post lands in no home list: live subscribers hear
 	// of it on the pulled channel instead (the worker announces the first
 	// post of an author it has just made pulled).
-	pulled := s.feed.Mode == Pull || (c.celeb != nil && c.celeb.Val() != "")
+	pulled := s.set.feed.Mode == Pull || (c.celeb != nil && c.celeb.Val() != "")
 	if err := s.publish(ctx, post.ID, authorID, np.RepostOf, post.Visibility, pulled); err != nil {
 		return nil, err
 	}
@@ -114,18 +118,18 @@ func (s *PostService) checkNewPost(ctx context.Context, authorID string, np soci
 	c := newPostChecks{vis: np.Visibility, audience: np.Audience}
 	exists := make([]*redis.IntCmd, len(np.Audience))
 	if np.RepostOf != "" {
-		c.orig = &origin{id: np.RepostOf, v: s.newVisibility(authorID, []string{np.RepostOf})}
+		c.orig = &origin{id: np.RepostOf, v: postReader{s.rdb, s.keys, s.set.posts}.newVisibility(authorID, []string{np.RepostOf})}
 	}
 	checks := len(np.Audience) > 0 || c.orig != nil
 	var seq *redis.IntCmd
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i, id := range np.Audience {
 			exists[i] = p.Exists(ctx, s.keys.User(id))
 		}
 		if c.orig != nil {
 			c.orig.queue(ctx, p, s.keys, authorID, np.Plain())
 		}
-		if s.feed.Mode == Hybrid {
+		if s.set.feed.Mode == Hybrid {
 			c.celeb = p.HGet(ctx, s.keys.Celebrities(), authorID)
 		}
 		if !checks {
@@ -210,11 +214,11 @@ func (s *PostService) claimPlain(ctx context.Context, authorID, original, id, st
 
 // writePost writes the checked post's audience set and hash (postScript).
 func (s *PostService) writePost(ctx context.Context, authorID string, np social.CheckedPost, c newPostChecks) (*social.Post, error) {
-	mentions, err := s.resolveMentions(ctx, authorID, np.Content)
+	mentions, err := resolveMentions(ctx, s.rdb, s.keys, authorID, np.Content)
 	if err != nil {
 		return nil, err
 	}
-	post := &social.Post{ID: c.id, AuthorID: authorID, Content: np.Content, CreatedAt: s.now().UTC().Truncate(1e6),
+	post := &social.Post{ID: c.id, AuthorID: authorID, Content: np.Content, CreatedAt: s.set.now().UTC().Truncate(1e6),
 		Visibility: c.vis, RepostOfID: np.RepostOf, Location: np.Location, Source: np.Source, Mentions: mentions, Media: np.Media,
 		SpoilerText: np.Spoiler, Sensitive: np.Sensitive}
 	if c.orig != nil {
@@ -298,7 +302,7 @@ func (s *PostService) claimedRepost(ctx context.Context, reposter, original, cla
 		// Its writer may have died between the hash and the fan-out job:
 		// publish again (idempotent) what the author's timeline lacks.
 		if err := s.rdb.ZScore(ctx, s.keys.UserPosts(reposter), id).Err(); isNil(err) {
-			if err := s.publish(ctx, id, reposter, original, p.Visibility, s.feed.Mode == Pull); err != nil {
+			if err := s.publish(ctx, id, reposter, original, p.Visibility, s.set.feed.Mode == Pull); err != nil {
 				return nil, err
 			}
 		} else if err != nil {
@@ -314,7 +318,7 @@ func (s *PostService) claimedRepost(ctx context.Context, reposter, original, cla
 
 // ownPost loads viewerID's post id: nil when it does not exist.
 func (s *PostService) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
-	posts, err := s.visiblePosts(ctx, viewerID, []string{id}, nil, nil)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, []string{id}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
 	}
@@ -341,13 +345,13 @@ func (s *PostService) publish(ctx context.Context, id, authorID, repostOf string
 		job = append(job, jobRepost, repostOf)
 	}
 	var xadd *redis.StringCmd
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		// A retried XADD queues the job twice: harmless, fan-out is
 		// idempotent.
-		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(id), Values: job})
+		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(s.keys, s.set.feed.FanoutShards, id), Values: job})
 		s.queuePublished(ctx, p, id, authorID, repostOf, vis)
 		if pulled {
-			s.announce(ctx, p, s.keys.LivePulled(), homeEntry(id, authorID))
+			announce(ctx, s.set.publishCmd, p, s.keys.LivePulled(), homeEntry(id, authorID))
 		}
 		return nil
 	})
@@ -360,13 +364,13 @@ func (s *PostService) publish(ctx context.Context, id, authorID, repostOf string
 
 // queuePublished queues the idempotent writes that put a post in its
 // author's timelines and link a repost to its original.
-func (s *DB) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility) {
+func (s *PostService) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility) {
 	public := "0"
 	if vis == social.Public {
 		public = "1"
 	}
 	authorPostScript.EvalSha(ctx, p, []string{s.keys.UserPosts(authorID), s.keys.Home(authorID), s.keys.HomeMark(authorID), s.keys.PublicPosts(authorID)},
-		id, homeEntry(id, authorID), s.feed.HomeCap, public, s.keys.LiveUser(authorID), s.publishCommand())
+		id, homeEntry(id, authorID), s.set.feed.HomeCap, public, s.keys.LiveUser(authorID), publishCommand(s.set.publishCmd))
 	if repostOf != "" {
 		repostLinkScript.EvalSha(ctx, p, []string{s.keys.Post(repostOf), s.keys.PostReposts(repostOf)}, id)
 	}
@@ -386,12 +390,12 @@ func sortIDs(ids []string) []string {
 // resolveMentions returns the ids of the users text mentions as @name
 // (social.Mentions), in order, leaving out unknown names and the author:
 // one round trip when there are any.
-func (s *DB) resolveMentions(ctx context.Context, authorID, text string) ([]string, error) {
+func resolveMentions(ctx context.Context, rdb redis.UniversalClient, k Keys, authorID, text string) ([]string, error) {
 	names := social.Mentions(text)
 	if len(names) == 0 {
 		return nil, nil
 	}
-	ids, err := s.userIDsByName(ctx, names)
+	ids, err := userIDsByName(ctx, rdb, k, names)
 	if err != nil {
 		return nil, fmt.Errorf("resolve mentions: %w", err)
 	}

@@ -19,7 +19,7 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 	if !social.IsID(postID) {
 		return social.Errorf(social.NotFound, "post %s not found", postID)
 	}
-	v := s.newVisibility(viewerID, []string{postID})
+	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, []string{postID})
 	if err := v.check(ctx); err != nil {
 		return fmt.Errorf("load post %s: %w", postID, err)
 	}
@@ -38,7 +38,7 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 // author, and the delete job of an original for each of its plain
 // reposts (deletePlainReposts). Each step is idempotent, and the job is
 // queued first, so a call cut short is finished by calling it again.
-func (s *DB) removePost(ctx context.Context, p *social.Post) error {
+func (s *PostService) removePost(ctx context.Context, p *social.Post) error {
 	postID := p.ID
 	// A retried XADD queues the job twice: harmless.
 	job := []any{jobOp, opDelete, jobPost, postID, jobAuthor, p.AuthorID}
@@ -53,18 +53,18 @@ func (s *DB) removePost(ctx context.Context, p *social.Post) error {
 	if len(p.Media) > 0 {
 		job = append(job, jobMedia, mediaKeys(p.Media))
 	}
-	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.fanoutStream(postID), Values: job}).Err(); err != nil {
+	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(s.keys, s.set.feed.FanoutShards, postID), Values: job}).Err(); err != nil {
 		return fmt.Errorf("queue deletion of post %s: %w", postID, err)
 	}
 	// DEL, ZREM, LREM and SREM are idempotent. The repost link goes at
 	// once too, so the original's repostsCount drops with the page.
-	_, err := s.pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(pl redis.Pipeliner) error {
 		pl.Del(ctx, s.keys.Post(postID))
 		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
 		pl.ZRem(ctx, s.keys.PublicPosts(p.AuthorID), postID)
 		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
 		if p.RepostOfID != "" {
-			s.queueUnlinkRepost(ctx, pl, postID, p.AuthorID, p.RepostOfID)
+			queueUnlinkRepost(ctx, pl, s.keys, postID, p.AuthorID, p.RepostOfID)
 		}
 		return nil
 	})
@@ -76,6 +76,6 @@ func (s *DB) removePost(ctx context.Context, p *social.Post) error {
 
 // queueUnlinkRepost queues taking a deleted repost out of its original's
 // reposts (and plain reposts): idempotent.
-func (s *DB) queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, id, author, original string) {
-	repostUnlinkScript.EvalSha(ctx, p, []string{s.keys.PostReposts(original), s.keys.PostPlainReposts(original), s.keys.Post(original), s.keys.PostViewers(original)}, id, author)
+func queueUnlinkRepost(ctx context.Context, p redis.Pipeliner, k Keys, id, author, original string) {
+	repostUnlinkScript.EvalSha(ctx, p, []string{k.PostReposts(original), k.PostPlainReposts(original), k.Post(original), k.PostViewers(original)}, id, author)
 }

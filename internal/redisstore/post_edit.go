@@ -12,7 +12,7 @@ import (
 // may be written (postRecord.update): the post cache keeps the fixed
 // ones for as long as the post lives, and reads the mutable ones with
 // every check, so a write shows on the next read of every gateway.
-func (s *DB) setPostFields(ctx context.Context, id string, p *social.Post, fields ...string) error {
+func (s *PostService) setPostFields(ctx context.Context, id string, p *social.Post, fields ...string) error {
 	fv, err := postRecord.update(&postRow{post: *p}, fields)
 	if err != nil {
 		return err

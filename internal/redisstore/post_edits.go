@@ -27,15 +27,7 @@ import (
 type EditService struct {
 	rdb  redis.UniversalClient
 	keys Keys
-	now  func() time.Time
-	// db does the reads the services share: the visibility check, the
-	// mentions' names, the queue's shard.
-	db *DB
-}
-
-// NewEditService returns the edit service over db's client and keys.
-func NewEditService(db *DB) *EditService {
-	return &EditService{rdb: db.rdb, keys: db.keys, now: func() time.Time { return db.now() }, db: db}
+	set  *settings
 }
 
 // Edit job fields (besides jobOp, jobPost, jobAuthor, jobMentions: the
@@ -57,7 +49,7 @@ func (s *EditService) EditPost(ctx context.Context, viewerID, id string, in soci
 	if !social.IsID(id) {
 		return nil, social.Errorf(social.NotFound, "post %s not found", id)
 	}
-	v := s.db.newVisibility(viewerID, []string{id})
+	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, []string{id})
 	if err := v.check(ctx); err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
 	}
@@ -68,11 +60,11 @@ func (s *EditService) EditPost(ctx context.Context, viewerID, id string, in soci
 	if err := social.MayEdit(viewerID, &p); err != nil {
 		return nil, err
 	}
-	mentions, err := s.db.resolveMentions(ctx, viewerID, e.Content)
+	mentions, err := resolveMentions(ctx, s.rdb, s.keys, viewerID, e.Content)
 	if err != nil {
 		return nil, err
 	}
-	at := s.now().UTC().Truncate(time.Millisecond)
+	at := s.set.now().UTC().Truncate(time.Millisecond)
 	old, err := s.write(ctx, viewerID, id, e, mentions, at)
 	if err != nil {
 		return nil, err
@@ -81,7 +73,7 @@ func (s *EditService) EditPost(ctx context.Context, viewerID, id string, in soci
 	// version. A failure here fails the call, whose retry edits again.
 	job := []any{jobOp, opEdit, jobPost, id, jobAuthor, viewerID, jobEdited, at.UnixMilli(),
 		jobMentions, strings.Join(unionIDs(old, mentions), ",")}
-	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.db.fanoutStream(id), Values: job}).Err(); err != nil {
+	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(s.keys, s.set.feed.FanoutShards, id), Values: job}).Err(); err != nil {
 		return nil, fmt.Errorf("queue the edit of post %s: %w", id, err)
 	}
 	p.Content, p.SpoilerText, p.Sensitive, p.Mentions, p.EditedAt = e.Content, e.Spoiler, e.Sensitive, mentions, &at

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/rcache"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -15,7 +16,15 @@ import (
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return s.visiblePosts(ctx, viewerID, ids, nil, nil)
+	return postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, ids, nil, nil)
+}
+
+// postReader reads posts' hashes for the services and the page readers:
+// the client, the keys and the post cache (postcache.go; nil: off).
+type postReader struct {
+	rdb   redis.UniversalClient
+	keys  Keys
+	cache *rcache.Cache[[]any]
 }
 
 // visiblePosts is VisiblePosts that also queues a page fetch's reads of the
@@ -27,10 +36,10 @@ func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []s
 // another) skip them without asking Redis. A post found missing is not
 // remembered: ids are counted, and one read before its post is written
 // (a guessed next id) must be found once it is.
-func (s *DB) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
-	v := s.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
+func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
+	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
 	// HGET of a field that is not there answers nil: not an error.
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := pipelined(ctx, r.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		if f != nil {
 			f.queue(ctx, p, v, authors)
@@ -86,7 +95,7 @@ func knownHidden(ctx context.Context, viewerID string, ids []string) []string {
 // before the hashes arrive. Anonymous viewers see PUBLIC posts only; an
 // author always sees their own posts.
 type visibility struct {
-	db       *DB
+	r        postReader
 	viewer   string
 	ids      []string
 	hash     []*redis.SliceCmd  // postRecord.all, or postCachePlan.live when fixed holds the rest
@@ -99,13 +108,13 @@ type visibility struct {
 	blocked  map[string]bool       // built by access on first use
 }
 
-func (s *DB) newVisibility(viewerID string, ids []string) *visibility {
-	return &visibility{db: s, viewer: viewerID, ids: ids}
+func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
+	return &visibility{r: r, viewer: viewerID, ids: ids}
 }
 
 // queue adds the commands of the check to a pipeline.
 func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
-	k := v.db.keys
+	k := v.r.keys
 	v.hash = make([]*redis.SliceCmd, len(v.ids))
 	v.fixed = make([][]any, len(v.ids))
 	if v.viewer != "" {
@@ -115,7 +124,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 		if !social.IsID(id) {
 			continue
 		}
-		v.hash[i], v.fixed[i] = v.db.queuePostRead(ctx, p, id)
+		v.hash[i], v.fixed[i] = v.r.queuePostRead(ctx, p, id)
 		if v.viewer != "" {
 			v.flags[i] = p.HGet(ctx, k.PostViewers(id), v.viewer)
 		}
@@ -148,9 +157,9 @@ func (v *visibility) settle(ctx context.Context) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	k := v.db.keys
+	k := v.r.keys
 	cmds := make([]*redis.Cmd, len(todo))
-	sent, err := v.db.pipelined(ctx, func(p redis.Pipeliner) error {
+	sent, err := pipelined(ctx, v.r.rdb, func(p redis.Pipeliner) error {
 		for j, i := range todo {
 			id := v.ids[i]
 			cmds[j] = postMigrateScript.EvalSha(ctx, p, []string{k.Post(id), k.Likers(id), k.PostPlainReposts(id),
@@ -171,7 +180,7 @@ func (v *visibility) settle(ctx context.Context) error {
 // check runs the check on its own: its pipeline, then settle.
 func (v *visibility) check(ctx context.Context) error {
 	// HGET of a flag that is not there answers nil: not an error.
-	cmds, err := v.db.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil })
+	cmds, err := v.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil })
 	if err := pipelineErr(cmds, err); err != nil {
 		return err
 	}
@@ -292,9 +301,9 @@ func (s *PostService) PostCounts(ctx context.Context, ids []string) ([]social.Po
 		return out, nil
 	}
 	cmds := make([]countCmds, len(ids))
-	_, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = s.queueCounts(ctx, p, id)
+			cmds[i] = queueCounts(ctx, p, s.keys, id)
 		}
 		return nil
 	})

@@ -35,14 +35,14 @@ var screenFields = postRecord.args("author", "vis", "pv")
 //
 // It costs one round trip; readers screen only the candidates that are
 // not public (timeline_user.go).
-func (s *DB) screen(ctx context.Context, viewerID string, ids []string) ([]int, error) {
+func (s *TimelineService) screen(ctx context.Context, viewerID string, ids []string) ([]int, error) {
 	if viewerID == "" {
 		return nil, fmt.Errorf("screen: no viewer")
 	}
 	hash := make([]*redis.SliceCmd, len(ids))
 	flags := make([]*redis.StringCmd, len(ids))
 	keep := make([]int, 0, len(ids))
-	cmds, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			hidden, known := social.Screened(ctx, viewerID, id)
 			switch {

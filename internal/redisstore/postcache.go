@@ -125,19 +125,19 @@ func (c cachePlan) merge(kept, got []any, n int) ([]any, bool) {
 // (0: none). It is meant to be called once, before the store serves.
 func (s *DB) CachePosts(size int) {
 	if size > 0 {
-		s.posts = rcache.NewFixed[[]any](size)
+		s.set.posts = rcache.NewFixed[[]any](size)
 	}
 }
 
 // PostCacheStats returns the post cache's counters (zero when off).
-func (s *DB) PostCacheStats() rcache.Stats { return s.posts.Stats() }
+func (s *DB) PostCacheStats() rcache.Stats { return s.set.posts.Stats() }
 
 // queuePostRead queues the read of one post's hash: postCachePlan's live
 // fields when the cache holds its fixed fields (returned), else the whole
 // hash.
-func (s *DB) queuePostRead(ctx context.Context, p redis.Pipeliner, id string) (*redis.SliceCmd, []any) {
-	key := s.keys.Post(id)
-	if fixed, ok := s.posts.Get(key); ok {
+func (r postReader) queuePostRead(ctx context.Context, p redis.Pipeliner, id string) (*redis.SliceCmd, []any) {
+	key := r.keys.Post(id)
+	if fixed, ok := r.cache.Get(key); ok {
 		return hmget(ctx, p, key, postCachePlan.live), fixed
 	}
 	return hmget(ctx, p, key, postRecord.all), nil
@@ -148,13 +148,13 @@ func (s *DB) queuePostRead(ctx context.Context, p redis.Pipeliner, id string) (*
 // another post than the hash now holds (the cached entry is dropped and
 // the caller reads the hash in full). A full read of an existing post
 // fills the cache.
-func (s *DB) postValues(id string, cmd *redis.SliceCmd, fixed []any) ([]any, bool) {
+func (r postReader) postValues(id string, cmd *redis.SliceCmd, fixed []any) ([]any, bool) {
 	got := cmd.Val()
-	key := s.keys.Post(id)
+	key := r.keys.Post(id)
 	author := postRecord.at("author")
 	if fixed == nil {
 		if a, _ := got[author].(string); a != "" && cmd.Err() == nil {
-			s.posts.Add(key, postCachePlan.kept(got))
+			r.cache.Add(key, postCachePlan.kept(got))
 		}
 		return got, true
 	}
@@ -163,7 +163,7 @@ func (s *DB) postValues(id string, cmd *redis.SliceCmd, fixed []any) ([]any, boo
 	}
 	vals, ok := postCachePlan.merge(fixed, got, len(postRecord.fields))
 	if !ok {
-		s.posts.Invalidate(key)
+		r.cache.Invalidate(key)
 		return nil, false
 	}
 	return vals, true
@@ -180,14 +180,14 @@ func (v *visibility) postRows(ctx context.Context) error {
 			continue
 		}
 		var ok bool
-		if vals[i], ok = v.db.postValues(v.ids[i], cmd, v.fixed[i]); !ok {
+		if vals[i], ok = v.r.postValues(v.ids[i], cmd, v.fixed[i]); !ok {
 			again = append(again, i)
 		}
 	}
 	if len(again) > 0 {
-		cmds, err := v.db.pipelined(ctx, func(p redis.Pipeliner) error {
+		cmds, err := pipelined(ctx, v.r.rdb, func(p redis.Pipeliner) error {
 			for _, i := range again {
-				v.hash[i], v.fixed[i] = hmget(ctx, p, v.db.keys.Post(v.ids[i]), postRecord.all), nil
+				v.hash[i], v.fixed[i] = hmget(ctx, p, v.r.keys.Post(v.ids[i]), postRecord.all), nil
 			}
 			return nil
 		})
@@ -195,7 +195,7 @@ func (v *visibility) postRows(ctx context.Context) error {
 			return fmt.Errorf("load %d posts: %w", len(again), err)
 		}
 		for _, i := range again {
-			vals[i], _ = v.db.postValues(v.ids[i], v.hash[i], nil)
+			vals[i], _ = v.r.postValues(v.ids[i], v.hash[i], nil)
 		}
 	}
 	v.rows = make([]*postRow, len(v.ids))

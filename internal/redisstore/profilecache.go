@@ -39,15 +39,15 @@ func (s *DB) CacheProfiles(c ProfileCache) (stop func()) {
 	if c.Size <= 0 || c.MaxAge <= 0 {
 		return func() {}
 	}
-	s.profiles = rcache.New[social.User](c.Size, c.MaxAge)
-	t := rcache.StartTracker(s.rdb, s.profiles, rcache.TrackerConfig{
+	s.set.profiles = rcache.New[social.User](c.Size, c.MaxAge)
+	t := rcache.StartTracker(s.rdb, s.set.profiles, rcache.TrackerConfig{
 		Prefixes: []string{s.keys.ProfilePrefix()}, Log: c.Log})
 	return t.Close
 }
 
 // ProfileCacheStats returns the profile cache's counters (zero when off).
-func (s *DB) ProfileCacheStats() rcache.Stats { return s.profiles.Stats() }
+func (s *DB) ProfileCacheStats() rcache.Stats { return s.set.profiles.Stats() }
 
 // ProfileCacheLive reports whether the profile cache serves entries: on,
 // and tracking up on every server.
-func (s *DB) ProfileCacheLive() bool { return s.profiles.Live() }
+func (s *DB) ProfileCacheLive() bool { return s.set.profiles.Live() }

@@ -25,15 +25,9 @@ import (
 type ReplyService struct {
 	rdb  redis.UniversalClient
 	keys Keys
-	// eng writes the answer as a comment and queues its notifications;
-	// db does the visibility check and resolves mentions.
+	set  *settings
+	// eng writes the answer as a comment and queues its notifications.
 	eng *EngagementService
-	db  *DB
-}
-
-// NewReplyService returns the reply service over db's client and keys.
-func NewReplyService(db *DB, eng *EngagementService) *ReplyService {
-	return &ReplyService{rdb: db.rdb, keys: db.keys, eng: eng, db: db}
 }
 
 // AddReply adds viewerID's answer to comment inReplyTo of postID. The post
@@ -57,7 +51,7 @@ func (s *ReplyService) AddReply(ctx context.Context, viewerID, postID, content, 
 	if err != nil {
 		return nil, err
 	}
-	mentions, err := s.db.resolveMentions(ctx, viewerID, content)
+	mentions, err := resolveMentions(ctx, s.rdb, s.keys, viewerID, content)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +61,7 @@ func (s *ReplyService) AddReply(ctx context.Context, viewerID, postID, content, 
 // check reads, in one round trip, the post as the viewer may see it and
 // the comment answered, and returns the post and that comment's author.
 func (s *ReplyService) check(ctx context.Context, viewerID, postID, inReplyTo string) (*social.Post, string, error) {
-	v := s.db.newVisibility(viewerID, []string{postID})
+	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, []string{postID})
 	var index, author *redis.StringCmd
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)

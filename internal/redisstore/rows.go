@@ -21,20 +21,21 @@ import (
 // userRead is one user's profile read: served by the profile cache
 // (profilecache.go), or queued with its ticket.
 type userRead struct {
-	id  string
-	hit *social.User
-	cmd *redis.SliceCmd
-	t   rcache.Ticket
+	id    string
+	hit   *social.User
+	cmd   *redis.SliceCmd
+	t     rcache.Ticket
+	cache *rcache.Cache[social.User]
 }
 
 // queueUser queues the profile read of one user, unless the profile cache
-// holds it.
-func (s *DB) queueUser(ctx context.Context, p redis.Pipeliner, id string) userRead {
-	key := s.keys.User(id)
-	if u, ok := s.profiles.Get(key); ok {
+// c (nil: off) holds it.
+func queueUser(ctx context.Context, p redis.Pipeliner, k Keys, c *rcache.Cache[social.User], id string) userRead {
+	key := k.User(id)
+	if u, ok := c.Get(key); ok {
 		return userRead{id: id, hit: &u}
 	}
-	return userRead{id: id, t: s.profiles.Begin(key), cmd: profileRead.queue(ctx, p, key)}
+	return userRead{id: id, t: c.Begin(key), cmd: profileRead.queue(ctx, p, key), cache: c}
 }
 
 // queued reports whether r went to Redis.
@@ -43,7 +44,7 @@ func (r userRead) queued() bool { return r.cmd != nil }
 // user returns the profile r read, nil when the user does not exist, and
 // offers one read from Redis to the profile cache. Call it once a read,
 // after its pipeline ran.
-func (s *DB) user(r userRead) *social.User {
+func (r userRead) user() *social.User {
 	if r.cmd == nil {
 		return r.hit
 	}
@@ -52,10 +53,10 @@ func (s *DB) user(r userRead) *social.User {
 		u = userFromValues(r.id, r.cmd.Val())
 	}
 	if u == nil {
-		s.profiles.Finish(r.t, social.User{}, false)
+		r.cache.Finish(r.t, social.User{}, false)
 		return nil
 	}
-	s.profiles.Finish(r.t, *u, true)
+	r.cache.Finish(r.t, *u, true)
 	return u
 }
 
@@ -77,11 +78,10 @@ type countCmds struct{ cmd *redis.Cmd }
 // queueCounts queues the counters of a post (postCountersScript: the
 // post hash's nlikes, ncomments and nreposts, which lua/lib/counts.lua
 // keeps equal to the sizes of Likers, PostComments and PostReposts).
-func (s *DB) queueCounts(ctx context.Context, p redis.Pipeliner, id string) countCmds {
+func queueCounts(ctx context.Context, p redis.Pipeliner, k Keys, id string) countCmds {
 	if !social.IsID(id) {
 		return countCmds{}
 	}
-	k := s.keys
 	return countCmds{postCountersScript.EvalSha(ctx, p, []string{k.Post(id), k.Likers(id), k.PostComments(id), k.PostReposts(id)})}
 }
 
@@ -104,11 +104,11 @@ type markCmds struct {
 
 // queueMarks queues whether viewerID likes postID (ZSCORE of Likers) and
 // has a plain repost of it (HGET of PostPlainReposts); nil replies: no.
-func (s *DB) queueMarks(ctx context.Context, p redis.Pipeliner, viewerID, postID string) markCmds {
+func queueMarks(ctx context.Context, p redis.Pipeliner, k Keys, viewerID, postID string) markCmds {
 	if !social.IsID(postID) || viewerID == "" {
 		return markCmds{}
 	}
-	return markCmds{p.ZScore(ctx, s.keys.Likers(postID), viewerID), p.HGet(ctx, s.keys.PostPlainReposts(postID), viewerID)}
+	return markCmds{p.ZScore(ctx, k.Likers(postID), viewerID), p.HGet(ctx, k.PostPlainReposts(postID), viewerID)}
 }
 
 func (c markCmds) marks() social.Marks {
@@ -121,18 +121,18 @@ func (c markCmds) marks() social.Marks {
 // queueCommentRows queues the read of n of a post's comments after the
 // cursor after (commentRowsScript); pack also writes the post hash's cm
 // (lua/lib/packed.lua).
-func (s *DB) queueCommentRows(ctx context.Context, p redis.Pipeliner, postID string, n int, after string, pack bool) *redis.Cmd {
-	keys := []string{s.keys.PostComments(postID)}
+func queueCommentRows(ctx context.Context, p redis.Pipeliner, k Keys, postID string, n int, after string, pack bool) *redis.Cmd {
+	keys := []string{k.PostComments(postID)}
 	if pack {
-		keys = append(keys, s.keys.Post(postID))
+		keys = append(keys, k.Post(postID))
 	}
-	return commentRowsScript.EvalSha(ctx, p, keys, n, s.keys.PostComment(postID, ""), after, "0")
+	return commentRowsScript.EvalSha(ctx, p, keys, n, k.PostComment(postID, ""), after, "0")
 }
 
 // queueReplyRows queues the read of n of a comment's answers, oldest
 // first, after the cursor after (commentRowsScript on CommentReplies).
-func (s *DB) queueReplyRows(ctx context.Context, p redis.Pipeliner, postID, commentID string, n int, after string) *redis.Cmd {
-	return commentRowsScript.EvalSha(ctx, p, []string{s.keys.CommentReplies(postID, commentID)}, n, s.keys.PostComment(postID, ""), after, "1")
+func queueReplyRows(ctx context.Context, p redis.Pipeliner, k Keys, postID, commentID string, n int, after string) *redis.Cmd {
+	return commentRowsScript.EvalSha(ctx, p, []string{k.CommentReplies(postID, commentID)}, n, k.PostComment(postID, ""), after, "1")
 }
 
 // commentsFromReply turns a commentRowsScript reply into the first page

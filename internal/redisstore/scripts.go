@@ -120,9 +120,9 @@ func newScriptFlags(name, flags string, libs ...string) *redis.Script {
 // clusterScripts those loaded only on Redis Cluster.
 var allScripts, clusterScripts []*redis.Script
 
-// scriptsToLoad are the scripts that run on the store's Redis.
-func (s *DB) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
-	if s.cluster() {
+// scriptsToLoad are the scripts that run on rdb.
+func scriptsToLoad(rdb redis.UniversalClient, scripts []*redis.Script) []*redis.Script {
+	if isCluster(rdb) {
 		return append(slices.Clip(scripts), clusterScripts...)
 	}
 	return scripts
@@ -133,7 +133,7 @@ func (s *DB) scriptsToLoad(scripts []*redis.Script) []*redis.Script {
 // first: a start-up warm-up, and what round-trip tests run before they
 // count.
 func (s *DB) LoadScripts(ctx context.Context) error {
-	for _, sc := range s.scriptsToLoad(allScripts) {
+	for _, sc := range scriptsToLoad(s.rdb, allScripts) {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return fmt.Errorf("load script: %w", err)
 		}
@@ -174,18 +174,18 @@ func mustLua(path string) []byte {
 // The first copy of such a job may run before that write; the jobs queued
 // in pipelines with scripts are idempotent (a like's note job raises its
 // notification only for a like time above the one that last raised it).
-func (s *DB) pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
-	cmds, err := s.rdb.Pipelined(ctx, fn)
+func pipelined(ctx context.Context, rdb redis.UniversalClient, fn func(redis.Pipeliner) error) ([]redis.Cmder, error) {
+	cmds, err := rdb.Pipelined(ctx, fn)
 	first := firstNoScript(cmds)
 	if err == nil || first < 0 {
 		return cmds, err
 	}
-	for _, sc := range s.scriptsToLoad(pipelinedScripts) {
-		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+	for _, sc := range scriptsToLoad(rdb, pipelinedScripts) {
+		if err := sc.Load(ctx, rdb).Err(); err != nil {
 			return nil, fmt.Errorf("load script: %w", err)
 		}
 	}
-	again := s.rdb.Pipeline()
+	again := rdb.Pipeline()
 	for _, c := range cmds[first:] {
 		_ = again.Process(ctx, c)
 	}

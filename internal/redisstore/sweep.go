@@ -25,17 +25,17 @@ const sweepBatch = 1000
 // it finished. The fan-out workers run it periodically (cmd/internal/app),
 // so an actor who never comes back does not leave a half edge for ever.
 // Several sweepers at once are harmless: every step is idempotent.
-func (s *DB) SweepPending(ctx context.Context) (int, error) {
-	now := s.now().UnixMilli()
-	regs, err := s.sweepRegistrations(ctx, now)
+func (s *Store) SweepPending(ctx context.Context) (int, error) {
+	now := s.DB.set.now().UnixMilli()
+	regs, err := s.AccountService.sweepRegistrations(ctx, now)
 	if err != nil {
 		return regs, err
 	}
-	edits, err := s.sweepGraphEdits(ctx, now)
+	edits, err := s.GraphService.sweepGraphEdits(ctx, now)
 	return regs + edits, err
 }
 
-func (s *DB) sweepRegistrations(ctx context.Context, now int64) (int, error) {
+func (s *AccountService) sweepRegistrations(ctx context.Context, now int64) (int, error) {
 	pending, err := s.rdb.HGetAll(ctx, s.keys.RegPending()).Result()
 	if err != nil {
 		return 0, fmt.Errorf("sweep registrations: %w", err)
@@ -58,7 +58,7 @@ func (s *DB) sweepRegistrations(ctx context.Context, now int64) (int, error) {
 	return n, nil
 }
 
-func (s *DB) sweepGraphEdits(ctx context.Context, now int64) (int, error) {
+func (s *GraphService) sweepGraphEdits(ctx context.Context, now int64) (int, error) {
 	cutoff := now - graphGrace.Milliseconds()
 	n := 0
 	var errs []error
@@ -92,7 +92,7 @@ func (s *DB) sweepGraphEdits(ctx context.Context, now int64) (int, error) {
 				done = append(done, z)
 			}
 		}
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 			for _, z := range done {
 				score := strconv.FormatFloat(z.Score, 'f', -1, 64)
 				sweepIndexScript.EvalSha(ctx, p, []string{s.keys.GraphPendingIndex()}, z.Member, score)
@@ -116,7 +116,7 @@ func (s *DB) sweepGraphEdits(ctx context.Context, now int64) (int, error) {
 // finishEdits runs again actor's pending edits that started at or before
 // cutoff, and returns how many it finished and how many are left (still
 // running, or failed again).
-func (s *DB) finishEdits(ctx context.Context, actor string, pending map[string]string, cutoff int64) (finished, left int, err error) {
+func (s *GraphService) finishEdits(ctx context.Context, actor string, pending map[string]string, cutoff int64) (finished, left int, err error) {
 	var errs []error
 	for other, v := range pending {
 		op, at, _ := strings.Cut(v, ":")

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -26,7 +28,11 @@ import (
 //   - timeline_fetch.go: what a page brings along in the same pipeline
 //     (authors, counters, the viewer's marks, first comments), each read
 //     by its row reader in rows.go.
-type TimelineService struct{ *DB }
+type TimelineService struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	set  *settings
+}
 
 // HomePage returns a page of viewerID's home timeline with what w asks for.
 func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {

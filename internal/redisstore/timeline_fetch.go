@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/rcache"
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -37,9 +38,10 @@ import (
 
 // pageFetch collects what a page brings along with its posts.
 type pageFetch struct {
-	s      *DB
-	viewer string
-	w      readplan.PageWants
+	posts    postReader
+	profiles *rcache.Cache[social.User] // nil: off
+	viewer   string
+	w        readplan.PageWants
 
 	// Stage-2 replies by post id (or user id for users); counts are those
 	// read in stage 3, checked the candidates' hashes with their counters.
@@ -61,7 +63,7 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	}
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
-		s: s.DB, viewer: viewerID, w: w,
+		posts: postReader{s.rdb, s.keys, s.set.posts}, profiles: s.set.profiles, viewer: viewerID, w: w,
 		checked:  make(map[string]checkedPost, n),
 		counts:   make(map[string]countCmds),
 		marks:    make(map[string]markCmds, n),
@@ -89,7 +91,7 @@ func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility,
 		if w.Comments >= packedComments {
 			// More than the hash packs (one more than asked tells
 			// whether there is a next page).
-			f.comments[id] = f.s.queueCommentRows(ctx, p, id, w.Comments+1, "", false)
+			f.comments[id] = queueCommentRows(ctx, p, f.posts.keys, id, w.Comments+1, "", false)
 		}
 		if w.Authors && i < len(authors) {
 			f.queueUser(ctx, p, authors[i])
@@ -99,7 +101,7 @@ func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility,
 
 func (f *pageFetch) queueUser(ctx context.Context, p redis.Pipeliner, id string) {
 	if _, ok := f.users[id]; !ok && social.IsID(id) {
-		r := f.s.queueUser(ctx, p, id)
+		r := queueUser(ctx, p, f.posts.keys, f.profiles, id)
 		f.users[id] = r
 		if r.queued() {
 			f.queuedUsers++
@@ -125,7 +127,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 
 	// Stage 3: everything named by stage 2, in one pipeline.
 	orig := f.newOriginals(c.Items)
-	cmds, err := f.s.pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := pipelined(ctx, f.posts.rdb, func(p redis.Pipeliner) error {
 		before := f.queuedUsers
 		late := f.queueLate(ctx, p, page, c.Items)
 		f.queueAuthors(ctx, p, page, c.Items)
@@ -145,7 +147,7 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 		return nil, err
 	}
 	for id, r := range f.users {
-		page.Users[id] = f.s.user(r)
+		page.Users[id] = r.user()
 	}
 	orig.read(page)
 	return page, nil
@@ -159,16 +161,16 @@ func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, page *read
 	w, late := f.w, 0
 	for _, post := range posts {
 		if _, ok := f.counts[post.ID]; w.Counts && !ok && !done(page.Counts, post.ID) {
-			f.counts[post.ID] = f.s.queueCounts(ctx, p, post.ID)
+			f.counts[post.ID] = queueCounts(ctx, p, f.posts.keys, post.ID)
 			late++
 		}
 		if _, ok := f.marks[post.ID]; w.Marks && !ok && !done(page.Marks, post.ID) {
-			f.marks[post.ID] = f.s.queueMarks(ctx, p, f.viewer, post.ID)
+			f.marks[post.ID] = queueMarks(ctx, p, f.posts.keys, f.viewer, post.ID)
 			late++
 		}
 		if _, ok := f.comments[post.ID]; w.Comments > 0 && !ok && !done(page.Comments, post.ID) {
 			// One more than asked tells whether there is a next page.
-			f.comments[post.ID] = f.s.queueCommentRows(ctx, p, post.ID, w.Comments+1, "", true)
+			f.comments[post.ID] = queueCommentRows(ctx, p, f.posts.keys, post.ID, w.Comments+1, "", true)
 			late++
 		}
 	}
@@ -211,7 +213,7 @@ func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
 			}
 		}
 	}
-	o.v = f.s.newVisibility(f.viewer, o.ids)
+	o.v = f.posts.newVisibility(f.viewer, o.ids)
 	return o
 }
 
@@ -229,7 +231,7 @@ func (o *originals) queue(ctx context.Context, p redis.Pipeliner, f *pageFetch, 
 			f.queueUser(ctx, p, post.RepostOfAuthorID)
 		}
 		if w.OriginalCounts {
-			o.counts[post.RepostOfID] = f.s.queueCounts(ctx, p, post.RepostOfID)
+			o.counts[post.RepostOfID] = queueCounts(ctx, p, f.posts.keys, post.RepostOfID)
 		}
 	}
 }

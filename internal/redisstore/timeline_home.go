@@ -94,7 +94,7 @@ func (s *TimelineService) readHome(ctx context.Context, viewerID string, p socia
 	if p.Before != "" {
 		return s.readNewer(ctx, viewerID, p, f)
 	}
-	h := &homePage{s: s.DB, viewer: viewerID, first: p.First, before: before, firstPage: p.After == "", fetch: f}
+	h := &homePage{s: s, viewer: viewerID, first: p.First, before: before, firstPage: p.After == "", fetch: f}
 	c, err := h.read(ctx)
 	if err != nil {
 		return c, fmt.Errorf("home timeline of %s: %w", viewerID, err)
@@ -104,7 +104,7 @@ func (s *TimelineService) readHome(ctx context.Context, viewerID string, p socia
 
 // homePage is the state of reading one home page.
 type homePage struct {
-	s         *DB
+	s         *TimelineService
 	viewer    string
 	first     int
 	before    int64 // everything newer was read: the next round reads below it
@@ -194,7 +194,7 @@ func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (re
 	}
 	var cmd *redis.Cmd
 	queued := false
-	_, err = h.s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = pipelined(ctx, h.s.rdb, func(p redis.Pipeliner) error {
 		cmd, queued = nil, false
 		if round > 0 && !h.below && !h.listDone {
 			cmd, queued = h.queueList(ctx, p, n, false), true
@@ -357,7 +357,7 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	}
 	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
-	posts, err := h.s.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
+	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
 	h.fetch = nil // extras for the first check only, as at readUserPosts
 	if err != nil {
 		return err

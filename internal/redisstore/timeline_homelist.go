@@ -14,16 +14,15 @@ import (
 
 // homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
 // mode, none (0) in the others.
-func (s *DB) homeTTL() int64 {
-	if s.feed.Mode == Hybrid {
-		return s.feed.InactiveAfter.Milliseconds()
+func (c FeedConfig) homeTTL() int64 {
+	if c.Mode == Hybrid {
+		return c.InactiveAfter.Milliseconds()
 	}
 	return 0
 }
 
 // homeKeys are the keys of u's home scripts, in the order they name them.
-func (s *DB) homeKeys(u string) []string {
-	k := s.keys
+func homeKeys(k Keys, u string) []string {
 	return []string{k.Home(u), k.HomeMark(u), k.Following(u), k.Mutes(u), k.CelebFollowing(u)}
 }
 
@@ -42,10 +41,10 @@ type listRound struct {
 // the list first when the read says it must (a hybrid reader back from
 // inactivity, or pull mode); after one fill it does not ask again, the
 // limit is a guard. Downward and upward pages share it.
-func (s *DB) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
+func (s *TimelineService) firstListRound(ctx context.Context, viewer string, queue func(p redis.Pipeliner, mayPull bool) *redis.Cmd) (*listRound, error) {
 	for fills := 0; ; fills++ {
 		var cmd *redis.Cmd
-		if _, err := s.pipelined(ctx, func(p redis.Pipeliner) error {
+		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 			cmd = queue(p, fills == 0)
 			return nil
 		}); err != nil {
@@ -78,14 +77,14 @@ func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayP
 		cursor = strconv.FormatInt(h.before, 10)
 	}
 	pull, first := "0", "0"
-	if s.feed.Mode == Pull {
+	if s.set.feed.Mode == Pull {
 		pull = "1"
 	}
 	if mayPull && h.firstPage {
 		first = "1"
 	}
-	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, cursor, n, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL())
+	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, h.viewer),
+		h.viewer, cursor, n, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL())
 }
 
 // useList takes in what a list read says about the sources.
@@ -167,14 +166,14 @@ const pullGrace = 5 * time.Second
 // the users they follow (and their own): the newest HomeCap posts of each
 // for a rebuild, those newer than the pull mark for a pull. It costs one
 // pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
-func (s *DB) fillHome(ctx context.Context, viewer string, r *listRound) error {
+func (s *TimelineService) fillHome(ctx context.Context, viewer string, r *listRound) error {
 	from := int64(0)
 	if r.need == "pull" {
 		from = r.marks[1]
 	}
 	authors := append(slices.Clip(r.followees), viewer)
 	cmds := make([]*redis.StringSliceCmd, len(authors))
-	cap := s.feed.HomeCap
+	cap := s.set.feed.HomeCap
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, a := range authors {
 			cmds[i] = p.ZRevRangeByScore(ctx, s.keys.UserPosts(a), &redis.ZRangeBy{
@@ -211,16 +210,16 @@ func (s *DB) fillHome(ctx context.Context, viewer string, r *listRound) error {
 		mode = "set" // a complete rebuild: the list holds everything
 	}
 	marks := []any{"-", "", ""}
-	if s.feed.Mode == Pull {
-		now := s.now().UnixMilli()
+	if s.set.feed.Mode == Pull {
+		now := s.set.now().UnixMilli()
 		pull, prev, at := r.marks[0], r.marks[1], r.marks[2]
 		if now-at >= pullGrace.Milliseconds() {
 			prev, at = pull, now
 		}
 		marks = []any{max(pull, seen), prev, at}
 	}
-	args := append([]any{viewer, cap, mode, floor, "1"}, append(marks, s.homeTTL())...)
-	err = homeMergeScript.Run(ctx, s.rdb, s.homeKeys(viewer)[:4], append(args, entries...)...).Err()
+	args := append([]any{viewer, cap, mode, floor, "1"}, append(marks, s.set.feed.homeTTL())...)
+	err = homeMergeScript.Run(ctx, s.rdb, homeKeys(s.keys, viewer)[:4], append(args, entries...)...).Err()
 	if err != nil {
 		return fmt.Errorf("fill home list: %w", err)
 	}

@@ -34,7 +34,7 @@ import (
 
 // newerPage is the state of reading one newer page.
 type newerPage struct {
-	s       *DB
+	s       *TimelineService
 	viewer  string
 	first   int
 	after   int64 // everything up to here was read: the next round reads above it
@@ -56,7 +56,7 @@ func (s *TimelineService) readNewer(ctx context.Context, viewerID string, p soci
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
 	}
-	n := &newerPage{s: s.DB, viewer: viewerID, first: p.First, after: after, fetch: f}
+	n := &newerPage{s: s, viewer: viewerID, first: p.First, after: after, fetch: f}
 	c, err := n.read(ctx)
 	if err != nil {
 		return c, fmt.Errorf("newer home timeline of %s: %w", viewerID, err)
@@ -97,8 +97,8 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 			if readAll, err = n.readRound(ctx, h, want); err != nil {
 				return social.Connection[*social.Post]{}, err
 			}
-			if n.s.newerRound != nil {
-				n.s.newerRound()
+			if n.s.set.newerRound != nil {
+				n.s.set.newerRound()
 			}
 		}
 		if len(n.pending) == 0 {
@@ -138,15 +138,15 @@ func (n *newerPage) openReads() int { return openReads(n.below || n.listEnd, n.s
 func (n *newerPage) queueList(ctx context.Context, p redis.Pipeliner, h *homePage, k int, mayPull bool) *redis.Cmd {
 	s := n.s
 	pull, first := "0", "0"
-	if s.feed.Mode == Pull {
+	if s.set.feed.Mode == Pull {
 		pull = "1"
 	}
 	if mayPull {
 		first = "1" // a client catching up wants what pull mode has not pulled yet
 	}
 	from := max(n.after, n.floor-1)
-	return homePageScript.EvalSha(ctx, p, s.homeKeys(h.viewer),
-		h.viewer, from, k, s.now().UnixMilli(), s.ActiveEvery().Milliseconds(), pull, first, s.homeTTL(), "1")
+	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, h.viewer),
+		h.viewer, from, k, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL(), "1")
 }
 
 // open sets the timelines read at read time: below the floor, everyone
@@ -172,7 +172,7 @@ func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, er
 		top = "(" + strconv.FormatInt(n.floor, 10)
 	}
 	var list *redis.Cmd
-	_, err := n.s.pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, n.s.rdb, func(p redis.Pipeliner) error {
 		if !n.below && !n.listEnd {
 			list = n.queueList(ctx, p, h, k, false)
 		}
@@ -284,7 +284,7 @@ func (n *newerPage) check(ctx context.Context, k int) error {
 	}
 	n.checked = n.pending[k-1].id
 	n.pending = n.pending[k:]
-	posts, err := n.s.visiblePosts(ctx, n.viewer, ids, authors, n.fetch)
+	posts, err := postReader{n.s.rdb, n.s.keys, n.s.set.posts}.visiblePosts(ctx, n.viewer, ids, authors, n.fetch)
 	n.fetch = nil
 	if err != nil {
 		return err

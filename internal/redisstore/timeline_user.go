@@ -214,7 +214,7 @@ func (s *TimelineService) keepVisible(ctx context.Context, viewerID string, ids,
 		f = nil
 	}
 	uniq, uniqAuthors, at := distinct(ids, authors)
-	posts, err := s.visiblePosts(ctx, viewerID, uniq, uniqAuthors, f)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, uniq, uniqAuthors, f)
 	if err != nil {
 		return err
 	}

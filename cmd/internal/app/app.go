@@ -212,15 +212,15 @@ func NewWorker(rdb redis.UniversalClient, jobs *redisstore.FanoutService, cfg fa
 	return fanout.NewPool(rdb, cfg, jobs.FanoutQueue(), jobs.HandleFanoutJob, log)
 }
 
-// sweepEvery is how often a worker process runs DB.SweepPending.
+// sweepEvery is how often a worker process runs Store.SweepPending.
 const sweepEvery = time.Minute
 
 // StartWorker runs w in the background until ctx ends, and with it a
 // periodic sweep of the store's abandoned multi-slot writes
-// (DB.SweepPending). The returned stop cancels both and waits, at most
+// (Store.SweepPending). The returned stop cancels both and waits, at most
 // timeout, for the jobs the worker is running to finish; a job cut off is
 // claimed again later by a worker.
-func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log *slog.Logger) (stop func(timeout time.Duration)) {
+func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.Logger) (stop func(timeout time.Duration)) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -240,8 +240,14 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store *redisstore.DB, log 
 	}
 }
 
+// Sweeper finishes the store's abandoned multi-slot writes
+// (redisstore.Store.SweepPending).
+type Sweeper interface {
+	SweepPending(ctx context.Context) (int, error)
+}
+
 // sweep runs store.SweepPending every sweepEvery until ctx ends.
-func sweep(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
+func sweep(ctx context.Context, store Sweeper, log *slog.Logger) {
 	every(ctx, sweepEvery, func() {
 		n, err := store.SweepPending(ctx)
 		if err != nil && ctx.Err() == nil {
