@@ -11,6 +11,35 @@ import (
 // Editing posts and answering comments: what their resolvers do beyond a
 // call.
 
+// editPost edits one of the viewer's posts.
+func (r *Resolver) editPost(ctx context.Context, id string, input model.EditPostInput) (*social.Post, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Edits.EditPost(ctx, v.UserID, id, editInput(input))
+}
+
+// addComment adds the viewer's comment, or with inReplyTo their answer to
+// a comment.
+func (r *Resolver) addComment(ctx context.Context, postID, content string, inReplyTo *string) (*social.Comment, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var c *social.Comment
+	if inReplyTo != nil && *inReplyTo != "" {
+		c, err = r.Replies.AddReply(ctx, v.UserID, postID, content, *inReplyTo)
+	} else {
+		c, err = r.Engagement.AddComment(ctx, v.UserID, postID, content)
+	}
+	if err != nil {
+		return nil, err
+	}
+	loader.For(ctx).Comments.Prime(c.ID, c)
+	return c, nil
+}
+
 // editInput is an edit as the domain takes it.
 func editInput(in model.EditPostInput) social.EditPost {
 	e := social.EditPost{Content: in.Content, Sensitive: in.Sensitive != nil && *in.Sensitive}

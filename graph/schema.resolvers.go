@@ -138,11 +138,7 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, e
 
 // EditPost is the resolver for the editPost field.
 func (r *mutationResolver) EditPost(ctx context.Context, id string, input model.EditPostInput) (*social.Post, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Edits.EditPost(ctx, v.UserID, id, editInput(input))
+	return r.editPost(ctx, id, input)
 }
 
 // LikePost is the resolver for the likePost field.
@@ -157,21 +153,7 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*soci
 
 // AddComment is the resolver for the addComment field.
 func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, inReplyTo *string) (*social.Comment, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var c *social.Comment
-	if inReplyTo != nil && *inReplyTo != "" {
-		c, err = r.Replies.AddReply(ctx, v.UserID, postID, content, *inReplyTo)
-	} else {
-		c, err = r.Engagement.AddComment(ctx, v.UserID, postID, content)
-	}
-	if err != nil {
-		return nil, err
-	}
-	loader.For(ctx).Comments.Prime(c.ID, c)
-	return c, nil
+	return r.addComment(ctx, postID, content, inReplyTo)
 }
 
 // DeleteComment is the resolver for the deleteComment field.

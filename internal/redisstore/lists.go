@@ -55,16 +55,8 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 					}
 					edges[i] = edgePageScript.EvalSha(ctx, p, zkeys, args...)
 				}
-			case readplan.ListComments:
-				var after string
-				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) {
-					comments[i] = queueCommentRows(ctx, p, ks, k.Parent, k.Page.First+1, after, false)
-				}
-			case readplan.ListReplies:
-				var after string
-				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) && social.IsID(k.With) {
-					comments[i] = queueReplyRows(ctx, p, ks, k.With, k.Parent, k.Page.First+1, after)
-				}
+			case readplan.ListComments, readplan.ListReplies:
+				comments[i], err = queueCommentPage(ctx, p, ks, k)
 			case readplan.ListCommonFollowing:
 				// Made once: a walk pays for its first chunk when made.
 				if common[i] == nil {
@@ -163,4 +155,19 @@ func commentCursor(p social.PageRequest) (string, error) {
 		return "", social.Errorf(social.BadUserInput, "malformed cursor")
 	}
 	return parts[0], nil
+}
+
+// queueCommentPage queues the read of a page of a post's comments, or of
+// a comment's answers (nil for a parent that cannot exist).
+func queueCommentPage(ctx context.Context, p redis.Pipeliner, ks Keys, k readplan.ListKey) (*redis.Cmd, error) {
+	after, err := commentCursor(k.Page)
+	switch {
+	case err != nil || !social.IsID(k.Parent):
+		return nil, err
+	case k.List == readplan.ListComments:
+		return queueCommentRows(ctx, p, ks, k.Parent, k.Page.First+1, after, false), nil
+	case social.IsID(k.With):
+		return queueReplyRows(ctx, p, ks, k.With, k.Parent, k.Page.First+1, after), nil
+	}
+	return nil, nil
 }

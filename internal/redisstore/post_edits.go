@@ -65,7 +65,7 @@ func (s *EditService) EditPost(ctx context.Context, viewerID, id string, in soci
 		return nil, err
 	}
 	at := s.set.now().UTC().Truncate(time.Millisecond)
-	old, err := s.write(ctx, viewerID, id, e, mentions, at)
+	old, at, err := s.write(ctx, viewerID, id, e, mentions, at)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +80,9 @@ func (s *EditService) EditPost(ctx context.Context, viewerID, id string, in soci
 	return &p, nil
 }
 
-// write runs editPostScript and returns the mentions before the edit.
-func (s *EditService) write(ctx context.Context, author, id string, e social.CheckedEdit, mentions []string, at time.Time) ([]string, error) {
+// write runs editPostScript and returns the mentions before the edit and
+// the edited time it wrote (at, or just above the one before).
+func (s *EditService) write(ctx context.Context, author, id string, e social.CheckedEdit, mentions []string, at time.Time) ([]string, time.Time, error) {
 	spoiler, sensitive := "", ""
 	if e.Spoiler != nil {
 		spoiler = *e.Spoiler
@@ -92,22 +93,25 @@ func (s *EditService) write(ctx context.Context, author, id string, e social.Che
 	res, err := editPostScript.Run(ctx, s.rdb, []string{s.keys.Post(id), s.keys.PostEdits(id)},
 		author, msString(at), social.MaxEdits, e.Content, spoiler, sensitive, strings.Join(mentions, ",")).Result()
 	if err != nil {
-		return nil, fmt.Errorf("edit post %s: %w", id, err)
+		return nil, at, fmt.Errorf("edit post %s: %w", id, err)
 	}
 	switch res {
 	case "GONE":
-		return nil, social.Errorf(social.NotFound, "post %s not found", id)
+		return nil, at, social.Errorf(social.NotFound, "post %s not found", id)
 	case "FORBIDDEN":
-		return nil, social.Errorf(social.Forbidden, "only its author may edit a post")
+		return nil, at, social.Errorf(social.Forbidden, "only its author may edit a post")
 	case "PLAIN":
-		return nil, social.Errorf(social.BadUserInput, "a plain repost has no content to edit")
+		return nil, at, social.Errorf(social.BadUserInput, "a plain repost has no content to edit")
 	}
 	arr, _ := res.([]any)
-	if len(arr) != 2 {
-		return nil, fmt.Errorf("edit post %s: reply %v", id, res)
+	if len(arr) != 3 {
+		return nil, at, fmt.Errorf("edit post %s: reply %v", id, res)
 	}
 	old, _ := arr[1].(string)
-	return splitIDs(old), nil
+	if stamp, _ := arr[2].(string); stamp != "" {
+		at = msTime(stamp)
+	}
+	return splitIDs(old), at, nil
 }
 
 // PostEdits returns the earlier versions of each post, newest first

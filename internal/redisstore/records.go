@@ -34,12 +34,14 @@ type postRow struct {
 
 // postRecord is the post hash. Its fixed fields are written once, by
 // post.lua, so the post cache keeps them (postcache.go); the counters,
-// cm and pv change with the post's likes, comments and reposts, content,
-// mentions, spoiler, sensitive and edited with an edit.
+// cm and pv change with the post's likes, comments and reposts; spoiler,
+// sensitive and edited with an edit, and content and mentions, versioned
+// by edited, which the cache keeps with the edited time they belong to.
 var postRecord = newRecord("post",
 	field[postRow]{"author", fixed, text(func(r *postRow) *string { return &r.post.AuthorID })},
-	// content and mentions change with an edit (post_edit.go).
-	field[postRow]{"content", mutable, text(func(r *postRow) *string { return &r.post.Content })},
+	// content and mentions change with an edit, which writes edited anew
+	// (post_edits.go).
+	field[postRow]{"content", versioned, text(func(r *postRow) *string { return &r.post.Content })},
 	field[postRow]{"created", fixed, millis(func(r *postRow) *time.Time { return &r.post.CreatedAt })},
 	field[postRow]{"vis", fixed, codec[postRow]{
 		get: func(r *postRow) (string, bool) { return string(r.post.Visibility), true },
@@ -61,7 +63,7 @@ var postRecord = newRecord("post",
 				r.post.Location.Name = v
 			}
 		}}},
-	field[postRow]{"mentions", mutable, ids(func(r *postRow) *[]string { return &r.post.Mentions }, false)},
+	field[postRow]{"mentions", versioned, ids(func(r *postRow) *[]string { return &r.post.Mentions }, false)},
 	field[postRow]{"media", fixed, codec[postRow]{
 		get: func(r *postRow) (string, bool) { return encodeMedia(r.post.Media), len(r.post.Media) > 0 },
 		set: func(r *postRow, v string, _ bool) {
