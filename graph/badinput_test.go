@@ -112,6 +112,11 @@ func TestBadInput(t *testing.T) {
 		{"post with a control character", post1("a\x1b[2Jb"), 200, "BAD_USER_INPUT"},
 		{"comment of invisible characters", gql(author.Token, addCommentDoc, map[string]any{"p": post, "c": "\u3164\u200d"}), 200, "BAD_USER_INPUT"},
 		{"bio with an override", gql(author.Token, `mutation($b: String) { updateProfile(input: {bio: $b}) { id } }`, map[string]any{"b": "\u202ehi"}), 200, "BAD_USER_INPUT"},
+		{"display name with an override", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d, bio: "kept out"}) { id } }`, map[string]any{"d": "\u202egnp.exe"}), 200, "BAD_USER_INPUT"},
+		{"display name on two lines", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": "a\nb"}), 200, "BAD_USER_INPUT"},
+		{"display name too long", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": strings.Repeat("n", 51)}), 200, "BAD_USER_INPUT"},
+		{"remove yourself as a follower", gql(author.Token, `mutation($u: ID!) { removeFollower(userId: $u) { id } }`, map[string]any{"u": author.ID}), 200, "BAD_USER_INPUT"},
+		{"remove an unknown follower", gql(author.Token, `mutation { removeFollower(userId: "999999") { id } }`, nil), 200, "NOT_FOUND"},
 		// Bytes that are not UTF-8.
 		{"invalid UTF-8 in a body", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},
 			`{"query":"mutation { createPost(input: {content: \"caf` + "\xe9" + `\"}) { id } }"}`}, 400, "BAD_USER_INPUT"},

@@ -72,7 +72,7 @@ func (e *Execution) Install(srv *handler.Server) {
 	// fields only, which the fast path never renders.)
 	srv.AroundRootFields(readpath.FreshLoaders)
 	if !e.r.genericOnly {
-		srv.AroundRootFields((&readpath.FastPath{Pages: e.r.Posts, Stats: e.r.fast}).Serve)
+		srv.AroundRootFields((&readpath.FastPath{Pages: e.r.Posts, Stats: e.r.fast, Pictures: e.r.pictureURLs()}).Serve)
 	}
 }
 

@@ -83,6 +83,16 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 		{"user id variable sent as a number", n.viewer.Token,
 			`query($u: ID!) { userTimeline(userId: $u, first: 3) { edges { node { id content } } } }`,
 			map[string]any{"u": json.Number(authorOf(t, n))}, true},
+		{"profile fields", n.viewer.Token,
+			`query($u: ID!) { userTimeline(userId: $u, first: 5) { edges { node { author { displayName
+			  avatar(size: 48) { __typename id kind url mimeType bytes width height duration alt } big: avatar { id url width }
+			  header(size: 700) { id url width height } h: header { url } } } } } }`,
+			map[string]any{"u": authorOf(t, n)}, true},
+		{"profile fields on every author", n.viewer.Token,
+			`query($s: Int) { timeline(first: 40) { edges { node { author { name displayName avatar(size: $s) { url width } header { url } }
+			  comments(first: 2) { edges { node { author { displayName avatar { url } } } } }
+			  repostOf { author { displayName avatar(size: 0) { id url } } } } } } }`,
+			map[string]any{"s": 96}, true},
 		// Handed to the ordinary path:
 		{"counts of authors", n.viewer.Token, `{ timeline(first: 4) { edges { node { id author { name followersCount viewerFollows } } } } }`, nil, false},
 		{"comments after a cursor", n.viewer.Token, `{ timeline(first: 4) { edges { node { id comments(first: 2, after: "djE6OTk5OTk") { edges { node { id } } } } } } }`, nil, false},

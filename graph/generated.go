@@ -104,6 +104,7 @@ type ComplexityRoot struct {
 		Mute                  func(childComplexity int, userID string) int
 		RefreshToken          func(childComplexity int, refreshToken string) int
 		Register              func(childComplexity int, input model.RegisterInput) int
+		RemoveFollower        func(childComplexity int, userID string) int
 		Unblock               func(childComplexity int, userID string) int
 		Unfollow              func(childComplexity int, userID string) int
 		UnlikePost            func(childComplexity int, postID string) int
@@ -199,9 +200,11 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
+		Avatar          func(childComplexity int, size *int) int
 		Bio             func(childComplexity int) int
 		CommonFollowing func(childComplexity int, with string, first *int, after *string) int
 		CreatedAt       func(childComplexity int) int
+		DisplayName     func(childComplexity int) int
 		Email           func(childComplexity int) int
 		Followers       func(childComplexity int, first *int, after *string) int
 		FollowersCount  func(childComplexity int) int
@@ -209,6 +212,7 @@ type ComplexityRoot struct {
 		FollowingCount  func(childComplexity int) int
 		Follows         func(childComplexity int, userID string) int
 		FollowsViewer   func(childComplexity int) int
+		Header          func(childComplexity int, size *int) int
 		ID              func(childComplexity int) int
 		Name            func(childComplexity int) int
 		Posts           func(childComplexity int, first *int, after *string) int
@@ -253,6 +257,7 @@ type MutationResolver interface {
 	Unblock(ctx context.Context, userID string) (*social.User, error)
 	Mute(ctx context.Context, userID string) (*social.User, error)
 	Unmute(ctx context.Context, userID string) (*social.User, error)
+	RemoveFollower(ctx context.Context, userID string) (*social.User, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*social.Post, error)
 	DeletePost(ctx context.Context, id string) (string, error)
 	EditPost(ctx context.Context, id string, input model.EditPostInput) (*social.Post, error)
@@ -307,6 +312,9 @@ type SubscriptionResolver interface {
 type UserResolver interface {
 	Email(ctx context.Context, obj *social.User) (*string, error)
 	Bio(ctx context.Context, obj *social.User) (*string, error)
+	DisplayName(ctx context.Context, obj *social.User) (*string, error)
+	Avatar(ctx context.Context, obj *social.User, size *int) (*model.Media, error)
+	Header(ctx context.Context, obj *social.User, size *int) (*model.Media, error)
 
 	FollowersCount(ctx context.Context, obj *social.User) (int, error)
 	FollowingCount(ctx context.Context, obj *social.User) (int, error)
@@ -668,6 +676,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Register(childComplexity, args["input"].(model.RegisterInput)), true
+	case "Mutation.removeFollower":
+		if e.ComplexityRoot.Mutation.RemoveFollower == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeFollower_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveFollower(childComplexity, args["userId"].(string)), true
 	case "Mutation.unblock":
 		if e.ComplexityRoot.Mutation.Unblock == nil {
 			break
@@ -1132,6 +1151,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TimelineEdge.Node(childComplexity), true
 
+	case "User.avatar":
+		if e.ComplexityRoot.User.Avatar == nil {
+			break
+		}
+
+		args, err := ec.field_User_avatar_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.Avatar(childComplexity, args["size"].(*int)), true
 	case "User.bio":
 		if e.ComplexityRoot.User.Bio == nil {
 			break
@@ -1155,6 +1185,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.CreatedAt(childComplexity), true
+	case "User.displayName":
+		if e.ComplexityRoot.User.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.DisplayName(childComplexity), true
 	case "User.email":
 		if e.ComplexityRoot.User.Email == nil {
 			break
@@ -1212,6 +1248,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.FollowsViewer(childComplexity), true
+	case "User.header":
+		if e.ComplexityRoot.User.Header == nil {
+			break
+		}
+
+		args, err := ec.field_User_header_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.Header(childComplexity, args["size"].(*int)), true
 	case "User.id":
 		if e.ComplexityRoot.User.ID == nil {
 			break
@@ -1455,6 +1502,7 @@ type Mutation {
   refreshToken(refreshToken: String!): AuthPayload!
   "Revoke the current access token and the refresh token family it belongs to."
   logout: Boolean!
+  "Change the viewer's profile: the fields given change, the others stay. Pictures come as files of a multipart request (README.md). Bad input changes nothing (BAD_USER_INPUT). Returns the viewer."
   updateProfile(input: UpdateProfileInput!): User!
 
   "Follow a user. Idempotent. Returns the followed user."
@@ -1467,6 +1515,8 @@ type Mutation {
   "Mute a user: their posts no longer appear in the viewer's home timeline. They are not told."
   mute(userId: ID!): User!
   unmute(userId: ID!): User!
+  "Remove a follower without blocking them: their follow ends (both counts change) and the viewer's posts leave their home timeline; they may follow again. Idempotent. NOT_FOUND for an unknown user. Returns that user."
+  removeFollower(userId: ID!): User!
 
   "Publish a post (or a repost when repostOf is set). It appears at once in the author's own timelines and, soon after, in the home timelines of the followers allowed to see it. Every root mutation field, aliased copies included, spends one event of the viewer's mutation rate limit (RATE_LIMITED with extensions.retryAfter)."
   createPost(input: CreatePostInput!): Post!
@@ -1524,6 +1574,16 @@ type User {
   "Visible to the user themself only; null for everyone else."
   email: String
   bio: String
+  "Shown instead of the name where set; null when none."
+  displayName: String
+  """
+  Square profile image, scaled by the server; null when none. size is the width in pixels the client shows it at:
+  the answer is the smallest copy kept at least that wide (48, 96 or 400 pixels, never enlarged past the image
+  sent), the largest when none is or size is null. A new avatar has a new id and new addresses.
+  """
+  avatar(size: Int): Media
+  "Wide profile banner, at most 1500 pixels wide and high; null when none. size chooses a copy as avatar's does (600 or 1500 pixels)."
+  header(size: Int): Media
   createdAt: Time!
   followersCount: Int!
   followingCount: Int!
@@ -1731,6 +1791,19 @@ input LoginInput {
 input UpdateProfileInput {
   "At most 300 characters after trimming; invisible-only text is an empty bio."
   bio: String
+  "At most 50 characters (code points) after Unicode NFC normalisation and trimming, on one line, with the rules of content (no control, bidirectional override or isolate characters); empty or invisible-only text removes it."
+  displayName: String
+  """
+  A new avatar / header image, a file of a multipart request: JPEG, PNG, WebP or GIF (an animation's first frame is
+  used), at most 8 MiB and 16 megapixels; anything else is BAD_USER_INPUT and nothing changes. The type is sniffed
+  from the content and metadata is removed. The avatar is cropped to its centre square; both are scaled and
+  re-encoded. The picture replaced is deleted. removeAvatar / removeHeader remove the current one (not together
+  with a new one).
+  """
+  avatar: Upload
+  header: Upload
+  removeAvatar: Boolean
+  removeHeader: Boolean
 }
 
 input LocationInput {
@@ -2062,6 +2135,12 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_email(ctx, field)
 	case "bio":
 		return ec.fieldContext_User_bio(ctx, field)
+	case "displayName":
+		return ec.fieldContext_User_displayName(ctx, field)
+	case "avatar":
+		return ec.fieldContext_User_avatar(ctx, field)
+	case "header":
+		return ec.fieldContext_User_header(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_User_createdAt(ctx, field)
 	case "followersCount":
@@ -2458,6 +2537,20 @@ func (ec *executionContext) field_Mutation_register_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeFollower_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unblock_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2760,6 +2853,20 @@ func (ec *executionContext) field_Subscription_timelineUpdated_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_User_avatar_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_User_commonFollowing_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2845,6 +2952,20 @@ func (ec *executionContext) field_User_follows_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["userId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_User_header_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg0
 	return args, nil
 }
 
@@ -4115,6 +4236,50 @@ func (ec *executionContext) fieldContext_Mutation_unmute(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unmute_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeFollower(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeFollower(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveFollower(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeFollower(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeFollower_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6336,6 +6501,117 @@ func (ec *executionContext) fieldContext_User_bio(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _User_displayName(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_displayName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().DisplayName(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_User_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _User_avatar(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_avatar(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().Avatar(ctx, obj, fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Media) graphql.Marshaler {
+			return ec.marshalOMedia2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐMedia(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_User_avatar(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_avatar_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _User_header(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_header(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().Header(ctx, obj, fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Media) graphql.Marshaler {
+			return ec.marshalOMedia2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐMedia(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_User_header(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_header_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _User_createdAt(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8244,7 +8520,7 @@ func (ec *executionContext) unmarshalInputUpdateProfileInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"bio"}
+	fieldsInOrder := [...]string{"bio", "displayName", "avatar", "header", "removeAvatar", "removeHeader"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -8258,6 +8534,41 @@ func (ec *executionContext) unmarshalInputUpdateProfileInput(ctx context.Context
 				return it, err
 			}
 			it.Bio = data
+		case "displayName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("displayName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DisplayName = data
+		case "avatar":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("avatar"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Avatar = data
+		case "header":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("header"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Header = data
+		case "removeAvatar":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("removeAvatar"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RemoveAvatar = data
+		case "removeHeader":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("removeHeader"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RemoveHeader = data
 		}
 	}
 	return it, nil
@@ -8834,6 +9145,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unmute":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unmute(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeFollower":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeFollower(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -10446,6 +10764,120 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._User_bio(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "displayName":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_displayName(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "avatar":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_avatar(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "header":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_header(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -12185,6 +12617,13 @@ func (ec *executionContext) unmarshalOLocationInput2ᚖgithubᚗcomᚋsocialgw�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOMedia2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐMedia(ctx context.Context, sel ast.SelectionSet, v *model.Media) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Media(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOMediaInput2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐMediaInputᚄ(ctx context.Context, v any) ([]*model.MediaInput, error) {
 	if v == nil {
 		return nil, nil
@@ -12242,6 +12681,24 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = sel
 	_ = ctx
 	res := model.MarshalTime(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (*graphql.Upload, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalUpload(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v *graphql.Upload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalUpload(*v)
 	return res
 }
 

@@ -44,6 +44,9 @@ func TestGolden(t *testing.T) {
 	if err := s.Store.Follow(context.Background(), "2", "1"); err != nil {
 		t.Fatal(err)
 	}
+	// Carol has pictures (set through the store: these gateways store no
+	// files); 90_profile names them.
+	giveProfiles(t, s.Server, "3")
 	// Queries are also run through gqlgen's generated execution alone and
 	// with loader batches split key by key: the same answer every way.
 	others := map[string]string{

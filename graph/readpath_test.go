@@ -95,6 +95,8 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 	if err := s.Store.DeletePost(ctx, authors[1].ID, gone.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Two authors with a display name and pictures, one without.
+	giveProfiles(t, s.Server, authors[0].ID, authors[1].ID)
 	s.drain(t)
 
 	n := &readPathNet{s: s, viewer: viewer, hook: redisstats.NewHook(nil)}

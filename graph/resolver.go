@@ -36,6 +36,8 @@ type Graph interface {
 	Unblock(ctx context.Context, viewerID, userID string) error
 	Mute(ctx context.Context, viewerID, userID string) error
 	Unmute(ctx context.Context, viewerID, userID string) error
+	// RemoveFollower ends userID's follow of viewerID, without a block.
+	RemoveFollower(ctx context.Context, viewerID, userID string) error
 }
 
 // Posts writes posts and reads timelines. Timelines hold the posts the
@@ -109,6 +111,8 @@ type Resolver struct {
 	LiveNotes  LiveNotes
 	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
+	// Profile edits profiles and addresses their pictures (profile.go).
+	Profile *ProfileEditor
 
 	// The read path: set by NewExecution (reading) for production; this
 	// package's tests set them to build the variants they compare with

@@ -77,16 +77,7 @@ func (r *mutationResolver) Logout(ctx context.Context) (bool, error) {
 
 // UpdateProfile is the resolver for the updateProfile field.
 func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*social.User, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if input.Bio != nil {
-		if err := r.Profiles.UpdateBio(ctx, v.UserID, *input.Bio); err != nil {
-			return nil, err
-		}
-	}
-	return loadUser(ctx, v.UserID)
+	return r.updateProfile(ctx, input)
 }
 
 // Follow is the resolver for the follow field.
@@ -117,6 +108,11 @@ func (r *mutationResolver) Mute(ctx context.Context, userID string) (*social.Use
 // Unmute is the resolver for the unmute field.
 func (r *mutationResolver) Unmute(ctx context.Context, userID string) (*social.User, error) {
 	return r.graphEdit(ctx, userID, r.Graph.Unmute)
+}
+
+// RemoveFollower is the resolver for the removeFollower field.
+func (r *mutationResolver) RemoveFollower(ctx context.Context, userID string) (*social.User, error) {
+	return r.graphEdit(ctx, userID, r.Graph.RemoveFollower)
 }
 
 // CreatePost is the resolver for the createPost field.
@@ -389,6 +385,21 @@ func (r *userResolver) Email(ctx context.Context, obj *social.User) (*string, er
 // Bio is the resolver for the bio field.
 func (r *userResolver) Bio(ctx context.Context, obj *social.User) (*string, error) {
 	return orNull(readpath.Bio(obj)), nil
+}
+
+// DisplayName is the resolver for the displayName field.
+func (r *userResolver) DisplayName(ctx context.Context, obj *social.User) (*string, error) {
+	return orNull(readpath.DisplayName(obj)), nil
+}
+
+// Avatar is the resolver for the avatar field.
+func (r *userResolver) Avatar(ctx context.Context, obj *social.User, size *int) (*model.Media, error) {
+	return readpath.Picture(r.pictureURLs(), obj.ID, obj.Avatar, size), nil
+}
+
+// Header is the resolver for the header field.
+func (r *userResolver) Header(ctx context.Context, obj *social.User, size *int) (*model.Media, error) {
+	return readpath.Picture(r.pictureURLs(), obj.ID, obj.Header, size), nil
 }
 
 // FollowersCount is the resolver for the followersCount field.

@@ -164,6 +164,17 @@ type TimelineEdge struct {
 type UpdateProfileInput struct {
 	// At most 300 characters after trimming; invisible-only text is an empty bio.
 	Bio *string `json:"bio,omitempty"`
+	// At most 50 characters (code points) after Unicode NFC normalisation and trimming, on one line, with the rules of content (no control, bidirectional override or isolate characters); empty or invisible-only text removes it.
+	DisplayName *string `json:"displayName,omitempty"`
+	// A new avatar / header image, a file of a multipart request: JPEG, PNG, WebP or GIF (an animation's first frame is
+	// used), at most 8 MiB and 16 megapixels; anything else is BAD_USER_INPUT and nothing changes. The type is sniffed
+	// from the content and metadata is removed. The avatar is cropped to its centre square; both are scaled and
+	// re-encoded. The picture replaced is deleted. removeAvatar / removeHeader remove the current one (not together
+	// with a new one).
+	Avatar       *graphql.Upload `json:"avatar,omitempty"`
+	Header       *graphql.Upload `json:"header,omitempty"`
+	RemoveAvatar *bool           `json:"removeAvatar,omitempty"`
+	RemoveHeader *bool           `json:"removeHeader,omitempty"`
 }
 
 type UserConnection struct {

@@ -22,6 +22,8 @@ type FastPath struct {
 	Pages Pages
 	// Stats counts what it served and declined.
 	Stats *FastStats
+	// Pictures addresses profile pictures.
+	Pictures PictureURLs
 }
 
 // Pages fetches timeline pages with what a query asks of their posts, in
@@ -80,7 +82,7 @@ func (r *FastPath) renderFast(ctx context.Context, field graphql.CollectedField)
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	fr := fastRenderer{oc: oc, page: page, l: loader.For(ctx), buf: buf}
+	fr := fastRenderer{oc: oc, page: page, l: loader.For(ctx), buf: buf, pictures: r.Pictures}
 	if !fr.timeline(field.Selections) {
 		bufPool.Put(buf)
 		// The page lacks something the renderer needs (an author that

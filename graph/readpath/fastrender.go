@@ -29,6 +29,8 @@ type fastRenderer struct {
 	sets []collectedSet
 	// pages are the comment pages asked for, by field (commentsPage).
 	pages []fieldPage
+	// pictures addresses profile pictures (fields_profile.go).
+	pictures PictureURLs
 }
 
 // collectedSet is a selection set's fields for one type, with the JSON

@@ -68,6 +68,7 @@ func init() {
 		"Post":    postRules(),
 		"User":    userRules(),
 		"Comment": commentRules(),
+		"Media":   mediaRules(),
 	}
 }
 
@@ -136,6 +137,10 @@ func userRules() map[string]fieldRule {
 		"name":      {render: str(func(u *social.User) string { return u.Name })},
 		"createdAt": {render: renderTime(func(u *social.User) time.Time { return u.CreatedAt })},
 		"bio":       {render: nullable(Bio)},
+		// Read with the profile (fields_profile.go).
+		"displayName": {render: nullable(DisplayName)},
+		"avatar":      pictureRule(func(u *social.User) *social.ProfileImage { return u.Avatar }),
+		"header":      pictureRule(func(u *social.User) *social.ProfileImage { return u.Header }),
 		"email": {render: render[*social.User](func(fr *fastRenderer, _ graphql.CollectedField, u *social.User) bool {
 			fr.nullable(Email(fr.l, u))
 			return true

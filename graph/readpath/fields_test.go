@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/socialgw/gateway/graph/model"
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
@@ -134,6 +135,7 @@ var renderTypes = map[string]func(any) bool{
 	"Post":    func(r any) bool { _, ok := r.(render[*social.Post]); return ok },
 	"User":    func(r any) bool { _, ok := r.(render[*social.User]); return ok },
 	"Comment": func(r any) bool { _, ok := r.(render[*social.Comment]); return ok },
+	"Media":   func(r any) bool { _, ok := r.(render[*model.Media]); return ok },
 }
 
 // ruleProblem checks one field's rule against its definition.

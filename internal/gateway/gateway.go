@@ -234,7 +234,8 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		store.SetFiles(cfg.Media.Files)
 	}
 	// /media/ spends the address's request budget as /query does.
-	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(g.MediaAddresses.Handler(files, store.PostService, g.Auth))
+	media := g.wireProfiles(store, cfg.Media.Files, g.MediaAddresses.Handler(files, store.PostService, g.Auth))
+	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(media)
 	if !cfg.Live.Off {
 		g.startLive(rdb, store)
 	}

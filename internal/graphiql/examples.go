@@ -23,6 +23,8 @@ var examples = []struct{ file, variables string }{
 	{"live.graphql", ""},
 	{"notifications.graphql", `{"first": 10}`},
 	{"markread.graphql", `{"upTo": null}`},
+	{"profile.graphql", `{"input": {"displayName": "Alice", "bio": "Hello from GraphiQL"}}`},
+	{"removefollower.graphql", `{"userId": ""}`},
 	{"login.graphql", `{"login": "alice", "password": "demo password"}`},
 	{"refresh.graphql", `{"refreshToken": ""}`},
 }
@@ -30,7 +32,8 @@ var examples = []struct{ file, variables string }{
 // Examples returns the tabs the IDE opens with (when the browser has no
 // saved tabs of its own): the home timeline with cursor paging, publishing
 // a post, the live timeline subscription, notifications and marking them
-// read, logging in, and refreshing: one operation a tab, so that Run
+// read, editing one's profile, removing a follower, logging in, and
+// refreshing: one operation a tab, so that Run
 // runs it without asking which.
 // Each query explains itself in its comments; the headers stay empty, for
 // the user's own access token.

@@ -149,25 +149,32 @@ func (m *MediaAddresses) Handler(files MediaFiles, posts PostReader, authn auth.
 			http.NotFound(w, r)
 			return
 		}
-		f, err := files.Open(r.Context(), file.Key)
-		if social.ErrorCode(err) == social.NotFound {
-			http.NotFound(w, r)
-			return
-		}
-		if err != nil {
-			gqlerr.Present(r.Context(), err)
-			http.Error(w, "try again", http.StatusServiceUnavailable)
-			return
-		}
-		defer f.Close()
-		h.Set("Content-Type", file.MIME)
-		// Never rendered as a document of the gateway's origin.
-		h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+		cache := "private, no-store"
 		if p.Visibility == social.Public {
-			h.Set("Cache-Control", "public, max-age=86400")
-		} else {
-			h.Set("Cache-Control", "private, no-store")
+			cache = "public, max-age=86400"
 		}
-		http.ServeContent(w, r, "", time.Time{}, f)
+		serveFile(w, r, files, file.Key, file.MIME, cache)
 	})
+}
+
+// serveFile serves a stored file with its type and cache policy, and
+// with ranges; a missing file is 404.
+func serveFile(w http.ResponseWriter, r *http.Request, files MediaFiles, key, mime, cache string) {
+	f, err := files.Open(r.Context(), key)
+	if social.ErrorCode(err) == social.NotFound {
+		http.NotFound(w, r)
+		return
+	}
+	if err != nil {
+		gqlerr.Present(r.Context(), err)
+		http.Error(w, "try again", http.StatusServiceUnavailable)
+		return
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Type", mime)
+	// Never rendered as a document of the gateway's origin.
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cache-Control", cache)
+	http.ServeContent(w, r, "", time.Time{}, f)
 }

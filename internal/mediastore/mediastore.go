@@ -32,6 +32,8 @@ type Store struct {
 	// finds from it whether a post names the file. Nil: keys name no
 	// post, and the sweeper keeps such files.
 	Stamp func(ctx context.Context) (author string, seq int64, err error)
+	// Profile bounds profile pictures (profile.go).
+	Profile ProfileBounds
 }
 
 // Open opens the bucket of a gocloud URL: file:///dir?create_dir=true or

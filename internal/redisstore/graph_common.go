@@ -442,23 +442,6 @@ const (
 	commonSampleRun = 32
 )
 
-// CommonFollowing lists the users both userID and otherID follow, in the
-// order userID followed them (newest first); an unknown otherID is
-// NOT_FOUND.
-//
-// It walks userID's following list from the cursor in chunks and keeps the
-// members otherID's list holds (ZMSCORE), so each page costs two round
-// trips when the first chunk fills it (lists.go, commonWalk), and every
-// step works on a single slot, except the total (commonCountScript), which
-// Redis Cluster rejects (CROSSSLOT); there the first round takes the
-// sample of the user's list (commonSampleScript) and the second checks it
-// against the other's with the first chunk, and when the other's list is
-// the shorter, two more rounds sample that one instead (commonTotals).
-func (s *GraphService) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
-	pg, err := listPage(ctx, s.rdb, s.keys, "", readplan.ListKey{List: readplan.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
-	return pg.Users, err
-}
-
 // commonTotal is a common-following total from a count over sampled
 // members of the smaller list, which holds card: the members found when
 // the sample is the whole list, else their share scaled to the list.

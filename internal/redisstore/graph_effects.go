@@ -58,7 +58,7 @@ func (s *GraphService) backfill(ctx context.Context, follower, followee string) 
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}
 	ids := recent.Val()
-	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, follower, ids, nil, nil)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, follower, ids, nil)
 	if err != nil {
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}

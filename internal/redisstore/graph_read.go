@@ -263,3 +263,20 @@ func edgeCursor(p social.PageRequest) (edgePos, error) {
 	// (hex, exponent) ParseFloat accepted.
 	return edgePos{score: strconv.FormatFloat(f, 'f', -1, 64), member: parts[1]}, nil
 }
+
+// CommonFollowing lists the users both userID and otherID follow, in the
+// order userID followed them (newest first); an unknown otherID is
+// NOT_FOUND.
+//
+// It walks userID's following list from the cursor in chunks and keeps the
+// members otherID's list holds (ZMSCORE), so each page costs two round
+// trips when the first chunk fills it (lists.go, commonWalk), and every
+// step works on a single slot, except the total (commonCountScript), which
+// Redis Cluster rejects (CROSSSLOT); there the first round takes the
+// sample of the user's list (commonSampleScript) and the second checks it
+// against the other's with the first chunk, and when the other's list is
+// the shorter, two more rounds sample that one instead (commonTotals).
+func (s *GraphService) CommonFollowing(ctx context.Context, userID, otherID string, p social.PageRequest) (social.Connection[string], error) {
+	pg, err := listPage(ctx, s.rdb, s.keys, "", readplan.ListKey{List: readplan.ListCommonFollowing, Parent: userID, With: otherID, Page: p})
+	return pg.Users, err
+}

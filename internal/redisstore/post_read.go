@@ -16,7 +16,7 @@ import (
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, ids, nil, nil)
+	return postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, ids, nil)
 }
 
 // postReader reads posts' hashes for the services and the page readers:
@@ -27,8 +27,9 @@ type postReader struct {
 	cache *rcache.Cache[[]any]
 }
 
-// visiblePosts is VisiblePosts that also queues a page fetch's reads of the
-// same posts (by their authors, when known) in its pipeline.
+// visiblePosts is VisiblePosts whose pipeline also carries what along
+// queues (a page fetch's reads of the same posts: pageFetch.along), when
+// not nil.
 //
 // What an operation found hidden by its audience stays so (an audience
 // never changes): the operation remembers it (social.NoteScreened), and
@@ -36,13 +37,13 @@ type postReader struct {
 // another) skip them without asking Redis. A post found missing is not
 // remembered: ids are counted, and one read before its post is written
 // (a guessed next id) must be found once it is.
-func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, f *pageFetch) ([]*social.Post, error) {
+func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
 	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
 	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := pipelined(ctx, r.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
-		if f != nil {
-			f.queue(ctx, p, v, authors)
+		if along != nil {
+			along(ctx, p, v)
 		}
 		return nil
 	})

@@ -119,7 +119,10 @@ func TestRecordRoundTrips(t *testing.T) {
 			}
 		})
 	}
-	user := userRow{user: social.User{Name: "ann", Email: "a@example.com", Bio: "hello", CreatedAt: at}, pw: "$argon2id$x"}
+	avatar := &social.ProfileImage{ID: "p1", Original: social.ImageFile{MIME: "image/png", Bytes: 9, Width: 5, Height: 4, Key: "profile/1/p1/orig"},
+		Versions: []social.ImageFile{{Size: 48, MIME: "image/jpeg", Bytes: 3, Width: 4, Height: 4, Key: "profile/1/p1/48"}}}
+	user := userRow{user: social.User{Name: "ann", Email: "a@example.com", Bio: "hello", CreatedAt: at,
+		DisplayName: "Ann", Avatar: avatar}, pw: "$argon2id$x"}
 	if got := roundTrip(profileRecord, user); !reflect.DeepEqual(got, user) {
 		t.Errorf("profile read back %+v, wrote %+v", got, user)
 	}

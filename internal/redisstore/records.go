@@ -92,19 +92,23 @@ type userRow struct {
 }
 
 // profileRecord is the profile hash. The profile cache may keep every
-// field it reads, mutable ones too: Redis announces each write of a
-// profile and the cache drops it (profilecache.go). pw is read only by
-// Credentials (profileRead leaves it out).
+// field it reads, mutable ones too, for ProfileCache.MaxAge at most:
+// Redis announces each write of a profile and the cache drops it
+// (profilecache.go). pw is read only by Credentials (profileRead leaves
+// it out). dname, avatar and header are written by ProfileService.
 var profileRecord = newRecord("profile",
 	field[userRow]{"name", fixed, text(func(r *userRow) *string { return &r.user.Name })},
 	field[userRow]{"email", mutable, text(func(r *userRow) *string { return &r.user.Email })},
 	field[userRow]{"bio", mutable, text(func(r *userRow) *string { return &r.user.Bio })},
 	field[userRow]{"created", fixed, millis(func(r *userRow) *time.Time { return &r.user.CreatedAt })},
 	field[userRow]{"pw", mutable, text(func(r *userRow) *string { return &r.pw })},
+	field[userRow]{"dname", mutable, optText(func(r *userRow) *string { return &r.user.DisplayName })},
+	field[userRow]{"avatar", mutable, profileImage(func(r *userRow) **social.ProfileImage { return &r.user.Avatar })},
+	field[userRow]{"header", mutable, profileImage(func(r *userRow) **social.ProfileImage { return &r.user.Header })},
 )
 
 // profileRead is what a page reads of a profile: all but the password.
-var profileRead = profileRecord.view("name", "email", "bio", "created")
+var profileRead = profileRecord.view("name", "email", "bio", "created", "dname", "avatar", "header")
 
 // commentRow is a comment hash (Keys.PostComment) as the store reads and
 // writes it.

@@ -23,6 +23,7 @@ var (
 	registerAbandonScript = newScript("register_abandon.lua")
 	registerSettleScript  = newScript("register_settle.lua")
 	updateIfExistsScript  = newScript("update_if_exists.lua")
+	updateProfileScript   = newScript("update_profile.lua")
 
 	// Sessions and persisted queries (session.go, apq.go).
 	rotateScript = newScript("rotate_session.lua")

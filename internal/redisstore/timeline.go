@@ -8,99 +8,36 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
 // TimelineService reads pages of posts: home timelines (HomePage), users'
 // own posts (UserPage, UserPages), and the lists a page shows (ListPages,
 // lists.go); graph.Posts' reads, live.Store's replays and the loaders'
-// pages. The read path of a page, in the order it runs:
+// pages. Each kind of page is one file that holds its entry point and
+// runs its rounds, calling down into shared pieces that never call back
+// up into a page's file:
 //
-//   - timeline.go: the entry points, the cursors and the page rounds;
-//   - timeline_home.go: the home reader (readHome), which merges the home
-//     list with the pulled authors' own posts;
-//   - timeline_homelist.go: the list rounds (the page script) and the
-//     rebuild of an expired list (fillHome);
-//   - timeline_newer.go: pages newer than a cursor (timeline(before:));
-//   - timeline_user.go: users' own posts (readUserPosts);
-//   - post_read.go: the visibility check every candidate passes;
-//   - timeline_fetch.go: what a page brings along in the same pipeline
-//     (authors, counters, the viewer's marks, first comments), each read
-//     by its row reader in rows.go.
+//   - timeline_home.go: home pages (HomePage, readHome), which merge the
+//     home list with the pulled authors' own posts;
+//   - timeline_newer.go: home pages newer than a cursor
+//     (timeline(before:)), reached from readHome;
+//   - timeline_user.go: users' own posts (UserPage, UserPages);
+//   - lists.go: the lists below objects (ListPages: followers,
+//     following, likers, comments, common following).
+//
+// The shared pieces: timeline.go (the cursors, the candidates a round
+// reads, the page of posts kept); timeline_homelist.go (the home list:
+// the page script's round and its reply, the rebuild of an expired list,
+// the pulled sources, the folding of stories); post_read.go (the
+// visibility check every candidate passes, with postcache.go);
+// timeline_fetch.go (what a page brings along in the check's pipeline and
+// one more: authors, counters, the viewer's marks, first comments), each
+// read by its row reader in rows.go.
 type TimelineService struct {
 	rdb  redis.UniversalClient
 	keys Keys
 	set  *settings
-}
-
-// HomePage returns a page of viewerID's home timeline with what w asks for.
-func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
-	f := s.newPageFetch(viewerID, w, p.First)
-	c, err := s.readHome(ctx, viewerID, p, f)
-	if err != nil {
-		return nil, err
-	}
-	return f.finish(ctx, c)
-}
-
-// UserPage returns a page of userID's own posts, as viewerID may see them,
-// with what w asks for.
-func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
-	pages, errs := s.UserPages(ctx, viewerID, []readplan.UserPageKey{{User: userID, Page: p, Wants: w}})
-	if len(pages) == 0 {
-		return nil, errs[0]
-	}
-	return pages[0], errs[0]
-}
-
-// UserPages reads pages of several users' own posts at once, in the round
-// trips of one page (readUserPosts): the lists of a query level that ask
-// for User.posts. Pages that want different things are read one group
-// after the other.
-func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys []readplan.UserPageKey) ([]*readplan.Page, []error) {
-	out := make([]*readplan.Page, len(keys))
-	errs := make([]error, len(keys))
-	groups := map[readplan.PageWants][]int{}
-	var order []readplan.PageWants
-	for i, k := range keys {
-		if _, ok := groups[k.Wants]; !ok {
-			order = append(order, k.Wants)
-		}
-		groups[k.Wants] = append(groups[k.Wants], i)
-	}
-	for _, w := range order {
-		at := groups[w]
-		reqs := make([]readplan.UserPageKey, len(at))
-		posts := 0
-		for j, i := range at {
-			reqs[j] = keys[i]
-			posts += keys[i].Page.First
-		}
-		f := s.newPageFetch(viewerID, w, posts)
-		conns, cerrs := s.readUserPosts(ctx, viewerID, reqs, f)
-		if len(conns) == 0 {
-			return nil, cerrs
-		}
-		// One stage 3 for all the pages: the page maps are keyed by post
-		// and user id, so the pages share them.
-		var all social.Connection[*social.Post]
-		for _, c := range conns {
-			all.Items = append(all.Items, c.Items...)
-		}
-		shared, err := f.finish(ctx, all)
-		if err != nil {
-			return nil, []error{err}
-		}
-		for j, i := range at {
-			if errs[i] = cerrs[j]; errs[i] == nil {
-				pg := *shared
-				pg.Posts = conns[j]
-				out[i] = &pg
-			}
-		}
-	}
-	return out, errs
 }
 
 // ForgetHome drops u's home list and mark, as their expiry does in hybrid

@@ -72,6 +72,16 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	}
 }
 
+// along is what a visibility check of a page's candidates queues for f
+// in its pipeline, authors[i], when known, being the author of the i-th
+// (queue); nil for a nil f, a check without extras.
+func (f *pageFetch) along(authors []string) func(context.Context, redis.Pipeliner, *visibility) {
+	if f == nil {
+		return nil
+	}
+	return func(ctx context.Context, p redis.Pipeliner, v *visibility) { f.queue(ctx, p, v, authors) }
+}
+
 // checkedPost is a candidate of a visibility check: its hash holds the
 // post's counters.
 type checkedPost struct {

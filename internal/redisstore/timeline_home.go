@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -54,9 +55,6 @@ import (
 // (active), and the workers' clocks decide nothing.
 // Push and pull modes keep lists for good (a read removes a TTL left by
 // hybrid mode).
-
-// homeEntry is the home-list entry of a post.
-func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
 
 // readHome reads one page of viewerID's home timeline: their own posts and
 // those of the users they follow, newest first, as they may see them; f,
@@ -118,21 +116,8 @@ type homePage struct {
 	followees []string      // whom the reader follows, for below the floor
 	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
-	shown     map[string]bool // the stories on the page (see fold)
-	checked   int64           // the oldest candidate checked (0: none)
-}
-
-// pullSource is one author's own timeline read at read time.
-type pullSource struct {
-	author string
-	cmd    *redis.StringSliceCmd
-	done   bool
-}
-
-// homeItem is a home-list entry.
-type homeItem struct {
-	id     int64
-	author string
+	shown     stories // the stories on the page
+	checked   int64   // the oldest candidate checked (0: none)
 }
 
 func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
@@ -237,48 +222,8 @@ func (h *homePage) page(readAll, spent bool) social.Connection[*social.Post] {
 	return c
 }
 
-// takePulled appends to items what each pulled source's read brought (k
-// ids asked for), marks a source whose read came back short as done, and
-// tells reached the last id of each source that may hold more: how far
-// the round got, in either direction.
-func takePulled(items []homeItem, sources []*pullSource, k int, reached func(last int64)) []homeItem {
-	for _, src := range sources {
-		if src.cmd == nil {
-			continue
-		}
-		ids := src.cmd.Val()
-		for _, id := range ids {
-			v, _ := strconv.ParseInt(id, 10, 64)
-			items = append(items, homeItem{id: v, author: src.author})
-		}
-		if len(ids) < k {
-			src.done = true
-		} else {
-			reached(items[len(items)-1].id)
-		}
-		src.cmd = nil
-	}
-	return items
-}
-
 // openReads is how many sources a read round after the first reads.
 func (h *homePage) openReads() int { return openReads(h.below || h.listDone, h.sources) }
-
-// openReads is how many sources a read round reads, downwards or upwards:
-// the home list unless it is done with, and every pulled timeline not yet
-// exhausted; at least one.
-func openReads(listDone bool, sources []*pullSource) int {
-	n := 0
-	if !listDone {
-		n++
-	}
-	for _, src := range sources {
-		if !src.done {
-			n++
-		}
-	}
-	return max(n, 1)
-}
 
 // queueSources queues the next read of every open source and returns how
 // many it queued.
@@ -357,35 +302,58 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	}
 	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
-	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visiblePosts(ctx, h.viewer, ids, authors, h.fetch)
+	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visiblePosts(ctx, h.viewer, ids, h.fetch.along(authors))
 	h.fetch = nil // extras for the first check only, as at readUserPosts
 	if err != nil {
 		return err
 	}
 	for _, p := range posts {
-		if p != nil && !h.fold(p) {
+		if p != nil && !h.shown.fold(p, h.first) {
 			h.out = append(h.out, p)
 		}
 	}
 	return nil
 }
 
-// fold reports whether p tells a story already on the page, newer: a
-// post and its plain reposts are one story, shown once, as its newest
-// entry. Folded posts are passed over like hidden ones, so the page still
-// has first posts, and its cursors are those of the posts shown. A repost
-// with text of its own is a post of its own.
-func (h *homePage) fold(p *social.Post) bool {
-	story := p.ID
-	if p.Plain() {
-		story = p.RepostOfID
+// HomePage returns a page of viewerID's home timeline with what w asks for.
+func (s *TimelineService) HomePage(ctx context.Context, viewerID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
+	f := s.newPageFetch(viewerID, w, p.First)
+	c, err := s.readHome(ctx, viewerID, p, f)
+	if err != nil {
+		return nil, err
 	}
-	if h.shown[story] {
-		return true
+	return f.finish(ctx, c)
+}
+
+// queueList queues homePageScript for one round.
+func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayPull bool) *redis.Cmd {
+	s := h.s
+	cursor := ""
+	if h.before != noCursor {
+		cursor = strconv.FormatInt(h.before, 10)
 	}
-	if h.shown == nil {
-		h.shown = make(map[string]bool, h.first)
+	pull, first := "0", "0"
+	if s.set.feed.Mode == Pull {
+		pull = "1"
 	}
-	h.shown[story] = true
-	return false
+	if mayPull && h.firstPage {
+		first = "1"
+	}
+	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, h.viewer),
+		h.viewer, cursor, n, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL())
+}
+
+// useList takes in what a list read says about the sources.
+func (h *homePage) useList(r *listRound) {
+	h.floor = r.floor
+	h.listDone = r.exhausted
+	if h.sources == nil {
+		h.sources = make([]*pullSource, 0, len(r.pulled))
+		for _, a := range r.pulled {
+			h.sources = append(h.sources, &pullSource{author: a})
+		}
+	}
+	if r.followees != nil {
+		h.followees = r.followees
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // homeTTL is the TTL (ms) of home lists and marks: InactiveAfter in hybrid
@@ -68,39 +69,6 @@ func (s *TimelineService) firstListRound(ctx context.Context, viewer string, que
 
 // errNothingQueued ends a pipeline function that had nothing to send.
 var errNothingQueued = errors.New("nothing queued")
-
-// queueList queues homePageScript for one round.
-func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayPull bool) *redis.Cmd {
-	s := h.s
-	cursor := ""
-	if h.before != noCursor {
-		cursor = strconv.FormatInt(h.before, 10)
-	}
-	pull, first := "0", "0"
-	if s.set.feed.Mode == Pull {
-		pull = "1"
-	}
-	if mayPull && h.firstPage {
-		first = "1"
-	}
-	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, h.viewer),
-		h.viewer, cursor, n, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL())
-}
-
-// useList takes in what a list read says about the sources.
-func (h *homePage) useList(r *listRound) {
-	h.floor = r.floor
-	h.listDone = r.exhausted
-	if h.sources == nil {
-		h.sources = make([]*pullSource, 0, len(r.pulled))
-		for _, a := range r.pulled {
-			h.sources = append(h.sources, &pullSource{author: a})
-		}
-	}
-	if r.followees != nil {
-		h.followees = r.followees
-	}
-}
 
 // parseListRound reads a homePageScript reply.
 func parseListRound(c *redis.Cmd) (*listRound, error) {
@@ -225,3 +193,84 @@ func (s *TimelineService) fillHome(ctx context.Context, viewer string, r *listRo
 	}
 	return nil
 }
+
+// homeEntry is the home-list entry of a post.
+func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
+
+// pullSource is one author's own timeline read at read time.
+type pullSource struct {
+	author string
+	cmd    *redis.StringSliceCmd
+	done   bool
+}
+
+// homeItem is a home-list entry.
+type homeItem struct {
+	id     int64
+	author string
+}
+
+// takePulled appends to items what each pulled source's read brought (k
+// ids asked for), marks a source whose read came back short as done, and
+// tells reached the last id of each source that may hold more: how far
+// the round got, in either direction.
+func takePulled(items []homeItem, sources []*pullSource, k int, reached func(last int64)) []homeItem {
+	for _, src := range sources {
+		if src.cmd == nil {
+			continue
+		}
+		ids := src.cmd.Val()
+		for _, id := range ids {
+			v, _ := strconv.ParseInt(id, 10, 64)
+			items = append(items, homeItem{id: v, author: src.author})
+		}
+		if len(ids) < k {
+			src.done = true
+		} else {
+			reached(items[len(items)-1].id)
+		}
+		src.cmd = nil
+	}
+	return items
+}
+
+// openReads is how many sources a read round reads, downwards or upwards:
+// the home list unless it is done with, and every pulled timeline not yet
+// exhausted; at least one.
+func openReads(listDone bool, sources []*pullSource) int {
+	n := 0
+	if !listDone {
+		n++
+	}
+	for _, src := range sources {
+		if !src.done {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// fold reports whether p tells a story already on the page, newer: a
+// post and its plain reposts are one story, shown once, as its newest
+// entry. Folded posts are passed over like hidden ones, so the page still
+// has first posts, and its cursors are those of the posts shown. A repost
+// with text of its own is a post of its own.
+// size is a hint: about how many stories the page shows.
+func (s *stories) fold(p *social.Post, size int) bool {
+	story := p.ID
+	if p.Plain() {
+		story = p.RepostOfID
+	}
+	if (*s)[story] {
+		return true
+	}
+	if *s == nil {
+		*s = make(stories, size)
+	}
+	(*s)[story] = true
+	return false
+}
+
+// stories are the stories on a page: the posts shown, by the id of the
+// post a plain repost reposts (see fold).
+type stories map[string]bool

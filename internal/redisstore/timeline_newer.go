@@ -39,7 +39,7 @@ type newerPage struct {
 	first   int
 	after   int64 // everything up to here was read: the next round reads above it
 	fetch   *pageFetch
-	shown   map[string]bool
+	shown   stories
 	floor   int64         // the list's floor, as its latest read says
 	follows []string      // whom the reader follows, read below the floor
 	below   bool          // reading (after, floor) from the followees' timelines
@@ -67,9 +67,8 @@ func (s *TimelineService) readNewer(ctx context.Context, viewerID string, p soci
 func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], error) {
 	// The first list read fills the list first when it must (as readHome),
 	// and says where the floor is and whom the reader follows.
-	h := &homePage{s: n.s, viewer: n.viewer, first: n.first, before: n.after}
 	list, err := n.s.firstListRound(ctx, n.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
-		return n.queueList(ctx, p, h, 0, mayPull)
+		return n.queueList(ctx, p, 0, mayPull)
 	})
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
@@ -94,7 +93,7 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 				want = max(1, got/reads)
 			}
 			var err error
-			if readAll, err = n.readRound(ctx, h, want); err != nil {
+			if readAll, err = n.readRound(ctx, want); err != nil {
 				return social.Connection[*social.Post]{}, err
 			}
 			if n.s.set.newerRound != nil {
@@ -135,7 +134,7 @@ func (n *newerPage) openReads() int { return openReads(n.below || n.listEnd, n.s
 
 // queueList queues homePageScript's newer read of up to k entries above
 // the read position (at least the floor), or only its checks when k is 0.
-func (n *newerPage) queueList(ctx context.Context, p redis.Pipeliner, h *homePage, k int, mayPull bool) *redis.Cmd {
+func (n *newerPage) queueList(ctx context.Context, p redis.Pipeliner, k int, mayPull bool) *redis.Cmd {
 	s := n.s
 	pull, first := "0", "0"
 	if s.set.feed.Mode == Pull {
@@ -145,8 +144,8 @@ func (n *newerPage) queueList(ctx context.Context, p redis.Pipeliner, h *homePag
 		first = "1" // a client catching up wants what pull mode has not pulled yet
 	}
 	from := max(n.after, n.floor-1)
-	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, h.viewer),
-		h.viewer, from, k, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL(), "1")
+	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, n.viewer),
+		n.viewer, from, k, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL(), "1")
 }
 
 // open sets the timelines read at read time: below the floor, everyone
@@ -166,7 +165,7 @@ func (n *newerPage) open(followees []string) {
 // read position, and keeps those certainly next (below the newest read of
 // any source that may hold more). It reports whether every source is read
 // to its end.
-func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, error) {
+func (n *newerPage) readRound(ctx context.Context, k int) (bool, error) {
 	top := "+inf"
 	if n.below {
 		top = "(" + strconv.FormatInt(n.floor, 10)
@@ -174,7 +173,7 @@ func (n *newerPage) readRound(ctx context.Context, h *homePage, k int) (bool, er
 	var list *redis.Cmd
 	_, err := pipelined(ctx, n.s.rdb, func(p redis.Pipeliner) error {
 		if !n.below && !n.listEnd {
-			list = n.queueList(ctx, p, h, k, false)
+			list = n.queueList(ctx, p, k, false)
 		}
 		for _, src := range n.sources {
 			src.cmd = nil
@@ -284,17 +283,15 @@ func (n *newerPage) check(ctx context.Context, k int) error {
 	}
 	n.checked = n.pending[k-1].id
 	n.pending = n.pending[k:]
-	posts, err := postReader{n.s.rdb, n.s.keys, n.s.set.posts}.visiblePosts(ctx, n.viewer, ids, authors, n.fetch)
+	posts, err := postReader{n.s.rdb, n.s.keys, n.s.set.posts}.visiblePosts(ctx, n.viewer, ids, n.fetch.along(authors))
 	n.fetch = nil
 	if err != nil {
 		return err
 	}
-	fold := homePage{shown: n.shown}
 	for _, p := range posts {
-		if p != nil && !fold.fold(p) {
+		if p != nil && !n.shown.fold(p, 0) {
 			n.out = append(n.out, p)
 		}
 	}
-	n.shown = fold.shown
 	return nil
 }

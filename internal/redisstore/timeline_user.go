@@ -214,7 +214,7 @@ func (s *TimelineService) keepVisible(ctx context.Context, viewerID string, ids,
 		f = nil
 	}
 	uniq, uniqAuthors, at := distinct(ids, authors)
-	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, uniq, uniqAuthors, f)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, uniq, f.along(uniqAuthors))
 	if err != nil {
 		return err
 	}
@@ -295,6 +295,65 @@ func userPostPages(pages []*userPosts) ([]social.Connection[*social.Post], []err
 				// The End cursor is sealed (social.EncodeCursor): it
 				// names where the page stopped without showing it.
 				out[i].HasNext, out[i].End = true, postCursor(strconv.FormatInt(pg.before, 10))
+			}
+		}
+	}
+	return out, errs
+}
+
+// UserPage returns a page of userID's own posts, as viewerID may see them,
+// with what w asks for.
+func (s *TimelineService) UserPage(ctx context.Context, viewerID, userID string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {
+	pages, errs := s.UserPages(ctx, viewerID, []readplan.UserPageKey{{User: userID, Page: p, Wants: w}})
+	if len(pages) == 0 {
+		return nil, errs[0]
+	}
+	return pages[0], errs[0]
+}
+
+// UserPages reads pages of several users' own posts at once, in the round
+// trips of one page (readUserPosts): the lists of a query level that ask
+// for User.posts. Pages that want different things are read one group
+// after the other.
+func (s *TimelineService) UserPages(ctx context.Context, viewerID string, keys []readplan.UserPageKey) ([]*readplan.Page, []error) {
+	out := make([]*readplan.Page, len(keys))
+	errs := make([]error, len(keys))
+	groups := map[readplan.PageWants][]int{}
+	var order []readplan.PageWants
+	for i, k := range keys {
+		if _, ok := groups[k.Wants]; !ok {
+			order = append(order, k.Wants)
+		}
+		groups[k.Wants] = append(groups[k.Wants], i)
+	}
+	for _, w := range order {
+		at := groups[w]
+		reqs := make([]readplan.UserPageKey, len(at))
+		posts := 0
+		for j, i := range at {
+			reqs[j] = keys[i]
+			posts += keys[i].Page.First
+		}
+		f := s.newPageFetch(viewerID, w, posts)
+		conns, cerrs := s.readUserPosts(ctx, viewerID, reqs, f)
+		if len(conns) == 0 {
+			return nil, cerrs
+		}
+		// One stage 3 for all the pages: the page maps are keyed by post
+		// and user id, so the pages share them.
+		var all social.Connection[*social.Post]
+		for _, c := range conns {
+			all.Items = append(all.Items, c.Items...)
+		}
+		shared, err := f.finish(ctx, all)
+		if err != nil {
+			return nil, []error{err}
+		}
+		for j, i := range at {
+			if errs[i] = cerrs[j]; errs[i] == nil {
+				pg := *shared
+				pg.Posts = conns[j]
+				out[i] = &pg
 			}
 		}
 	}

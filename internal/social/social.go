@@ -18,6 +18,10 @@ type User struct {
 	Email     string
 	Bio       string
 	CreatedAt time.Time
+	// DisplayName is shown instead of the name where set (profile.go).
+	DisplayName string
+	// Avatar and Header are the profile's pictures; nil: none.
+	Avatar, Header *ProfileImage
 }
 
 // Visibility says who may see a post.

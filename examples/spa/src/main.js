@@ -14,13 +14,14 @@ import { Notifications } from './notifications.js';
 import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
 import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
+import { ProfileSettings } from './settings.js';
 
 const PAGE = 10;
 
 const POST_FIELDS = gql`
   fragment PostFields on Post {
     id content createdAt visibility spoilerText sensitive editedAt
-    author { id name }
+    author { id name displayName avatar(size: 48) { url } }
     media { id kind url mimeType width height duration alt }
     location { name }
     repostOf { id content author { name } }
@@ -85,6 +86,16 @@ $('login').addEventListener('submit', async (ev) => {
   }
 });
 $('logout').addEventListener('click', () => session.logout());
+
+const profileSettings = new ProfileSettings({
+  client, session, endpoint,
+  form: $('profile-form'), preview: $('profile-preview'), status: $('profile-status'), error: $('profile-error'),
+});
+$('settings-open').addEventListener('click', () => {
+  const open = $('settings').hidden;
+  $('settings').hidden = !open;
+  if (open) profileSettings.load();
+});
 session.addEventListener('change', render);
 
 $('compose').addEventListener('submit', async (ev) => {
@@ -121,6 +132,8 @@ async function render() {
   $('home').hidden = !inside;
   $('logout').hidden = !inside;
   $('bell').hidden = !inside;
+  $('settings-open').hidden = !inside;
+  if (!inside) $('settings').hidden = true;
   $('who').textContent = session.user ? `@${session.user.name}` : '';
   if (inside && !started) {
     started = true;
@@ -307,6 +320,8 @@ function renderPost(p) {
     el('blockquote', {}, el('span', { className: 'author', textContent: `@${p.repostOf.author.name}` }), ' ', p.repostOf.content);
   const a = el('article', { className: 'post' },
     el('div', { className: 'meta' },
+      p.author.avatar ? el('img', { className: 'avatar', src: p.author.avatar.url, alt: '', width: 24, height: 24 }) : null,
+      p.author.displayName ? el('span', { className: 'display-name', textContent: `${p.author.displayName} ` }) : null,
       el('span', { className: 'author', textContent: `@${p.author.name}` }),
       ` · ${new Date(p.createdAt).toLocaleString()}`,
       el('span', { className: 'edited-at', textContent: editedMark(p) }),

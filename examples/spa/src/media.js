@@ -30,6 +30,13 @@ export async function postWithMedia(endpoint, token, query, input, files, alt) {
   form.append('operations', JSON.stringify(operations));
   form.append('map', JSON.stringify(map));
   files.forEach((f, i) => form.append(String(i), f, f.name));
+  return sendForm(endpoint, token, form);
+}
+
+// sendForm sends a GraphQL multipart request's form with a fresh
+// Idempotency-Key, sends it again with the same key while no answer came
+// back or the first was still running, and returns the GraphQL answer.
+export async function sendForm(endpoint, token, form) {
   const key = newKey();
   const send = () => fetch(endpoint, {
     method: 'POST',
