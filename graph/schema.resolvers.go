@@ -340,16 +340,7 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*social.Post, erro
 
 // Comment is the resolver for the comment field.
 func (r *queryResolver) Comment(ctx context.Context, id string) (*social.Comment, error) {
-	c, err := loader.For(ctx).Comments.Load(ctx, id)
-	if c == nil || err != nil {
-		return nil, err
-	}
-	// A comment is visible exactly when its post is.
-	p, err := loader.For(ctx).Posts.Load(ctx, c.PostID)
-	if p == nil || err != nil {
-		return nil, err
-	}
-	return c, nil
+	return visibleComment(ctx, id)
 }
 
 // Timeline is the resolver for the timeline field.
