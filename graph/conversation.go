@@ -74,17 +74,3 @@ func answered(ctx context.Context, c *social.Comment) (*social.Comment, error) {
 	}
 	return loader.For(ctx).Comments.Load(ctx, c.InReplyToID)
 }
-
-// visibleComment is comment(id): a comment is visible exactly when its
-// post is.
-func visibleComment(ctx context.Context, id string) (*social.Comment, error) {
-	c, err := loader.For(ctx).Comments.Load(ctx, id)
-	if c == nil || err != nil {
-		return nil, err
-	}
-	p, err := loader.For(ctx).Posts.Load(ctx, c.PostID)
-	if p == nil || err != nil {
-		return nil, err
-	}
-	return c, nil
-}

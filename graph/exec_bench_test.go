@@ -145,6 +145,10 @@ func (m *memStore) Follows(_ context.Context, pairs []social.FollowPair) ([]bool
 	return make([]bool, len(pairs)), nil
 }
 
+func (m *memStore) PinnedIDs(_ context.Context, ids []string) ([][]string, error) {
+	return make([][]string, len(ids)), nil
+}
+
 func (m *memStore) UserDetails(_ context.Context, _ string, ids []string, w readplan.UserWants) (readplan.UserDetails, error) {
 	return readplan.UserDetails{Users: pick(m.users, ids), Counts: make([]social.UserCounts, len(ids)), Relations: make([]social.Relation, len(ids))}, nil
 }

@@ -20,10 +20,10 @@ import (
 const fastCorpusFragments = `
 fragment U on User { id name email bio createdAt __typename }
 fragment P on Post {
-  __typename id createdAt visibility content source likesCount repostsCount viewerHasLiked viewerHasReposted commentsCount
+  __typename id createdAt visibility content source likesCount repostsCount viewerHasLiked viewerHasReposted commentsCount viewerHasBookmarked pinned
   two: comments(first: 2) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { __typename id content createdAt author { ...U } } } }
   comments { totalCount edges { node { id } } }
-  repostOf { __typename id visibility content createdAt likesCount commentsCount repostsCount viewerHasLiked viewerHasReposted author { ...U } }
+  repostOf { __typename id visibility content createdAt likesCount commentsCount repostsCount viewerHasLiked viewerHasReposted viewerHasBookmarked pinned author { ...U } }
   content @skip(if: $skip)
   author { ...U }
 }`
@@ -50,6 +50,8 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 		{"reference first=1", n.viewer.Token, ref, map[string]any{"first": 1}, true},
 		{"reference first=20", n.viewer.Token, ref, map[string]any{"first": 20}, true},
 		{"reference first=100", n.viewer.Token, ref, map[string]any{"first": 100}, true},
+		{"reference with curation fields", n.viewer.Token, referenceQueryCurated(t), map[string]any{"first": 20}, false},
+		{"bookmarks", n.viewer.Token, `query($skip: Boolean!) { bookmarks(first: 4) { edges { cursor node { ...P } } pageInfo { hasNextPage endCursor } } }` + fastCorpusFragments, map[string]any{"skip": false}, false},
 		{"fragments aliases typename skip", n.viewer.Token,
 			`query($n: Int, $skip: Boolean!) { t: timeline(first: $n) { __typename pageInfo { __typename hasNextPage endCursor }
 			  edges { __typename c: cursor node { ...P } } } }` + fastCorpusFragments,

@@ -74,6 +74,22 @@ func newReadPathNet(t *testing.T, mode redisstore.FeedMode) *readPathNet {
 			}
 		}
 	}
+	// Bookmarks of the viewer (viewerHasBookmarked) and pins of the
+	// authors (pinned), on some posts and some reposted originals.
+	pins := map[string]int{}
+	for i, id := range posts {
+		if i%3 == 0 {
+			if err := s.Store.Bookmark(ctx, viewer.ID, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if a := authors[i%len(authors)]; i%4 == 1 && pins[a.ID] < social.MaxPins {
+			pins[a.ID]++
+			if err := s.Store.Pin(ctx, a.ID, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// Plain reposts: by the viewer (viewerHasReposted), and by an author
 	// of a post already in the viewer's home (folded there).
 	for _, r := range []struct {
@@ -134,6 +150,13 @@ func referenceQueryWithFirst(t *testing.T) string {
 	return strings.Replace(strings.Replace(graph.ReferenceQuery, "query Ref {", "query Ref($first: Int) {", 1), "timeline(first: 20)", "timeline(first: $first)", 1)
 }
 
+// referenceQueryCurated is the reference query with the post fields of
+// content warnings, edits, bookmarks and pins selected too.
+func referenceQueryCurated(t *testing.T) string {
+	t.Helper()
+	return strings.Replace(referenceQueryWithFirst(t), "likesCount viewerHasLiked", "editedAt spoilerText sensitive viewerHasBookmarked pinned likesCount viewerHasLiked", 1)
+}
+
 // TestReferenceQueryRoundTrips holds the reference query to its budget of
 // four Redis round trips (the token check, the home list, the posts with
 // everything keyed by post, and what those name) whatever the page size,
@@ -159,6 +182,13 @@ func TestReferenceQueryRoundTrips(t *testing.T) {
 					naive, nrt, ncmds := n.do(t, n.naive, q, vars)
 					t.Logf("first=%d: %d round trips, %d commands; naive: %d round trips, %d commands", first, rt, cmds, nrt, ncmds)
 					sameAsNaive(t, r, naive)
+					// With the curation and content-warning fields: the
+					// same round trips, at most 10 % more commands.
+					_, xrt, xcmds := n.do(t, n.s.Server, referenceQueryCurated(t), vars)
+					t.Logf("first=%d with editedAt spoilerText sensitive viewerHasBookmarked pinned: %d round trips, %d commands", first, xrt, xcmds)
+					if xrt != rt || float64(xcmds) > 1.1*float64(cmds) {
+						t.Errorf("the reference query with the curation fields: %d round trips, %d commands; without: %d, %d", xrt, xcmds, rt, cmds)
+					}
 				})
 			}
 		})

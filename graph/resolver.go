@@ -109,6 +109,7 @@ type Resolver struct {
 	Live       Live
 	Notes      Notes
 	LiveNotes  LiveNotes
+	Curation   Curation
 	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
 	// Profile edits profiles and addresses their pictures (profile.go).

@@ -36,6 +36,10 @@ func (r *commentResolver) Replies(ctx context.Context, obj *social.Comment, firs
 	return r.read.ReplyList(ctx, obj, first, after)
 }
 
+func (r *listResolver) Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error) {
+	return r.listMembers(ctx, obj, first, after)
+}
+
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, input model.RegisterInput) (*model.AuthPayload, error) {
 	res, err := r.Accounts.Register(ctx, input.Name, input.Email, input.Password)
@@ -65,14 +69,7 @@ func (r *mutationResolver) RefreshToken(ctx context.Context, refreshToken string
 
 // Logout is the resolver for the logout field.
 func (r *mutationResolver) Logout(ctx context.Context) (bool, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return false, err
-	}
-	if err := r.Accounts.Logout(ctx, v); err != nil {
-		return false, err
-	}
-	return true, nil
+	return r.logout(ctx)
 }
 
 // UpdateProfile is the resolver for the updateProfile field.
@@ -122,14 +119,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 
 // DeletePost is the resolver for the deletePost field.
 func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := r.Posts.DeletePost(ctx, v.UserID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	return deleteAs(ctx, id, r.Posts.DeletePost)
 }
 
 // EditPost is the resolver for the editPost field.
@@ -154,23 +144,48 @@ func (r *mutationResolver) AddComment(ctx context.Context, postID string, conten
 
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	if err := r.Engagement.DeleteComment(ctx, v.UserID, id); err != nil {
-		return "", err
-	}
-	return id, nil
+	return deleteAs(ctx, id, r.Engagement.DeleteComment)
 }
 
 // MarkNotificationsRead is the resolver for the markNotificationsRead field.
 func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, upTo *string) (int, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return r.Notes.MarkNotificationsRead(ctx, v.UserID, deref(upTo))
+	return r.markRead(ctx, upTo)
+}
+
+func (r *mutationResolver) Bookmark(ctx context.Context, postID string) (*social.Post, error) {
+	return r.likeEdit(ctx, postID, r.Curation.Bookmark)
+}
+
+func (r *mutationResolver) Unbookmark(ctx context.Context, postID string) (*social.Post, error) {
+	return r.likeEdit(ctx, postID, r.Curation.Unbookmark)
+}
+
+func (r *mutationResolver) PinPost(ctx context.Context, id string) (*social.Post, error) {
+	return r.likeEdit(ctx, id, r.Curation.Pin)
+}
+
+func (r *mutationResolver) UnpinPost(ctx context.Context, id string) (*social.Post, error) {
+	return r.likeEdit(ctx, id, r.Curation.Unpin)
+}
+
+func (r *mutationResolver) CreateList(ctx context.Context, title string) (*social.List, error) {
+	return r.listChange(ctx, func(owner string) (*social.List, error) { return r.Curation.CreateList(ctx, owner, title) })
+}
+
+func (r *mutationResolver) RenameList(ctx context.Context, id string, title string) (*social.List, error) {
+	return r.listChange(ctx, func(owner string) (*social.List, error) { return r.Curation.RenameList(ctx, owner, id, title) })
+}
+
+func (r *mutationResolver) DeleteList(ctx context.Context, id string) (string, error) {
+	return r.deleteList(ctx, id)
+}
+
+func (r *mutationResolver) AddToList(ctx context.Context, listID string, userIds []string) (*social.List, error) {
+	return r.listChange(ctx, func(owner string) (*social.List, error) { return r.Curation.AddToList(ctx, owner, listID, userIds) })
+}
+
+func (r *mutationResolver) RemoveFromList(ctx context.Context, listID string, userIds []string) (*social.List, error) {
+	return r.listChange(ctx, func(o string) (*social.List, error) { return r.Curation.RemoveFromList(ctx, o, listID, userIds) })
 }
 
 // Kind is the resolver for the kind field.
@@ -180,16 +195,7 @@ func (r *notificationResolver) Kind(ctx context.Context, obj *social.Notificatio
 
 // Actors is the resolver for the actors field.
 func (r *notificationResolver) Actors(ctx context.Context, obj *social.Notification, first *int) ([]*social.User, error) {
-	n := social.DefaultActors
-	if first != nil {
-		n = *first
-	}
-	if err := social.ValidateFirst(n); err != nil {
-		return nil, err
-	}
-	// The read brought as many actors as the selection asks for at most
-	// (readpath.ActorsWanted).
-	return usersByID(ctx, obj.Actors[:min(n, len(obj.Actors))])
+	return noteActors(ctx, obj, first)
 }
 
 // Post is the resolver for the post field.
@@ -225,20 +231,12 @@ func (r *postResolver) Visibility(ctx context.Context, obj *social.Post) (model.
 
 // OnlyTo is the resolver for the onlyTo field.
 func (r *postResolver) OnlyTo(ctx context.Context, obj *social.Post) ([]*social.User, error) {
-	a, ok, err := r.audience(ctx, obj)
-	if !ok || err != nil || obj.Visibility != social.OnlyTo {
-		return nil, err
-	}
-	return usersByID(ctx, a.OnlyTo)
+	return r.audienceOf(ctx, obj, social.OnlyTo)
 }
 
 // NotTo is the resolver for the notTo field.
 func (r *postResolver) NotTo(ctx context.Context, obj *social.Post) ([]*social.User, error) {
-	a, ok, err := r.audience(ctx, obj)
-	if !ok || err != nil || obj.Visibility != social.NotTo {
-		return nil, err
-	}
-	return usersByID(ctx, a.NotTo)
+	return r.audienceOf(ctx, obj, social.NotTo)
 }
 
 // RepostOf is the resolver for the repostOf field.
@@ -291,12 +289,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *social.Post, first *in
 
 // Media is the resolver for the media field.
 func (r *postResolver) Media(ctx context.Context, obj *social.Post) ([]*model.Media, error) {
-	// A resolver wired without attachments (a test's) serves no files,
-	// so it gives no address either.
-	if len(obj.Media) == 0 || r.Attachments == nil {
-		return []*model.Media{}, nil
-	}
-	return r.Attachments.view(obj, social.ViewerID(ctx)), nil
+	return r.media(ctx, obj), nil
 }
 
 // Location is the resolver for the location field.
@@ -314,6 +307,11 @@ func (r *postResolver) Mentions(ctx context.Context, obj *social.Post) ([]*socia
 	return usersByID(ctx, obj.Mentions)
 }
 
+func (r *postResolver) ViewerHasBookmarked(ctx context.Context, obj *social.Post) (bool, error) {
+	m, err := loader.For(ctx).Marks.Load(ctx, obj.ID)
+	return m.Bookmarked, err
+}
+
 // Edits is the resolver for the edits field.
 func (r *postResolver) Edits(ctx context.Context, obj *social.Post) ([]*social.PostEdit, error) {
 	return postEdits(ctx, obj)
@@ -321,11 +319,7 @@ func (r *postResolver) Edits(ctx context.Context, obj *social.Post) ([]*social.P
 
 // Me is the resolver for the me field.
 func (r *queryResolver) Me(ctx context.Context) (*social.User, error) {
-	v, ok := social.ViewerFrom(ctx)
-	if !ok {
-		return nil, nil
-	}
-	return loader.For(ctx).Users.Load(ctx, v.UserID)
+	return me(ctx)
 }
 
 // User is the resolver for the user field.
@@ -340,7 +334,7 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*social.Post, erro
 
 // Comment is the resolver for the comment field.
 func (r *queryResolver) Comment(ctx context.Context, id string) (*social.Comment, error) {
-	return visibleComment(ctx, id)
+	return loadComment(ctx, id)
 }
 
 // Timeline is the resolver for the timeline field.
@@ -356,6 +350,18 @@ func (r *queryResolver) UserTimeline(ctx context.Context, userID string, first *
 // Notifications is the resolver for the notifications field.
 func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string) (*model.NotificationConnection, error) {
 	return r.notifications(ctx, first, after)
+}
+
+func (r *queryResolver) Bookmarks(ctx context.Context, first *int, after *string) (*model.Timeline, error) {
+	return r.bookmarks(ctx, first, after)
+}
+
+func (r *queryResolver) Lists(ctx context.Context) ([]*social.List, error) {
+	return r.lists(ctx)
+}
+
+func (r *queryResolver) ListTimeline(ctx context.Context, listID string, first *int, after *string, before *string) (*model.Timeline, error) {
+	return r.listTimeline(ctx, listID, first, after, before)
 }
 
 // TimelineUpdated is the resolver for the timelineUpdated field.
@@ -436,12 +442,7 @@ func (r *userResolver) ViewerMuted(ctx context.Context, obj *social.User) (bool,
 
 // Follows is the resolver for the follows field.
 func (r *userResolver) Follows(ctx context.Context, obj *social.User, userID string) (bool, error) {
-	l := loader.For(ctx)
-	rel, err := l.Relations.Load(ctx, obj.ID)
-	if err != nil || !social.SeesGraphOf(l.IsSelf(obj.ID), rel) {
-		return false, err
-	}
-	return l.Follows.Load(ctx, social.FollowPair{Follower: obj.ID, Followee: userID})
+	return userFollows(ctx, obj, userID)
 }
 
 // Followers is the resolver for the followers field.
@@ -464,29 +465,29 @@ func (r *userResolver) Posts(ctx context.Context, obj *social.User, first *int, 
 	return r.userPosts(ctx, obj.ID, first, after)
 }
 
-// Comment returns CommentResolver implementation.
+func (r *userResolver) PinnedPosts(ctx context.Context, obj *social.User) ([]*social.Post, error) {
+	return pinnedPosts(ctx, obj)
+}
+
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
 
-// Mutation returns MutationResolver implementation.
+func (r *Resolver) List() ListResolver { return &listResolver{r} }
+
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
-// Notification returns NotificationResolver implementation.
 func (r *Resolver) Notification() NotificationResolver { return &notificationResolver{r} }
 
-// Post returns PostResolver implementation.
 func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 
-// Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
-// Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
-// User returns UserResolver implementation.
 func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
 type (
 	commentResolver      struct{ *Resolver }
+	listResolver         struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	notificationResolver struct{ *Resolver }
 	postResolver         struct{ *Resolver }

@@ -737,6 +737,32 @@ func TestBrowserSPA(t *testing.T) {
 			t.Errorf("the app shows an error: %q", errText)
 		}
 	})
+	t.Run("alice bookmarks and pins", func(t *testing.T) {
+		b.run(t, "bookmark and pin her newest post, then see it among her bookmarks",
+			chromedp.Evaluate(`window.scrollTo(0, 0)`, nil),
+			chromedp.Evaluate(`(() => {
+				const a = document.querySelector('#posts article.post[data-author="alice"]');
+				window.curatedID = a.dataset.id;
+				a.querySelector('button.bookmark').click();
+				a.querySelector('button.pin').click();
+			})()`, nil),
+			poll(`(() => {
+				const a = document.querySelector('#posts article.post[data-id="' + window.curatedID + '"]');
+				return a.querySelector('button.bookmark').dataset.bookmarked === 'true' && a.querySelector('button.pin').dataset.pinned === 'true';
+			})()`, 10*time.Second),
+			chromedp.Click(`#views button[data-view=bookmarks]`, chromedp.ByQuery),
+			poll(`[...document.querySelectorAll('#curation article.post')].some(a => a.dataset.id === window.curatedID)`, 10*time.Second),
+		)
+		b.run(t, "back home",
+			chromedp.Click(`#views button[data-view=home]`, chromedp.ByQuery),
+			poll(`!document.getElementById('posts').hidden && document.getElementById('curation').hidden`, 10*time.Second),
+		)
+		var errText string
+		b.eval(t, `document.getElementById('home-error').innerText`, &errText)
+		if errText != "" {
+			t.Errorf("the app shows an error: %q", errText)
+		}
+	})
 	b.screenshot(t, "spa.png")
 }
 

@@ -106,6 +106,10 @@ func postRules() map[string]fieldRule {
 		"repostsCount":      {page: wantCounts, render: postCount(func(c social.PostCounts) int { return c.Reposts })},
 		"viewerHasLiked":    {page: wantMarks, render: postMark(func(m social.Marks) bool { return m.Liked })},
 		"viewerHasReposted": {page: wantMarks, render: postMark(func(m social.Marks) bool { return m.Reposted })},
+		// The b flag of the viewer's flags, read with the likes' l.
+		"viewerHasBookmarked": {page: wantMarks, render: postMark(func(m social.Marks) bool { return m.Bookmarked })},
+		// A mutable field of the post hash, read with the post.
+		"pinned": {render: scalar(func(p *social.Post) bool { return p.Pinned }, (*fastRenderer).bool)},
 		"comments": {page: wantComments, list: readplan.ListComments, topOnly: true, args: []string{"first", "after"},
 			render: render[*social.Post](func(fr *fastRenderer, f graphql.CollectedField, p *social.Post) bool {
 				return fr.comments(f, p.ID)
@@ -157,6 +161,9 @@ func userRules() map[string]fieldRule {
 		"following":       {list: readplan.ListFollowing},
 		"commonFollowing": {list: readplan.ListCommonFollowing},
 		"posts":           {posts: true},
+		// Read by its resolver: the level's Pins in one batch, then their
+		// posts through the post loader.
+		"pinnedPosts": {},
 	}
 }
 

@@ -59,7 +59,7 @@ func parseSchema(t *testing.T, src string) *ast.Schema {
 func TestFieldsCoverSchemaFails(t *testing.T) {
 	base := readSchema(t)
 	cases := []struct{ name, from, to, want string }{
-		{"a new Post field", "type Post {\n  id: ID!", "type Post {\n  id: ID!\n  pinned: Boolean!", "Post.pinned has no rule"},
+		{"a new Post field", "type Post {\n  id: ID!", "type Post {\n  id: ID!\n  starred: Boolean!", "Post.starred has no rule"},
 		{"a new User field", "type User {\n  id: ID!", "type User {\n  id: ID!\n  website: String", "User.website has no rule"},
 		{"a field renamed", "platform).\"\n  source: String\n", "platform).\"\n  sources: [String!]\n", "Post.source, which the schema lacks"},
 		{"an argument on a rendered field", "  content: String!\n", "  content(max: Int): String!\n", "Post.content has argument max"},

@@ -210,9 +210,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Graph:      store.GraphService,
 		Posts:      postsAndPages{store.PostService, store.TimelineService},
 		Engagement: store.EngagementService,
-		Edits:      store.EditService,
-		Replies:    store.ReplyService,
 		Notes:      store.NotificationService,
+		Curation:   store.CurationService,
+		Edits:      store.EditService, Replies: store.ReplyService,
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
 	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles,
@@ -344,10 +344,11 @@ type loaderReads struct {
 	*redisstore.EngagementService
 	*redisstore.TimelineService
 	*redisstore.EditService
+	*redisstore.CurationService
 }
 
 func newLoaderReads(s *redisstore.Store) loaderReads {
-	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.EditService}
+	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.EditService, s.CurationService}
 }
 
 // livePages is what a live timeline reads: the live service's channels
@@ -369,6 +370,7 @@ var (
 	_ graph.Edits         = (*redisstore.EditService)(nil)
 	_ graph.Replies       = (*redisstore.ReplyService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
+	_ graph.Curation      = (*redisstore.CurationService)(nil)
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)
 	_ httpapi.PostReader  = (*redisstore.PostService)(nil)

@@ -42,6 +42,9 @@ type Reader interface {
 	UserPages(ctx context.Context, viewerID string, keys []readplan.UserPageKey) ([]*readplan.Page, []error)
 	// Follows reports whether each pair's follower follows its followee.
 	Follows(ctx context.Context, pairs []social.FollowPair) ([]bool, error)
+	// PinnedIDs returns the ids of each user's pinned posts, most
+	// recently pinned first (whoever may see them).
+	PinnedIDs(ctx context.Context, userIDs []string) ([][]string, error)
 }
 
 // UserKey asks for a user with what Wants says (profile, counters,
@@ -112,6 +115,9 @@ type Loaders struct {
 	// userTimeline), keyed by user, page arguments and what the page
 	// brings along.
 	UserPages *dataloadgen.Loader[readplan.UserPageKey, *readplan.Page]
+	// Pins loads the ids of users' pinned posts (User.pinnedPosts); the
+	// posts themselves come through Posts, which checks them.
+	Pins *dataloadgen.Loader[string, []string]
 
 	// self is the account a register, login or refresh of this request
 	// just authenticated as: its payload may show that user's private
@@ -256,6 +262,7 @@ func (f *Factory) New(viewerID string) *Loaders {
 		Follows:    dataloadgen.NewLoader(batch(s.Follows), o...),
 		Lists:      dataloadgen.NewLoader(lists, o...),
 		UserPages:  dataloadgen.NewLoader(userPages, o...),
+		Pins:       dataloadgen.NewLoader(batch(s.PinnedIDs), o...),
 	}
 	details := l.detailsBatch(s)
 	l.Details = dataloadgen.NewLoader(details, o...)

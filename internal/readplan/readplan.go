@@ -49,6 +49,7 @@ const (
 	ListLikers          List = "likers"          // Post.likers
 	ListComments        List = "comments"        // Post.comments
 	ListReplies         List = "replies"         // Comment.replies (With is the comment's post)
+	ListMembers         List = "members"         // List.members (Parent is "<owner>:<list id>")
 )
 
 // ListKey is one page of one list of one parent object, the key the list

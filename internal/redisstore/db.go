@@ -74,6 +74,7 @@ type Store struct {
 	*NotificationService
 	*EditService
 	*ReplyService
+	*CurationService
 }
 
 // New returns every service over one DB on rdb whose keys start with
@@ -83,7 +84,7 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	c, k, set := db.rdb, db.keys, db.set
 	posts := &PostService{rdb: c, keys: k, set: set}
 	eng := &EngagementService{rdb: c, keys: k, set: set}
-	return &Store{DB: db,
+	st := &Store{DB: db,
 		AccountService:      &AccountService{rdb: c, keys: k, set: set},
 		SessionService:      &SessionService{rdb: c, keys: k},
 		GraphService:        &GraphService{rdb: c, keys: k, set: set},
@@ -96,6 +97,8 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		EditService:         &EditService{rdb: c, keys: k, set: set},
 		ReplyService:        &ReplyService{rdb: c, keys: k, set: set, eng: eng},
 	}
+	st.CurationService = NewCurationService(st.TimelineService)
+	return st
 }
 
 // isCluster reports whether rdb is a Redis Cluster client, where a step

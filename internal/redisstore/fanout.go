@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -102,8 +103,9 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	if gone, err := s.orphanPlainRepost(ctx, post, &row.post); gone || err != nil {
 		return err
 	}
-	// The original's author and the users mentioned are told.
-	if err := s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false); err != nil {
+	// The original's author and the mentioned are told; lists get it.
+	if err := errors.Join(s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false),
+		deliverToLists(ctx, s.rdb, s.keys, post, author)); err != nil {
 		return err
 	}
 	if isNil(listed.Err()) {

@@ -39,6 +39,9 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 	if err := s.deletePostEngagement(ctx, post); err != nil {
 		return err
 	}
+	if err := deletePostCuration(ctx, s.rdb, s.keys, post, author); err != nil {
+		return err
+	}
 	// The author's notifications about the post go: they would count as
 	// unread with nothing to show.
 	if err := notePostPurge.Run(ctx, s.rdb, []string{k.Notes(author), k.NoteData(author), k.NoteOpen(author)}, k.NoteActors(author, ""), post).Err(); err != nil {

@@ -91,6 +91,9 @@ func (s *GraphService) afterUnfollow(ctx context.Context, follower, followee str
 	if err := s.notifyJob(ctx, social.NoteFollow, followee, "", follower, followee); err != nil {
 		return err
 	}
+	if err := unfollowedLists(ctx, s.rdb, s.keys, follower, followee); err != nil {
+		return err
+	}
 	return s.purgeHome(ctx, [2]string{follower, followee})
 }
 
@@ -102,6 +105,13 @@ func (s *GraphService) afterBlock(ctx context.Context, blocker, blocked string) 
 		return err
 	}
 	if err := s.queuePurge(ctx, blocker, blocked); err != nil {
+		return err
+	}
+	// Neither follows the other now: neither stays in the other's lists.
+	if err := unfollowedLists(ctx, s.rdb, s.keys, blocker, blocked); err != nil {
+		return err
+	}
+	if err := unfollowedLists(ctx, s.rdb, s.keys, blocked, blocker); err != nil {
 		return err
 	}
 	return s.purgeHome(ctx, [2]string{blocker, blocked}, [2]string{blocked, blocker})

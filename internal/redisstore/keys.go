@@ -356,3 +356,35 @@ func (k Keys) NoteActors(u, gid string) string { return k.userKey(u, ":na:"+gid)
 // LiveNotes is the sharded channel announcing u's notifications (the
 // activity number), in u's slot.
 func (k Keys) LiveNotes(u string) string { return k.userKey(u, ":livenotes") }
+
+// Curation (curation_*.go): bookmarks, pinned posts and lists.
+
+// Bookmarks is the zset of the posts u bookmarked, scored by when (ms).
+func (k Keys) Bookmarks(u string) string { return k.userKey(u, ":bookmarks") }
+
+// PostBookmarkers is the set of the users who bookmarked a post: the
+// delete job finds their Bookmarks through it.
+func (k Keys) PostBookmarkers(id string) string { return k.postKey(id, ":bookmarkers") }
+
+// Pins is the zset of the posts u pinned to their profile, scored by when
+// (ms); at most social.MaxPins.
+func (k Keys) Pins(u string) string { return k.userKey(u, ":pins") }
+
+// ListSeq is the INCR counter that hands out list ids.
+func (k Keys) ListSeq() string { return k.prefix + "{seq}:list" }
+
+// Lists is the hash of u's lists: list id → title.
+func (k Keys) Lists(u string) string { return k.userKey(u, ":lists") }
+
+// ListMembers is the zset of the members of u's list lid, scored by when
+// they were added (ms); with lid "" the prefix the scripts add ids to.
+func (k Keys) ListMembers(u, lid string) string { return k.userKey(u, ":lm:"+lid) }
+
+// ListFeed is the timeline of u's list lid: a zset of "<post id>:<author
+// id>" scored by the post id; with lid "" the prefix the scripts add ids
+// to.
+func (k Keys) ListFeed(u, lid string) string { return k.userKey(u, ":lf:"+lid) }
+
+// ListedIn is the set of the lists u is a member of, "<owner>:<list id>",
+// in u's slot: fan-out and the delete job find the lists' feeds through it.
+func (k Keys) ListedIn(u string) string { return k.userKey(u, ":listedin") }

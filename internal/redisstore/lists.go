@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -45,11 +46,11 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 		for i, k := range keys {
 			var err error
 			switch k.List {
-			case readplan.ListFollowers, readplan.ListFollowing, readplan.ListLikers:
+			case readplan.ListFollowers, readplan.ListFollowing, readplan.ListLikers, readplan.ListMembers:
 				var pos edgePos
 				if pos, err = edgeCursor(k.Page); err == nil {
 					zkeys, args := []string{listKey(ks, k)}, []any{pos.score, pos.member, k.Page.First + 1}
-					if k.List != readplan.ListLikers && viewerID != "" && viewerID != k.Parent {
+					if k.List != readplan.ListLikers && k.List != readplan.ListMembers && viewerID != "" && viewerID != k.Parent {
 						// The owner's Blocks, in the owner's slot.
 						zkeys, args = append(zkeys, ks.Blocks(k.Parent)), append(args, viewerID)
 					}
@@ -116,6 +117,9 @@ func listKey(keys Keys, k readplan.ListKey) string {
 		return keys.Followers(k.Parent)
 	case readplan.ListFollowing:
 		return keys.Following(k.Parent)
+	case readplan.ListMembers:
+		owner, lid, _ := strings.Cut(k.Parent, ":")
+		return keys.ListMembers(owner, lid)
 	default:
 		return keys.Likers(k.Parent)
 	}

@@ -182,15 +182,14 @@ func (s *NotificationService) notePageOnce(ctx context.Context, viewerID, cursor
 		last = act
 		data, _ := flat[i+1].(string)
 		count, _ := flat[i+2].(int64)
-		f := strings.Split(data, "|")
-		if len(f) < 5 {
-			continue
+		var row noteRow
+		if noteRecord.unpack(&row, data) <= noteRecord.at("group") {
+			continue // not a notification's value
 		}
-		ms, _ := strconv.ParseInt(f[3], 10, 64)
-		note := &social.Notification{ID: act, Kind: social.NoteKind(f[0]), PostID: f[1], CommentID: f[2],
-			ActorsCount: int(count), UpdatedAt: time.UnixMilli(ms).UTC()}
+		note := &row.note
+		note.ID, note.ActorsCount = act, int(count)
 		note.Actors = strs(flat[i+3])
-		if w, ok := k.parseWindow(viewerID, f); ok {
+		if w, ok := k.parseWindow(viewerID, &row); ok {
 			windows[len(out)] = w
 		}
 		out = append(out, note)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -42,17 +41,16 @@ type noteWindow struct {
 	lo, hi   string // scores; hi "" for none
 }
 
-// parseWindow reads a NoteData value's window (kind|post|comment|updated|
-// group|lo|hi|hwm) for recipient; ok is false for a notification that
-// keeps its actors.
-func (k Keys) parseWindow(recipient string, f []string) (noteWindow, bool) {
-	if len(f) < 8 || f[5] == "" {
+// parseWindow reads a notification's window of its source for
+// recipient; ok is false for a notification that keeps its actors.
+func (k Keys) parseWindow(recipient string, row *noteRow) (noteWindow, bool) {
+	if row.lo == "" {
 		return noteWindow{}, false
 	}
-	w := noteWindow{lo: f[5], hi: f[6]}
-	switch social.NoteKind(f[0]) {
+	w := noteWindow{lo: row.lo, hi: row.hi}
+	switch row.note.Kind {
 	case social.NoteLike:
-		w.key = k.Likers(f[1])
+		w.key = k.Likers(row.note.PostID)
 	case social.NoteFollow:
 		w.key = k.Followers(recipient)
 	default:
@@ -217,7 +215,9 @@ func (s *FanoutService) checkWindows(ctx context.Context, r string, groups ...st
 	rows := strs(res[1])
 	var windows []noteWindow
 	for i := 0; i+2 < len(rows); i += 3 {
-		if w, ok := k.parseWindow(r, strings.Split(rows[i+2], "|")); ok {
+		var row noteRow
+		noteRecord.unpack(&row, rows[i+2])
+		if w, ok := k.parseWindow(r, &row); ok {
 			w.gid, w.act = rows[i], rows[i+1]
 			windows = append(windows, w)
 		}

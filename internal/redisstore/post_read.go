@@ -217,7 +217,7 @@ func (v *visibility) marks(i int) social.Marks {
 		return social.Marks{}
 	}
 	f := v.viewerFlags(i)
-	return social.Marks{Liked: strings.Contains(f, "l"), Reposted: strings.Contains(f, "r")}
+	return social.Marks{Liked: strings.Contains(f, "l"), Reposted: strings.Contains(f, "r"), Bookmarked: strings.Contains(f, "b")}
 }
 
 // post returns the i-th post as stored, or nil when it does not exist.

@@ -11,9 +11,10 @@ import (
 )
 
 // A record is a Redis hash the store keeps one of per entity (a post, a
-// profile, a comment), described once by its table (records.go): each
-// field's name in the hash, its codec, and whether it may change once the
-// record is written. Everything else that names the fields derives from
+// profile, a comment), or one packed value of a hash per entity (a
+// notification: newPackedRecord), described once by its table
+// (records.go): each field's name, its codec, and whether it may change
+// once the record is written. Everything else that names the fields derives from
 // the table: the HMGET lists and the positions in their replies, the
 // decoder, the HSET pairs a writer sends, what a cache may keep, and the
 // names the Lua scripts use (luaPrelude). Adding a field to a record is
@@ -57,7 +58,10 @@ type field[T any] struct {
 type record[T any] struct {
 	// lua names the record in the scripts: a table lua.<name> of its
 	// field names (luaPrelude).
-	lua    string
+	lua string
+	// sep joins a packed record's fields into one value (newPackedRecord);
+	// "" for a hash.
+	sep    string
 	fields []field[T]
 	index  map[string]int
 	all    []any // every field, in order: HMGET's arguments
@@ -75,6 +79,44 @@ func newRecord[T any](lua string, fields ...field[T]) *record[T] {
 		panic("redisstore: " + err.Error())
 	}
 	return r
+}
+
+// newPackedRecord builds a record kept as one value, its fields joined
+// by sep in the table's order (pack), in a hash that holds one such value
+// per entity (a user's NoteData) rather than one hash per entity. The
+// scripts' table of it (luaPrelude) gives each field's position in the
+// value.
+func newPackedRecord[T any](lua, sep string, fields ...field[T]) *record[T] {
+	r := newRecord(lua, fields...)
+	r.sep = sep
+	return r
+}
+
+// pack is src's packed value: each field in the table's order up to the
+// last one its codec writes, one it does not write before that empty.
+func (r *record[T]) pack(src *T) string {
+	vals := make([]string, len(r.fields))
+	n := 0
+	for i, f := range r.fields {
+		if v, ok := f.get(src); ok {
+			vals[i], n = v, i+1
+		}
+	}
+	return strings.Join(vals[:n], r.sep)
+}
+
+// unpack sets dst from v, a packed value, and returns how many fields v
+// holds; the fields past them decode as missing.
+func (r *record[T]) unpack(dst *T, v string) int {
+	vals := strings.Split(v, r.sep)
+	for i, f := range r.fields {
+		if i < len(vals) {
+			f.set(dst, vals[i], true)
+		} else {
+			f.set(dst, "", false)
+		}
+	}
+	return len(vals)
 }
 
 // fieldName is what a hash field's name may hold: what Lua can use as a
@@ -237,18 +279,20 @@ func (r *record[T]) update(src *T, names []string) ([]any, error) {
 type recordInfo struct {
 	lua          string
 	names, fixed []string
+	packed       bool
 }
 
 // info is the record's recordInfo.
 func (r *record[T]) info() recordInfo {
-	return recordInfo{lua: r.lua, names: r.names(nil), fixed: r.names(func(f field[T]) bool { return f.change == fixed })}
+	return recordInfo{lua: r.lua, names: r.names(nil), fixed: r.names(func(f field[T]) bool { return f.change == fixed }), packed: r.sep != ""}
 }
 
 // luaPrelude is the Lua that every script starts with: per record, a
-// table from each field's name to itself (lua.post.nlikes is "nlikes"),
+// table from each field's name to itself (F.post.nlikes is "nlikes"), or,
+// for a packed record, to its position in the value (F.note.group is 5),
 // so that a script names a field through the table and a misspelt one is
-// nil, which Redis refuses as an argument. TestLuaFieldNames holds the
-// scripts to it.
+// nil, which Redis refuses as an argument (or lib/notes.lua's note_pack as
+// a position). TestLuaFieldNames holds the scripts to it.
 func luaPrelude() string {
 	var b strings.Builder
 	b.WriteString("local F = {")
@@ -261,7 +305,11 @@ func luaPrelude() string {
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s = '%s'", n, n)
+			if r.packed {
+				fmt.Fprintf(&b, "%s = %d", n, j+1)
+			} else {
+				fmt.Fprintf(&b, "%s = '%s'", n, n)
+			}
 		}
 		b.WriteString("}")
 	}

@@ -15,7 +15,7 @@ import (
 // TestRecordTablesCheck: the store's tables pass check, and a table with
 // a field that has no codec, no mutability, a bad name or a twin fails it.
 func TestRecordTablesCheck(t *testing.T) {
-	for _, r := range []interface{ check() error }{postRecord, profileRecord, commentRecord} {
+	for _, r := range []interface{ check() error }{postRecord, profileRecord, commentRecord, noteRecord} {
 		if err := r.check(); err != nil {
 			t.Error(err)
 		}

@@ -83,6 +83,7 @@ var postRecord = newRecord("post",
 	field[postRow]{"spoiler", mutable, optPtr(func(r *postRow) **string { return &r.post.SpoilerText })},
 	field[postRow]{"sensitive", mutable, flag(func(r *postRow) *bool { return &r.post.Sensitive })},
 	field[postRow]{"edited", mutable, optMillis(func(r *postRow) **time.Time { return &r.post.EditedAt })},
+	field[postRow]{"pinned", mutable, flag(func(r *postRow) *bool { return &r.post.Pinned })},
 )
 
 // userRow is a profile hash (Keys.User) as the store reads and writes it.
@@ -135,6 +136,36 @@ var commentRecord = newRecord("comment",
 	field[commentRow]{"deleted", mutable, optText(func(r *commentRow) *string { return &r.deletedBy })},
 )
 
+// noteRow is a notification as NoteData keeps it (Keys.NoteData): one
+// value per notification, its fields in noteRecord's order joined by '|'
+// (packed: one hash field a notification costs about a third of the
+// memory of a hash of its own, and a seventh of five fields of NoteData,
+// docs/data-model.md).
+type noteRow struct {
+	note  social.Notification // Kind, PostID, CommentID, UpdatedAt
+	group string              // the group it aggregates (notes.go)
+	// lo, hi and hwm are an aggregated notification's window of its
+	// source (notes_agg.go); empty for one that keeps its actors.
+	lo, hi, hwm string
+}
+
+// noteRecord is the notification. Its kind, post, comment and group are
+// written when it opens; updated rises with it, and an aggregated one's
+// window moves (note_agg.lua). A notification that keeps its actors
+// (note.lua) is written without the window's fields.
+var noteRecord = newPackedRecord("note", "|",
+	field[noteRow]{"kind", fixed, codec[noteRow]{
+		get: func(r *noteRow) (string, bool) { return string(r.note.Kind), true },
+		set: func(r *noteRow, v string, _ bool) { r.note.Kind = social.NoteKind(v) }}},
+	field[noteRow]{"post", fixed, text(func(r *noteRow) *string { return &r.note.PostID })},
+	field[noteRow]{"comment", fixed, text(func(r *noteRow) *string { return &r.note.CommentID })},
+	field[noteRow]{"updated", mutable, millis(func(r *noteRow) *time.Time { return &r.note.UpdatedAt })},
+	field[noteRow]{"group", fixed, text(func(r *noteRow) *string { return &r.group })},
+	field[noteRow]{"lo", mutable, optText(func(r *noteRow) *string { return &r.lo })},
+	field[noteRow]{"hi", mutable, optText(func(r *noteRow) *string { return &r.hi })},
+	field[noteRow]{"hwm", mutable, optText(func(r *noteRow) *string { return &r.hwm })},
+)
+
 // The names other code gives the post hash's fields.
 var (
 	postAuthorField  = postRecord.name("author")
@@ -144,7 +175,7 @@ var (
 // allRecords are the store's records, for the scripts (luaPrelude) and
 // the tests.
 func allRecords() []recordInfo {
-	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info()}
+	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info(), noteRecord.info()}
 }
 
 // The codecs of the records' fields.

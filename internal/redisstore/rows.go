@@ -100,22 +100,25 @@ func (c countCmds) counts() social.PostCounts {
 type markCmds struct {
 	liked    *redis.FloatCmd
 	reposted *redis.StringCmd
+	flags    *redis.StringCmd // the viewer's PostViewers field: b bookmarked
 }
 
 // queueMarks queues whether viewerID likes postID (ZSCORE of Likers) and
-// has a plain repost of it (HGET of PostPlainReposts); nil replies: no.
+// has a plain repost of it (HGET of PostPlainReposts), and bookmarked it
+// (the b flag of PostViewers); nil replies: no.
 func queueMarks(ctx context.Context, p redis.Pipeliner, k Keys, viewerID, postID string) markCmds {
 	if !social.IsID(postID) || viewerID == "" {
 		return markCmds{}
 	}
-	return markCmds{p.ZScore(ctx, k.Likers(postID), viewerID), p.HGet(ctx, k.PostPlainReposts(postID), viewerID)}
+	return markCmds{p.ZScore(ctx, k.Likers(postID), viewerID), p.HGet(ctx, k.PostPlainReposts(postID), viewerID),
+		p.HGet(ctx, k.PostViewers(postID), viewerID)}
 }
 
 func (c markCmds) marks() social.Marks {
 	if c.liked == nil {
 		return social.Marks{}
 	}
-	return social.Marks{Liked: c.liked.Err() == nil, Reposted: c.reposted.Val() != ""}
+	return social.Marks{Liked: c.liked.Err() == nil, Reposted: c.reposted.Val() != "", Bookmarked: strings.Contains(c.flags.Val(), "b")}
 }
 
 // queueCommentRows queues the read of n of a post's comments after the

@@ -116,8 +116,9 @@ type homePage struct {
 	followees []string      // whom the reader follows, for below the floor
 	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
-	shown     stories // the stories on the page
-	checked   int64   // the oldest candidate checked (0: none)
+	shown     stories    // the stories on the page
+	window    *storyFold // the fold window above the page (timeline_fold.go)
+	checked   int64      // the oldest candidate checked (0: none)
 }
 
 func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
@@ -128,6 +129,7 @@ func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], e
 		return social.Connection[*social.Post]{}, err
 	}
 	h.useList(list)
+	h.window = newStoryFold(h.s.keys, h.s.set.posts, list)
 
 	// Each round reads (when the candidates in hand may not fill the page)
 	// and then checks only as many candidates as can still make the page,
@@ -187,6 +189,9 @@ func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (re
 		if h.queueSources(ctx, p, n) > 0 {
 			queued = true
 		}
+		if round == 0 {
+			h.window.queuePulled(ctx, p, list.pulled, h.before, false)
+		}
 		if !queued {
 			return errNothingQueued
 		}
@@ -194,6 +199,9 @@ func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (re
 	})
 	if err != nil && err != errNothingQueued {
 		return false, false, err
+	}
+	if round == 0 {
+		h.window.takePulled()
 	}
 	if cmd != nil {
 		if list, err = parseListRound(cmd); err != nil {
@@ -302,13 +310,13 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	}
 	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
-	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visiblePosts(ctx, h.viewer, ids, h.fetch.along(authors))
+	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visibleFolded(ctx, h.viewer, ids, h.fetch.along(authors), h.window)
 	h.fetch = nil // extras for the first check only, as at readUserPosts
 	if err != nil {
 		return err
 	}
 	for _, p := range posts {
-		if p != nil && !h.shown.fold(p, h.first) {
+		if p != nil && !h.window.hides(p) && !h.shown.fold(p, h.first) {
 			h.out = append(h.out, p)
 		}
 	}
@@ -339,8 +347,12 @@ func (h *homePage) queueList(ctx context.Context, p redis.Pipeliner, n int, mayP
 	if mayPull && h.firstPage {
 		first = "1"
 	}
+	window := 0
+	if h.window == nil && cursor != "" {
+		window = foldWindow // the page's first round (timeline_fold.go)
+	}
 	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, h.viewer),
-		h.viewer, cursor, n, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL())
+		h.viewer, cursor, n, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL(), "0", window)
 }
 
 // useList takes in what a list read says about the sources.

@@ -36,6 +36,8 @@ type listRound struct {
 	exhausted bool
 	entries   []homeItem
 	pulled    []string
+	above     []homeItem // the fold window's entries above the cursor (timeline_fold.go)
+	bottom    int64
 }
 
 // firstListRound runs a page's first list read, queued by queue, filling
@@ -98,19 +100,29 @@ func parseListRound(c *redis.Cmd) (*listRound, error) {
 		r.floor, _ = res[1].(int64)
 		ex, _ := res[2].(int64)
 		r.exhausted = ex == 1
-		for _, e := range strs(res[3]) {
-			it, ok := parseEntry(e)
-			if ok {
-				r.entries = append(r.entries, it)
-			}
-		}
+		r.entries = parseEntries(strs(res[3]))
 		r.pulled = strs(res[4])
 		if f := strs(res[5]); len(f) > 0 {
 			r.followees = f
 		}
+		if len(res) >= 8 {
+			r.above = parseEntries(strs(res[6]))
+			r.bottom, _ = res[7].(int64)
+		}
 		return r, nil
 	}
 	return nil, bad
+}
+
+// parseEntries reads home-list entries, leaving out malformed ones.
+func parseEntries(es []string) []homeItem {
+	var out []homeItem
+	for _, e := range es {
+		if it, ok := parseEntry(e); ok {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // parseEntry reads a home-list entry "<post>:<author>".
@@ -252,7 +264,7 @@ func openReads(listDone bool, sources []*pullSource) int {
 
 // fold reports whether p tells a story already on the page, newer: a
 // post and its plain reposts are one story, shown once, as its newest
-// entry. Folded posts are passed over like hidden ones, so the page still
+// entry (across pages too: storyFold, timeline_fold.go). Folded posts are passed over like hidden ones, so the page still
 // has first posts, and its cursors are those of the posts shown. A repost
 // with text of its own is a post of its own.
 // size is a hint: about how many stories the page shows.

@@ -34,21 +34,24 @@ import (
 
 // newerPage is the state of reading one newer page.
 type newerPage struct {
-	s       *TimelineService
-	viewer  string
-	first   int
-	after   int64 // everything up to here was read: the next round reads above it
-	fetch   *pageFetch
-	shown   stories
-	floor   int64         // the list's floor, as its latest read says
-	follows []string      // whom the reader follows, read below the floor
-	below   bool          // reading (after, floor) from the followees' timelines
-	listEnd bool          // the list has nothing more above after
-	sources []*pullSource // own timelines read at read time
-	pulled  []string      // authors pulled above the floor
-	pending []homeItem    // candidates read, ascending, not yet checked
-	checked int64         // the newest candidate checked (0: none)
-	out     []*social.Post
+	s          *TimelineService
+	viewer     string
+	first      int
+	after      int64 // everything up to here was read: the next round reads above it
+	fetch      *pageFetch
+	shown      stories
+	floor      int64         // the list's floor, as its latest read says
+	follows    []string      // whom the reader follows, read below the floor
+	below      bool          // reading (after, floor) from the followees' timelines
+	listEnd    bool          // the list has nothing more above after
+	sources    []*pullSource // own timelines read at read time
+	pulled     []string      // authors pulled above the floor
+	pending    []homeItem    // candidates read, ascending, not yet checked
+	checked    int64         // the newest candidate checked (0: none)
+	out        []*social.Post
+	window     *storyFold // the fold window above the cursor (timeline_fold.go)
+	start      int64      // the cursor
+	pulledRead bool       // the pulled authors' posts above the cursor are read
 }
 
 func (s *TimelineService) readNewer(ctx context.Context, viewerID string, p social.PageRequest, f *pageFetch) (social.Connection[*social.Post], error) {
@@ -56,7 +59,7 @@ func (s *TimelineService) readNewer(ctx context.Context, viewerID string, p soci
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
 	}
-	n := &newerPage{s: s, viewer: viewerID, first: p.First, after: after, fetch: f}
+	n := &newerPage{s: s, viewer: viewerID, first: p.First, after: after, start: after, fetch: f}
 	c, err := n.read(ctx)
 	if err != nil {
 		return c, fmt.Errorf("newer home timeline of %s: %w", viewerID, err)
@@ -74,6 +77,7 @@ func (n *newerPage) read(ctx context.Context) (social.Connection[*social.Post], 
 		return social.Connection[*social.Post]{}, err
 	}
 	n.floor, n.pulled, n.follows = list.floor, list.pulled, list.followees
+	n.window = newStoryFold(n.s.keys, n.s.set.posts, list)
 	n.below = n.after < n.floor-1
 	n.open(n.follows)
 
@@ -144,8 +148,12 @@ func (n *newerPage) queueList(ctx context.Context, p redis.Pipeliner, k int, may
 		first = "1" // a client catching up wants what pull mode has not pulled yet
 	}
 	from := max(n.after, n.floor-1)
+	window := 0
+	if n.window == nil {
+		window = foldWindow // the page's first round (timeline_fold.go)
+	}
 	return homePageScript.EvalSha(ctx, p, homeKeys(s.keys, n.viewer),
-		n.viewer, from, k, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL(), "1")
+		n.viewer, from, k, s.set.now().UnixMilli(), s.set.feed.activeEvery().Milliseconds(), pull, first, s.set.feed.homeTTL(), "1", window)
 }
 
 // open sets the timelines read at read time: below the floor, everyone
@@ -183,10 +191,17 @@ func (n *newerPage) readRound(ctx context.Context, k int) (bool, error) {
 				})
 			}
 		}
+		if !n.pulledRead {
+			n.window.queuePulled(ctx, p, n.pulled, n.start, true)
+		}
 		return nil
 	})
 	if err != nil {
 		return false, err
+	}
+	if !n.pulledRead {
+		n.window.takePulled()
+		n.pulledRead = true
 	}
 	items, bound, more, err := n.collect(list, k)
 	if err != nil {
@@ -283,13 +298,13 @@ func (n *newerPage) check(ctx context.Context, k int) error {
 	}
 	n.checked = n.pending[k-1].id
 	n.pending = n.pending[k:]
-	posts, err := postReader{n.s.rdb, n.s.keys, n.s.set.posts}.visiblePosts(ctx, n.viewer, ids, n.fetch.along(authors))
+	posts, err := postReader{n.s.rdb, n.s.keys, n.s.set.posts}.visibleFolded(ctx, n.viewer, ids, n.fetch.along(authors), n.window)
 	n.fetch = nil
 	if err != nil {
 		return err
 	}
 	for _, p := range posts {
-		if p != nil && !n.shown.fold(p, 0) {
+		if p != nil && !n.window.hides(p) && !n.shown.fold(p, 0) {
 			n.out = append(n.out, p)
 		}
 	}

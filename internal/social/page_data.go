@@ -5,4 +5,6 @@ type Marks struct {
 	Liked bool
 	// Reposted: the viewer has a plain repost of the post.
 	Reposted bool
+	// Bookmarked: the viewer bookmarked the post.
+	Bookmarked bool
 }

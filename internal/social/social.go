@@ -63,6 +63,8 @@ type Post struct {
 	Sensitive   bool
 	// EditedAt is when the content was last edited, or nil.
 	EditedAt *time.Time
+	// Pinned: the author pinned the post to their profile.
+	Pinned bool
 }
 
 // MediaKind is what an attached file is.

@@ -15,6 +15,7 @@ import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
 import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
 import { ProfileSettings } from './settings.js';
+import { Curation } from './curation.js';
 
 const PAGE = 10;
 
@@ -25,7 +26,7 @@ const POST_FIELDS = gql`
     media { id kind url mimeType width height duration alt }
     location { name }
     repostOf { id content author { name } }
-    likesCount viewerHasLiked commentsCount
+    likesCount viewerHasLiked commentsCount viewerHasBookmarked pinned
     comments(first: 3) { edges { node { id content createdAt author { name } inReplyTo { id author { name } } } } }
   }`;
 const HOME = gql`
@@ -42,6 +43,16 @@ const NEWER = gql`
       edges { cursor node { ...PostFields } }
       pageInfo { hasPreviousPage startCursor }
     }
+  }
+  ${POST_FIELDS}`;
+const BOOKMARKS = gql`
+  query Bookmarks($first: Int!) {
+    bookmarks(first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
+  }
+  ${POST_FIELDS}`;
+const LIST_TIMELINE = gql`
+  query ListTimeline($id: ID!, $first: Int!) {
+    listTimeline(listId: $id, first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
   }
   ${POST_FIELDS}`;
 const LIVE = print(gql`subscription Live($since: ID) { timelineUpdated(since: $since) { ...PostFields } } ${POST_FIELDS}`);
@@ -161,6 +172,7 @@ async function render() {
     cursor = null;
     hasNext = true;
     shown.clear();
+    curation.show('home');
     $('posts').replaceChildren();
     $('more').textContent = '';
   }
@@ -217,6 +229,11 @@ const timelineLive = new LiveStream({
   },
   catchUp,
   status: setLive,
+});
+
+const curation = new Curation({
+  client, el, showError, renderPost, bookmarks: BOOKMARKS, listTimeline: LIST_TIMELINE, me: () => session.user,
+  panel: $('curation'), nav: $('views'), home: [$('compose'), $('posts'), $('more')],
 });
 
 const notifications = new Notifications({
@@ -329,7 +346,7 @@ function renderPost(p) {
     p.location?.name ? el('div', { className: 'location', textContent: `at ${p.location.name}` }) : null,
     renderBody(p, el, renderMedia(p.media, el)),
     original,
-    el('div', { className: 'actions' }, likeBtn, count),
+    el('div', { className: 'actions' }, likeBtn, count, ...curation.buttons(p)),
     comments, form);
   if (session.user && p.author.name === session.user.name && !(p.repostOf && !p.content)) {
     a.querySelector('.actions').append(editButton({ client, el, p, a, showError,

@@ -15,13 +15,17 @@
 -- ARGV: reader, cursor (exclusive; "" = none), n, now (ms), activeEvery
 -- (ms), pull mode ("1"), first page ("1"), TTL of the list and mark (ms;
 -- 0: none), newer ("1": the entries above the cursor, nearest first,
--- instead of those below it).
+-- instead of those below it), fold window (entries; absent or 0: none).
 --
 -- Reply: {"rebuild"|"pull", followees, pull, pullprev, pullat} or
 -- {"ok", floor, exhausted (0/1), entries, pulled authors (CelebFollowing,
 -- allowed), followees (allowed; only when the list is exhausted above a
 -- floor, for the pages below it; when reading newer, whenever the cursor
--- is below the floor)}.
+-- is below the floor), above, bottom}: with a fold window w, above is the
+-- allowed entries among the list's newest w that are above the cursor
+-- (downwards, the cursor's own entry too: it was on the page before), and
+-- bottom the id of the w-th entry, or the floor when the list is shorter
+-- (timeline_fold.go).
 
 local now = tonumber(ARGV[4])
 local m = redis.call('HMGET', KEYS[2], 'active', 'floor', 'stale', 'pull', 'pullprev', 'pullat')
@@ -46,10 +50,27 @@ if need then
 end
 local floor = tonumber(m[2] or '0')
 local n = tonumber(ARGV[3])
+local window = tonumber(ARGV[10] or '0')
+-- fold_above returns the reply's above and bottom; stop is the index of
+-- the first entry below the cursor. A page further down than the window
+-- needs none: what it reads is beyond the fold.
+local function fold_above(len, stop, newer, cursor)
+  local above, bottom = {}, floor
+  if window == 0 then return above, bottom end
+  if len >= window then bottom = entry_id(redis.call('LINDEX', KEYS[1], window - 1)) end
+  if stop > 0 and (newer or stop < window) then
+    for _, e in ipairs(redis.call('LRANGE', KEYS[1], 0, math.min(stop, window) - 1)) do
+      if (not newer or entry_id(e) > cursor) and allowed(entry_author(e)) then above[#above + 1] = e end
+    end
+  end
+  return above, bottom
+end
 if ARGV[9] == '1' then
   -- Newer: walk up from the cursor towards the head.
   local cursor = tonumber(ARGV[2])
-  local top = list_after(KEYS[1], redis.call('LLEN', KEYS[1]), cursor, entry_id) - 1
+  local len = redis.call('LLEN', KEYS[1])
+  local top = list_after(KEYS[1], len, cursor, entry_id) - 1
+  local above, bottom = fold_above(len, top + 1, true, cursor)
   local out, size = {}, math.max(n, 32)
   while top >= 0 and #out < n do
     local chunk = redis.call('LRANGE', KEYS[1], math.max(0, top - size + 1), top)
@@ -64,11 +85,14 @@ if ARGV[9] == '1' then
   end
   local followees = {}
   if cursor < floor then followees = allowed_list(redis.call('ZRANGE', KEYS[3], 0, -1)) end
-  return {'ok', floor, top < 0 and 1 or 0, out, allowed_list(redis.call('SMEMBERS', KEYS[5])), followees}
+  return {'ok', floor, top < 0 and 1 or 0, out, allowed_list(redis.call('SMEMBERS', KEYS[5])), followees, above, bottom}
 end
 local pos = 0
+local above, bottom = {}, floor
 if ARGV[2] ~= '' then
-  pos = list_after(KEYS[1], redis.call('LLEN', KEYS[1]), tonumber(ARGV[2]), entry_id)
+  local len = redis.call('LLEN', KEYS[1])
+  pos = list_after(KEYS[1], len, tonumber(ARGV[2]), entry_id)
+  above, bottom = fold_above(len, pos, false)
 end
 local out, exhausted = {}, 0
 local size = math.max(n, 32)
@@ -86,4 +110,4 @@ while true do
 end
 local followees = {}
 if exhausted == 1 and floor > 0 then followees = allowed_list(redis.call('ZRANGE', KEYS[3], 0, -1)) end
-return {'ok', floor, exhausted, out, allowed_list(redis.call('SMEMBERS', KEYS[5])), followees}
+return {'ok', floor, exhausted, out, allowed_list(redis.call('SMEMBERS', KEYS[5])), followees, above, bottom}

@@ -59,7 +59,8 @@ redis.call('ZADD', prefix .. gid, ARGV[5], actor)
 redis.call('HSET', open, of, gid)
 local act = redis.call('HINCRBY', meta, 'act', 1)
 redis.call('ZADD', notes, act, gid)
-redis.call('HSET', data, gid, ARGV[7] .. '|' .. ARGV[8] .. '|' .. ARGV[9] .. '|' .. ARGV[5] .. '|' .. group)
+redis.call('HSET', data, gid, note_pack({[F.note.kind] = ARGV[7], [F.note.post] = ARGV[8], [F.note.comment] = ARGV[9],
+  [F.note.updated] = ARGV[5], [F.note.group] = group}))
 while redis.call('ZCARD', notes) > cap do
   note_drop(notes, data, open, prefix, redis.call('ZRANGE', notes, 0, 0)[1])
 end

@@ -50,7 +50,7 @@ if o then
   local v = g and redis.call('HGET', data, g)
   if v then
     local f = note_split(v)
-    if f[6] and f[6] ~= '' then gid, d, opened = g, f, tonumber(t) end
+    if f[F.note.lo] and f[F.note.lo] ~= '' then gid, d, opened = g, f, tonumber(t) end
   end
 end
 
@@ -59,16 +59,16 @@ local floor = nil
 for x in string.gmatch(redis.call('HGET', open, wkey) or '', '%d+') do
   if x ~= gid then
     local v = redis.call('HGET', data, x)
-    local hi = v and tonumber(note_split(v)[7])
+    local hi = v and tonumber(note_split(v)[F.note.hi])
     if hi and (not floor or hi > floor) then floor = hi end
   end
 end
 
 local function rise(g, f)
-  f[4] = ARGV[5]
+  f[F.note.updated] = ARGV[5]
   local act = redis.call('HINCRBY', meta, 'act', 1)
   redis.call('ZADD', notes, act, g)
-  redis.call('HSET', data, g, table.concat(f, '|'))
+  redis.call('HSET', data, g, note_pack(f))
   while redis.call('ZCARD', notes) > cap do
     note_drop(notes, data, open, prefix, redis.call('ZRANGE', notes, 0, 0)[1])
   end
@@ -77,20 +77,20 @@ local function rise(g, f)
 end
 
 if gid then
-  local lo, hwm = tonumber(d[6]), tonumber(d[8])
+  local lo, hwm = tonumber(d[F.note.lo]), tonumber(d[F.note.hwm])
   if tx < lo then
     if floor and tx < floor then return {0, 0} end
-    d[6] = ARGV[12]
+    d[F.note.lo] = ARGV[12]
     return {rise(gid, d), 0}
   end
   if tx <= hwm then return {0, 0} end
   if at - opened < window then
-    d[8] = ARGV[12]
+    d[F.note.hwm] = ARGV[12]
     return {rise(gid, d), 0}
   end
   -- The open window has expired: it ends where the new one starts.
-  d[7] = ARGV[12]
-  redis.call('HSET', data, gid, table.concat(d, '|'))
+  d[F.note.hi] = ARGV[12]
+  redis.call('HSET', data, gid, note_pack(d))
 elseif floor and tx < floor then
   return {0, 0}
 end
@@ -99,5 +99,6 @@ local g = tostring(redis.call('HINCRBY', meta, 'seq', 1))
 redis.call('HSET', open, group, g .. '|' .. ARGV[5])
 local w = redis.call('HGET', open, wkey)
 redis.call('HSET', open, wkey, w and (g .. ' ' .. w) or g)
-local act = rise(g, {ARGV[7], ARGV[8], '', ARGV[5], group, ARGV[12], '', ARGV[12]})
+local act = rise(g, {[F.note.kind] = ARGV[7], [F.note.post] = ARGV[8], [F.note.comment] = '', [F.note.updated] = ARGV[5],
+  [F.note.group] = group, [F.note.lo] = ARGV[12], [F.note.hi] = '', [F.note.hwm] = ARGV[12]})
 return {act, gid and 1 or 0}

@@ -14,7 +14,7 @@ repeat
   local r = redis.call('HSCAN', data, cursor, 'COUNT', 200)
   cursor = r[1]
   for i = 1, #r[2], 2 do
-    if note_split(r[2][i + 1])[2] == post then found[#found + 1] = r[2][i] end
+    if note_split(r[2][i + 1])[F.note.post] == post then found[#found + 1] = r[2][i] end
   end
 until cursor == '0'
 for _, gid in ipairs(found) do note_drop(notes, data, open, prefix, gid) end

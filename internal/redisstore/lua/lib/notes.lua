@@ -14,13 +14,26 @@ local function note_split(s)
   end
 end
 
+-- note_pack joins a notification's fields, a table from their positions
+-- (F.note) to their values, into its NoteData value: in order, up to the
+-- last field given, one not given before it empty.
+local function note_pack(f)
+  local n = 0
+  for i in pairs(f) do
+    if i > n then n = i end
+  end
+  local out = {}
+  for i = 1, n do out[i] = f[i] or '' end
+  return table.concat(out, '|')
+end
+
 -- note_drop removes a notification with its actors and its entries in
 -- NoteOpen (the group, when it still points at it, each actor's, and its
 -- place in the group's windows).
 local function note_drop(notes, data, open, prefix, gid)
   local d = redis.call('HGET', data, gid)
   if d then
-    local g = note_split(d)[5] or ''
+    local g = note_split(d)[F.note.group] or ''
     for _, a in ipairs(redis.call('ZRANGE', prefix .. gid, 0, -1)) do
       redis.call('HDEL', open, 'a|' .. g .. '|' .. a)
     end

@@ -1,0 +1,136 @@
+// Curation in the reference app: bookmark and pin buttons on each post,
+// and the Bookmarks and Lists views (lists of users you follow, each with
+// its own timeline). A view's posts are rendered by the home timeline's
+// renderPost, so they like, comment, bookmark and pin the same way.
+import { gql } from '@urql/core';
+import { mutate } from './idempotency.js';
+
+const BOOKMARK = gql`mutation Bookmark($id: ID!) { bookmark(postId: $id) { id viewerHasBookmarked } }`;
+const UNBOOKMARK = gql`mutation Unbookmark($id: ID!) { unbookmark(postId: $id) { id viewerHasBookmarked } }`;
+const PIN = gql`mutation Pin($id: ID!) { pinPost(id: $id) { id pinned } }`;
+const UNPIN = gql`mutation Unpin($id: ID!) { unpinPost(id: $id) { id pinned } }`;
+const LISTS = gql`query Lists { lists { id title members(first: 100) { edges { node { id name } } } } }`;
+const CREATE_LIST = gql`mutation CreateList($title: String!) { createList(title: $title) { id title } }`;
+const DELETE_LIST = gql`mutation DeleteList($id: ID!) { deleteList(id: $id) }`;
+const ADD = gql`mutation AddToList($id: ID!, $users: [ID!]!) { addToList(listId: $id, userIds: $users) { id } }`;
+const REMOVE = gql`mutation RemoveFromList($id: ID!, $users: [ID!]!) { removeFromList(listId: $id, userIds: $users) { id } }`;
+const USER = gql`query UserByName($name: String!) { user(name: $name) { id name } }`;
+
+// Curation wires the buttons and views; bookmarks and listTimeline are
+// the pages' queries (with the home timeline's post fields), renderPost
+// draws one post.
+export class Curation {
+  constructor({ client, el, panel, nav, home, showError, renderPost, bookmarks, listTimeline, me }) {
+    Object.assign(this, { client, el, panel, nav, home, showError, renderPost, me });
+    this.BOOKMARKS = bookmarks;
+    this.LIST_TIMELINE = listTimeline;
+    for (const b of nav.querySelectorAll('button[data-view]')) {
+      b.addEventListener('click', () => this.show(b.dataset.view));
+    }
+  }
+
+  // buttons returns a post's bookmark button, and its pin button when the
+  // viewer wrote it.
+  buttons(p) {
+    const { el } = this;
+    const mark = el('button', { className: 'bookmark', type: 'button' });
+    const setMark = (on) => {
+      mark.textContent = on ? 'Bookmarked' : 'Bookmark';
+      mark.dataset.bookmarked = on;
+    };
+    setMark(p.viewerHasBookmarked);
+    mark.addEventListener('click', async () => {
+      const on = mark.dataset.bookmarked === 'true';
+      const res = await mutate(this.client, on ? UNBOOKMARK : BOOKMARK, { id: p.id });
+      if (this.showError(res)) return;
+      setMark((on ? res.data.unbookmark : res.data.bookmark).viewerHasBookmarked);
+    });
+    if (p.author.id !== this.me()?.id) return [mark];
+    const pin = el('button', { className: 'pin', type: 'button' });
+    const setPin = (on) => {
+      pin.textContent = on ? 'Pinned' : 'Pin';
+      pin.dataset.pinned = on;
+    };
+    setPin(p.pinned);
+    pin.addEventListener('click', async () => {
+      const on = pin.dataset.pinned === 'true';
+      const res = await mutate(this.client, on ? UNPIN : PIN, { id: p.id });
+      if (this.showError(res)) return;
+      setPin((on ? res.data.unpinPost : res.data.pinPost).pinned);
+    });
+    return [mark, pin];
+  }
+
+  // show switches to a view: home, bookmarks or lists.
+  async show(view) {
+    document.body.dataset.view = view;
+    for (const b of this.nav.querySelectorAll('button[data-view]')) b.setAttribute('aria-pressed', b.dataset.view === view);
+    for (const e of this.home) e.hidden = view !== 'home';
+    this.panel.hidden = view === 'home';
+    if (view === 'bookmarks') await this.showPosts('Bookmarks', this.BOOKMARKS, {}, 'bookmarks');
+    if (view === 'lists') await this.showLists();
+  }
+
+  async showPosts(title, query, vars, field) {
+    const { el } = this;
+    const res = await this.client.query(query, { first: 20, ...vars }, { requestPolicy: 'network-only' }).toPromise();
+    if (this.showError(res)) return;
+    const edges = res.data[field].edges;
+    this.panel.replaceChildren(el('h2', { textContent: title }),
+      edges.length ? el('div', { className: 'view-posts' }, ...edges.map((e) => this.renderPost(e.node)))
+        : el('p', { className: 'empty', textContent: 'Nothing here yet.' }));
+  }
+
+  async showLists() {
+    const { el } = this;
+    const res = await this.client.query(LISTS, {}, { requestPolicy: 'network-only' }).toPromise();
+    if (this.showError(res)) return;
+    const create = el('form', { className: 'create-list' },
+      el('input', { name: 'listTitle', placeholder: 'New list', maxLength: 100, required: true }),
+      el('button', { type: 'submit', textContent: 'Create' }));
+    create.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      if (this.showError(await mutate(this.client, CREATE_LIST, { title: create.elements.listTitle.value }))) return;
+      this.showLists();
+    });
+    const items = res.data.lists.map((l) => this.renderList(l));
+    this.panel.replaceChildren(el('h2', { textContent: 'Lists' }), create, el('ul', { className: 'lists' }, ...items));
+  }
+
+  renderList(l) {
+    const { el } = this;
+    const act = (text, cls, fn) => {
+      const b = el('button', { type: 'button', className: cls, textContent: text });
+      b.addEventListener('click', fn);
+      return b;
+    };
+    const members = l.members.edges.map((e) => el('li', {}, `@${e.node.name} `,
+      act('Remove', 'remove-member', async () => {
+        if (!this.showError(await mutate(this.client, REMOVE, { id: l.id, users: [e.node.id] }))) this.showLists();
+      })));
+    const add = el('form', { className: 'add-member' },
+      el('input', { name: 'member', placeholder: 'Add someone you follow', required: true }),
+      el('button', { type: 'submit', textContent: 'Add' }));
+    add.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      // Not form.name or form.title: those are the form's own properties.
+      const name = add.elements.member.value.trim().replace(/^@/, '');
+      const u = await this.client.query(USER, { name }).toPromise();
+      if (this.showError(u)) return;
+      if (!u.data.user) {
+        this.showError({ error: { graphQLErrors: [{ message: `No user ${name}` }] } });
+        return;
+      }
+      if (!this.showError(await mutate(this.client, ADD, { id: l.id, users: [u.data.user.id] }))) this.showLists();
+    });
+    const li = el('li', { className: 'list' }, el('b', { textContent: l.title }), ' ',
+      act('Open', 'open-list', () => this.showPosts(l.title, this.LIST_TIMELINE, { id: l.id }, 'listTimeline')),
+      act('Delete', 'delete-list', async () => {
+        if (!this.showError(await mutate(this.client, DELETE_LIST, { id: l.id }))) this.showLists();
+      }),
+      el('ul', { className: 'members' }, ...members), add);
+    li.dataset.id = l.id;
+    li.dataset.title = l.title;
+    return li;
+  }
+}
