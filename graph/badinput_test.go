@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
+	"mime/multipart"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,6 +18,12 @@ import (
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
+)
+
+// The account e-mail mutations of the bad-input table.
+const (
+	changePasswordDoc = `mutation($c: String!, $n: String!) { changePassword(currentPassword: $c, newPassword: $n) { accessToken } }`
+	changeEmailDoc    = `mutation($e: String!, $p: String!) { changeEmail(newEmail: $e, password: $p) }`
 )
 
 // badRequest is one raw request of the bad-input table.
@@ -101,6 +108,12 @@ func TestBadInput(t *testing.T) {
 		code   string
 	}{
 		// Text that looks empty, and bidi controls.
+		{"empty tag", gql(author.Token, `{ tagTimeline(tag: "#") { edges { cursor } } }`, nil), 200, "BAD_USER_INPUT"},
+		{"overlong tag", gql("", `query($t: String!) { tagTimeline(tag: $t) { edges { cursor } } }`, map[string]any{"t": strings.Repeat("x", 101)}), 200, "BAD_USER_INPUT"},
+		{"tag with a space", gql("", `{ tagTimeline(tag: "two words") { edges { cursor } } }`, nil), 200, "BAD_USER_INPUT"},
+		{"empty search prefix", gql(author.Token, `{ searchUsers(prefix: " @ ") { id } }`, nil), 200, "BAD_USER_INPUT"},
+		{"overlong search prefix", gql("", `query($p: String!) { searchUsers(prefix: $p) { id } }`, map[string]any{"p": strings.Repeat("a", 51)}), 200, "BAD_USER_INPUT"},
+		{"trends first 0", gql("", `{ trendingTags(first: 0) { tag } }`, nil), 200, "BAD_USER_INPUT"},
 		{"post of Hangul fillers", post1("\u3164\u3164\u3164"), 200, "BAD_USER_INPUT"},
 		{"post of blank braille", post1("\u2800\u2800"), 200, "BAD_USER_INPUT"},
 		{"post of soft hyphens", post1("\u00ad \u00ad"), 200, "BAD_USER_INPUT"},
@@ -112,6 +125,15 @@ func TestBadInput(t *testing.T) {
 		{"post with a control character", post1("a\x1b[2Jb"), 200, "BAD_USER_INPUT"},
 		{"comment of invisible characters", gql(author.Token, addCommentDoc, map[string]any{"p": post, "c": "\u3164\u200d"}), 200, "BAD_USER_INPUT"},
 		{"bio with an override", gql(author.Token, `mutation($b: String) { updateProfile(input: {bio: $b}) { id } }`, map[string]any{"b": "\u202ehi"}), 200, "BAD_USER_INPUT"},
+		{"changePassword with a wrong password", gql(author.Token, changePasswordDoc, map[string]any{"c": "wrong password", "n": "a new password"}), 200, "BAD_USER_INPUT"},
+		{"changePassword to a short password", gql(author.Token, changePasswordDoc, map[string]any{"c": gatewaytest.Password, "n": "short"}), 200, "BAD_USER_INPUT"},
+		{"resetPassword with a forged token", gql("", `mutation($t: String!) { resetPassword(token: $t, newPassword: "a new password") { accessToken } }`,
+			map[string]any{"t": "r" + author.ID + "." + strings.Repeat("A", 43)}), 200, "BAD_USER_INPUT"},
+		{"verifyEmail with a forged token", gql("", `mutation($t: String!) { verifyEmail(token: $t) { id } }`,
+			map[string]any{"t": "v" + author.ID + "." + strings.Repeat("A", 43)}), 200, "BAD_USER_INPUT"},
+		{"changeEmail to a taken address", gql(author.Token, changeEmailDoc, map[string]any{"e": "Alice.FW@example.com", "p": gatewaytest.Password}), 200, "CONFLICT"},
+		{"changeEmail with a wrong password", gql(author.Token, changeEmailDoc, map[string]any{"e": "new.author@example.com", "p": "wrong password"}), 200, "BAD_USER_INPUT"},
+		{"requestPasswordReset of a malformed address", gql("", `mutation { requestPasswordReset(email: "not an address") }`, nil), 200, "BAD_USER_INPUT"},
 		{"display name with an override", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d, bio: "kept out"}) { id } }`, map[string]any{"d": "\u202egnp.exe"}), 200, "BAD_USER_INPUT"},
 		{"display name on two lines", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": "a\nb"}), 200, "BAD_USER_INPUT"},
 		{"display name too long", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": strings.Repeat("n", 51)}), 200, "BAD_USER_INPUT"},
@@ -171,6 +193,12 @@ func TestBadInput(t *testing.T) {
 		{"edit a post hidden by a block", gql(blocked.Token, editDoc, map[string]any{"p": post, "c": "x"}), 200, "NOT_FOUND"},
 		{"answer a comment of another post", gql(reader.Token, replyDoc, map[string]any{"p": other, "r": comment}), 200, "BAD_USER_INPUT"},
 		{"answer a comment that does not exist", gql(reader.Token, replyDoc, map[string]any{"p": post, "r": "999999"}), 200, "NOT_FOUND"},
+		// Values gqlgen cannot coerce into an argument's type.
+		{"post media file sent as a string", gql(author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "x", "media": []any{map[string]any{"file": "not a file"}}}}), 200, "BAD_USER_INPUT"},
+		{"post media file as a string literal", gql(author.Token, `mutation { createPost(input: {content: "x", media: [{file: "not a file"}]}) { id } }`, nil), 200, "BAD_USER_INPUT"},
+		{"avatar sent as a string", gql(author.Token, avatarDoc, map[string]any{"f": "not a file"}), 200, "BAD_USER_INPUT"},
+		{"avatar sent as a number", gql(author.Token, avatarDoc, map[string]any{"f": 7}), 200, "BAD_USER_INPUT"},
+		{"avatar as a string over multipart", multipartRequest(t, author.Token, avatarDoc, `{"f":"not a file"}`), 200, "BAD_USER_INPUT"},
 		// Paging.
 		{"first over 100", gql(author.Token, `{ timeline(first: 101) { pageInfo { hasNextPage } } }`, nil), 200, "BAD_USER_INPUT"},
 		{"first of 0", gql(author.Token, `{ timeline(first: 0) { pageInfo { hasNextPage } } }`, nil), 200, "BAD_USER_INPUT"},
@@ -205,4 +233,26 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// avatarDoc sets the avatar from the variable $f.
+const avatarDoc = `mutation($f: Upload) { updateProfile(input: {avatar: $f}) { id } }`
+
+// multipartRequest is a multipart GraphQL request (the upload transport)
+// of doc and its variables, with no file.
+func multipartRequest(t *testing.T, token, doc, vars string) badRequest {
+	t.Helper()
+	var b strings.Builder
+	mw := multipart.NewWriter(&b)
+	if err := mw.WriteField("operations", `{"query":`+quote(doc)+`,"variables":`+vars+`}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.WriteField("map", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := map[string]string{"Content-Type": mw.FormDataContentType(), "GraphQL-Require-Preflight": "1", "Authorization": "Bearer " + token}
+	return badRequest{method: "POST", path: "/query", header: h, body: b.String()}
 }

@@ -59,6 +59,8 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 		{"include", n.viewer.Token,
 			`query($n: Int, $skip: Boolean!) { timeline(first: $n) { edges { node { ...P id @include(if: $skip) } } } }` + fastCorpusFragments,
 			map[string]any{"n": 7, "skip": false}, true},
+		{"tags", n.viewer.Token, `{ timeline(first: 30) { edges { node { id tags repostOf { tags } } } } }`, nil, true},
+		{"tags, no reposts", n.viewer.Token, `{ timeline(first: 30) { edges { node { id content tags } } } }`, nil, true},
 		{"second page", n.viewer.Token,
 			`query { timeline(first: 5, after: "` + firstCursorAfter(t, n, 5) + `") { edges { cursor node { id content author { name } } } pageInfo { hasNextPage endCursor } } }`, nil, true},
 		{"newer page", n.viewer.Token,

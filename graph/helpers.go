@@ -61,7 +61,7 @@ func (r *Resolver) audience(ctx context.Context, p *social.Post) (social.Audienc
 // createPost checks the post, stores its files, then the post; the files
 // go again when the post is refused.
 func (r *Resolver) createPost(ctx context.Context, input model.CreatePostInput) (*social.Post, error) {
-	v, err := social.RequireViewer(ctx)
+	v, err := r.poster(ctx)
 	if err != nil {
 		return nil, err
 	}

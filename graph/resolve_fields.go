@@ -93,3 +93,4 @@ func deleteAs(ctx context.Context, id string, del func(ctx context.Context, view
 	}
 	return id, nil
 }
+

@@ -8,18 +8,6 @@ import (
 
 // The viewer's own mutations that need the viewer first.
 
-// logout ends the viewer's session.
-func (r *Resolver) logout(ctx context.Context) (bool, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return false, err
-	}
-	if err := r.Accounts.Logout(ctx, v); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
 // markRead marks the viewer's notifications read up to upTo.
 func (r *Resolver) markRead(ctx context.Context, upTo *string) (int, error) {
 	v, err := social.RequireViewer(ctx)

@@ -19,12 +19,21 @@ type Accounts interface {
 	Login(ctx context.Context, login, password string) (*auth.Result, error)
 	Refresh(ctx context.Context, refreshToken string) (*auth.Result, error)
 	Logout(ctx context.Context, v social.Viewer) error
+	// The account e-mail flows (internal/auth, mail.go, email.go).
+	ChangePassword(ctx context.Context, v social.Viewer, current, next string) (*auth.Result, error)
+	RequestPasswordReset(ctx context.Context, email string) (bool, error)
+	ResetPassword(ctx context.Context, token, password string) (*auth.Result, error)
+	ChangeEmail(ctx context.Context, v social.Viewer, newEmail, password string) (bool, error)
+	VerifyEmail(ctx context.Context, token string) (*social.User, error)
+	ResendVerification(ctx context.Context, v social.Viewer) (bool, error)
+	// CanPost refuses posts and comments of an account whose address must
+	// be confirmed first (REQUIRE_VERIFIED_EMAIL).
+	CanPost(ctx context.Context, userID string) error
 }
 
-// Profiles finds users by name and edits profiles.
+// Profiles finds users by name.
 type Profiles interface {
 	UserIDByName(ctx context.Context, name string) (string, error)
-	UpdateBio(ctx context.Context, userID, bio string) error
 }
 
 // Graph is the social graph: follows, blocks and mutes. Its lists are
@@ -110,6 +119,8 @@ type Resolver struct {
 	Notes      Notes
 	LiveNotes  LiveNotes
 	Curation   Curation
+	// Discovery is tag pages, trends and user search (discovery.go).
+	Discovery Discovery
 	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
 	// Profile edits profiles and addresses their pictures (profile.go).

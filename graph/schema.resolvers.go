@@ -42,29 +42,17 @@ func (r *listResolver) Members(ctx context.Context, obj *social.List, first *int
 
 // Register is the resolver for the register field.
 func (r *mutationResolver) Register(ctx context.Context, input model.RegisterInput) (*model.AuthPayload, error) {
-	res, err := r.Accounts.Register(ctx, input.Name, input.Email, input.Password)
-	if err != nil {
-		return nil, err
-	}
-	return authPayload(ctx, res), nil
+	return authResult(ctx)(r.Accounts.Register(ctx, input.Name, input.Email, input.Password))
 }
 
 // Login is the resolver for the login field.
 func (r *mutationResolver) Login(ctx context.Context, input model.LoginInput) (*model.AuthPayload, error) {
-	res, err := r.Accounts.Login(ctx, input.Login, input.Password)
-	if err != nil {
-		return nil, err
-	}
-	return authPayload(ctx, res), nil
+	return authResult(ctx)(r.Accounts.Login(ctx, input.Login, input.Password))
 }
 
 // RefreshToken is the resolver for the refreshToken field.
 func (r *mutationResolver) RefreshToken(ctx context.Context, refreshToken string) (*model.AuthPayload, error) {
-	res, err := r.Accounts.Refresh(ctx, refreshToken)
-	if err != nil {
-		return nil, err
-	}
-	return authPayload(ctx, res), nil
+	return authResult(ctx)(r.Accounts.Refresh(ctx, refreshToken))
 }
 
 // Logout is the resolver for the logout field.
@@ -75,6 +63,36 @@ func (r *mutationResolver) Logout(ctx context.Context) (bool, error) {
 // UpdateProfile is the resolver for the updateProfile field.
 func (r *mutationResolver) UpdateProfile(ctx context.Context, input model.UpdateProfileInput) (*social.User, error) {
 	return r.updateProfile(ctx, input)
+}
+
+// ChangePassword is the resolver for the changePassword field.
+func (r *mutationResolver) ChangePassword(ctx context.Context, currentPassword string, newPassword string) (*model.AuthPayload, error) {
+	return r.changePassword(ctx, currentPassword, newPassword)
+}
+
+// RequestPasswordReset is the resolver for the requestPasswordReset field.
+func (r *mutationResolver) RequestPasswordReset(ctx context.Context, email string) (bool, error) {
+	return r.Accounts.RequestPasswordReset(ctx, email)
+}
+
+// ResetPassword is the resolver for the resetPassword field.
+func (r *mutationResolver) ResetPassword(ctx context.Context, token string, newPassword string) (*model.AuthPayload, error) {
+	return authResult(ctx)(r.Accounts.ResetPassword(ctx, token, newPassword))
+}
+
+// ChangeEmail is the resolver for the changeEmail field.
+func (r *mutationResolver) ChangeEmail(ctx context.Context, newEmail string, password string) (bool, error) {
+	return r.changeEmail(ctx, newEmail, password)
+}
+
+// VerifyEmail is the resolver for the verifyEmail field.
+func (r *mutationResolver) VerifyEmail(ctx context.Context, token string) (*social.User, error) {
+	return r.verifyEmail(ctx, token)
+}
+
+// ResendVerification is the resolver for the resendVerification field.
+func (r *mutationResolver) ResendVerification(ctx context.Context) (bool, error) {
+	return r.resendVerification(ctx)
 }
 
 // Follow is the resolver for the follow field.
@@ -364,6 +382,21 @@ func (r *queryResolver) ListTimeline(ctx context.Context, listID string, first *
 	return r.listTimeline(ctx, listID, first, after, before)
 }
 
+// TagTimeline is the resolver for the tagTimeline field.
+func (r *queryResolver) TagTimeline(ctx context.Context, tag string, first *int, after *string) (*model.Timeline, error) {
+	return r.tagTimeline(ctx, tag, first, after)
+}
+
+// TrendingTags is the resolver for the trendingTags field.
+func (r *queryResolver) TrendingTags(ctx context.Context, first *int) ([]*social.TagTrend, error) {
+	return r.trendingTags(ctx, first)
+}
+
+// SearchUsers is the resolver for the searchUsers field.
+func (r *queryResolver) SearchUsers(ctx context.Context, prefix string, first *int) ([]*social.User, error) {
+	return r.searchUsers(ctx, prefix, first)
+}
+
 // TimelineUpdated is the resolver for the timelineUpdated field.
 func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
 	return r.timelineUpdated(ctx, since)
@@ -377,6 +410,11 @@ func (r *subscriptionResolver) NotificationAdded(ctx context.Context, since *str
 // Email is the resolver for the email field.
 func (r *userResolver) Email(ctx context.Context, obj *social.User) (*string, error) {
 	return orNull(readpath.Email(loader.For(ctx), obj)), nil
+}
+
+// EmailVerified is the resolver for the emailVerified field.
+func (r *userResolver) EmailVerified(ctx context.Context, obj *social.User) (*bool, error) {
+	return orNullBool(readpath.EmailVerified(loader.For(ctx), obj)), nil
 }
 
 // Bio is the resolver for the bio field.

@@ -635,6 +635,20 @@ func TestBrowserSPA(t *testing.T) {
 			})()`, content), 20*time.Second),
 		)
 	})
+	t.Run("a hashtag opens its tag page", func(t *testing.T) {
+		content := fmt.Sprintf("Tagged by bob #BrowserTag at %s", time.Now().Format(time.StampMilli))
+		if r := postAs(t, baseURL, bearer(t, headers["bob"]), content); r.Code() != "" {
+			t.Fatalf("bob's post: %+v", r)
+		}
+		b.run(t, "click the tag of bob's post",
+			poll(fmt.Sprintf(`[...document.querySelectorAll('#posts article.post')].some(a => a.innerText.includes(%q) && a.querySelector('a.tag'))`, content), 20*time.Second),
+			chromedp.Evaluate(fmt.Sprintf(`[...document.querySelectorAll('#posts article.post')].find(a => a.innerText.includes(%q)).querySelector('a.tag').click()`, content), nil),
+			poll(fmt.Sprintf(`!document.getElementById('tag-view').hidden && document.getElementById('tag-title').innerText === '#browsertag' &&
+				[...document.querySelectorAll('#tag-posts article.post')].some(a => a.innerText.includes(%q))`, content), 20*time.Second),
+			chromedp.Click(`#tag-back`, chromedp.ByQuery),
+			poll(`document.getElementById('tag-view').hidden && !document.getElementById('posts').hidden`, 10*time.Second),
+		)
+	})
 	t.Run("posts made while the socket is down arrive once, in order", func(t *testing.T) {
 		// The socket dies (as a network drop or a gateway restart kills
 		// it); two posts are made before the app is back; it resumes with

@@ -78,6 +78,12 @@ type Config struct {
 	Feed         app.Feed
 	FanoutWorker bool
 
+	// Mail is how account e-mails are sent (shared with cmd/worker);
+	// RequireVerifiedEmail refuses posting until an account's address is
+	// confirmed.
+	Mail                 app.Mail
+	RequireVerifiedEmail bool
+
 	// Media is where posts' files are kept; MediaSigningKey signs the
 	// addresses of restricted posts' files, valid for MediaURLTTL;
 	// MediaBaseURL goes before their path. Uploads bound multipart
@@ -108,6 +114,8 @@ type Config struct {
 func (c *Config) settings() []app.Setting {
 	shared := append(c.Common.Settings("redis:// or rediss:// URL; empty starts an embedded in-memory Redis (data is lost on exit)"), c.Feed.Settings()...)
 	shared = append(shared, app.Bool(&c.FanoutWorker, "fanout-worker", "FANOUT_WORKER", "true", "run a fan-out worker inside the gateway (cmd/worker runs more)"))
+	shared = append(shared, c.Mail.Settings()...)
+	shared = append(shared, app.Bool(&c.RequireVerifiedEmail, "require-verified-email", "REQUIRE_VERIFIED_EMAIL", "false", "refuse posts and comments from accounts whose e-mail address is not confirmed yet"))
 	def := gqlguard.DefaultLimits(20000)
 	own := []app.Setting{
 		app.String(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
@@ -196,6 +204,10 @@ func (c *Config) abuseSettings() []app.Setting {
 		limit(auth.RuleLoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "login attempts per login as typed (a name and an e-mail address each have their own budget)"),
 		limit(auth.RuleRegisterIP, "RATE_LIMIT_REGISTER_IP", "registrations per client address"),
 		limit(auth.RuleRegisterName, "RATE_LIMIT_REGISTER_NAME", "registration attempts per user name"),
+		limit(auth.RuleResetIP, "RATE_LIMIT_RESET_IP", "password-reset requests and resetPassword attempts per client address"),
+		limit(auth.RuleResetAddress, "RATE_LIMIT_RESET_ADDRESS", "password-reset requests per address asked for, whether an account has it or not"),
+		limit(auth.RuleMailUser, "RATE_LIMIT_MAIL_USER", "e-mails an account asks to be sent (changeEmail, resendVerification)"),
+		limit(auth.RulePasswordUser, "RATE_LIMIT_PASSWORD_USER", "password checks of a signed-in account (changePassword, changeEmail)"),
 		{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Def: "", Usage: "comma-separated proxy addresses or CIDRs whose X-Forwarded-For names the client address",
 			Set: func(v string) (err error) { c.Abuse.TrustedProxies, err = ratelimit.ParseProxies(v); return err }},
 		app.Duration(&c.Abuse.RefreshGrace, "refresh-grace", "REFRESH_GRACE", "15s", "how long a rotated refresh token still yields the same successor (two tabs, retries) before reuse revokes the session"),
@@ -248,6 +260,7 @@ func (c *Config) finish(explicit map[string]bool) error {
 	// a bounded time and fails (app.DefaultRedisWait).
 	errs = append(errs, c.Common.Check(map[bool]time.Duration{true: app.DefaultRedisWait}[c.Production]))
 	errs = append(errs, c.Feed.Finish())
+	errs = append(errs, c.Mail.Check())
 	return errors.Join(errs...)
 }
 
@@ -311,6 +324,7 @@ func (c *Config) productionProblems() []error {
 		{c.JWTMethod == "HS256" && c.JWTSecret == "", "PRODUCTION=true needs JWT_SECRET (or JWT_METHOD=EdDSA or RS256 with key files): with a secret per process, every token dies at a restart and gateways refuse each other's tokens (" + secretAdvice + ")"},
 		{c.MediaSigningKey == "", "PRODUCTION=true needs MEDIA_SIGNING_KEY: with a key per process, gateways do not accept each other's media addresses or page cursors (" + secretAdvice + ")"},
 		{!c.Media.Configured(), "PRODUCTION=true needs MEDIA_URL or MEDIA_DIR: media files must outlive the process"},
+		{c.Mail.SMTPURL == "", "PRODUCTION=true needs SMTP_URL: account e-mails (address confirmations, password resets) must reach their users, not files on the server"},
 	} {
 		if p.bad {
 			errs = append(errs, errors.New(p.msg))

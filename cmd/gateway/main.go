@@ -101,6 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	app.MigrateProfiles(ctx, gw.Store.DB, log)
+	app.BuildUserSearch(ctx, gw.Store.UserSearchService, log)
 	// After the demo, which writes only into an empty database.
 	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store.DB, cfg.Feed.Reclaim, log)
 	if err != nil {
@@ -134,7 +135,17 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 		return nil, err
 	}
 	gateway.RegisterMediaSweep(reg, sweeper)
-	return app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log), nil
+	mw, err := app.NewMailWorker(gw.Mail, gw.Store.AccountService, cfg.Mail, log)
+	if err != nil {
+		return nil, err
+	}
+	stopMail := app.StartMail(context.WithoutCancel(ctx), mw, gw.Mail, log)
+	stopFanout := app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
+	return func(timeout time.Duration) {
+		deadline := time.Now().Add(timeout)
+		stopFanout(timeout)
+		stopMail(time.Until(deadline))
+	}, nil
 }
 
 // serve listens and serves until ctx ends (then shuts down gracefully),
@@ -257,6 +268,7 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 		ProfileCache: redisstore.ProfileCache{Size: map[bool]int{true: cfg.ProfileCache.Size}[cfg.RedisURL != ""],
 			MaxAge: cfg.ProfileCache.MaxAge, Log: log},
 		PostCache: cfg.PostCache,
+		Accounts:  gateway.AccountConfig{ResetTokenTTL: cfg.Mail.ResetTTL, RequireVerifiedEmail: cfg.RequireVerifiedEmail},
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},

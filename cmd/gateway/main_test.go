@@ -207,9 +207,9 @@ func TestProductionSwitches(t *testing.T) {
 		graphiql, introspection, suggests bool
 	}{
 		{"development", nil, true, true, true},
-		{"production", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir()}, false, false, false},
-		{"production with GraphiQL", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "GRAPHIQL": "true"}, true, false, false},
-		{"production with introspection", map[string]string{"PRODUCTION": "1", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "INTROSPECTION": "true"}, false, true, true},
+		{"production", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "SMTP_URL": testSMTP}, false, false, false},
+		{"production with GraphiQL", map[string]string{"PRODUCTION": "true", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "SMTP_URL": testSMTP, "GRAPHIQL": "true"}, true, false, false},
+		{"production with introspection", map[string]string{"PRODUCTION": "1", "MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "SMTP_URL": testSMTP, "INTROSPECTION": "true"}, false, true, true},
 		{"development without GraphiQL", map[string]string{"GRAPHIQL": "false"}, false, true, true},
 	}
 	for _, tt := range tests {
@@ -256,7 +256,7 @@ func TestProductionSwitches(t *testing.T) {
 // TestMetricsListener: with METRICS_ADDR, /metrics is served there only.
 func TestMetricsListener(t *testing.T) {
 	env := redistest.WithEnv(t, map[string]string{"JWT_SECRET": testSecret, "PRODUCTION": "true", "METRICS_ADDR": "127.0.0.1:0",
-		"MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir()})
+		"MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "SMTP_URL": testSMTP})
 	g := launch(t, env)
 	if status, _, _ := g.get(t, "/metrics"); status != 404 {
 		t.Errorf("/metrics on the public listener = %d, want 404", status)
@@ -397,6 +397,9 @@ func TestBadConfig(t *testing.T) {
 		{"negative Redis wait", map[string]string{"REDIS_WAIT": "-1s"}, nil, "REDIS_WAIT"},
 		{"Redis not answering within REDIS_WAIT", map[string]string{"REDIS_URL": "redis://:hunter2@" + closedAddr(t), "REDIS_WAIT": "1s"}, nil, "did not answer within REDIS_WAIT"},
 		{"production without a media signing key", productionEnv(map[string]string{"MEDIA_SIGNING_KEY": ""}), nil, "MEDIA_SIGNING_KEY"},
+		{"production without a mail server", productionEnv(map[string]string{"SMTP_URL": ""}), nil, "PRODUCTION=true needs SMTP_URL"},
+		{"mail server of another scheme", map[string]string{"SMTP_URL": "http://mail.example.com"}, nil, "SMTP_URL must start with smtp://"},
+		{"reset tokens that never work", map[string]string{"RESET_TOKEN_TTL": "0s"}, nil, "RESET_TOKEN_TTL"},
 		{"production without media storage", productionEnv(map[string]string{"MEDIA_DIR": ""}), nil, "MEDIA_URL"},
 		{"short media signing key", map[string]string{"MEDIA_SIGNING_KEY": "short"}, nil, "MEDIA_SIGNING_KEY"},
 		{"zero media files", map[string]string{"MEDIA_MAX_FILES": "0"}, nil, "media"},
@@ -608,12 +611,15 @@ func registerAndMe(t *testing.T, g *running) string {
 	return tok
 }
 
+// testSMTP is an SMTP_URL that parses; no test of this file sends to it.
+const testSMTP = "smtp://mail.invalid:2525"
+
 // productionEnv is a production environment that starts (but for
 // REDIS_URL, which the caller adds), with extra's values over it; an
 // empty value removes the variable.
 func productionEnv(extra map[string]string) map[string]string {
 	env := map[string]string{"PRODUCTION": "true", "REDIS_URL": "redis://r:6380", "JWT_SECRET": testSecret,
-		"MEDIA_SIGNING_KEY": testSecret + "-media", "MEDIA_DIR": "media"}
+		"MEDIA_SIGNING_KEY": testSecret + "-media", "MEDIA_DIR": "media", "SMTP_URL": testSMTP}
 	for k, v := range extra {
 		env[k] = v
 	}

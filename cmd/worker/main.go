@@ -79,6 +79,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	stopWorker := app.StartWorker(context.WithoutCancel(ctx), w, store, log)
+	stopMail, err := startMail(ctx, cfg, store, log)
+	if err != nil {
+		stopWorker(0)
+		return err
+	}
 	var stats <-chan time.Time // nil: never
 	if cfg.StatsEvery > 0 {
 		tick := time.NewTicker(cfg.StatsEvery)
@@ -100,6 +105,7 @@ loop:
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 	stopWorker(cfg.ShutdownTimeout)
+	stopMail(cfg.ShutdownTimeout)
 	st := w.Stats()
 	log.Info("stopped", "processed", st.Processed, "failed", st.Failed, "claimed", st.Claimed, "dead_lettered", st.DeadLettered)
 	return stopped
@@ -118,4 +124,16 @@ func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redis
 		return
 	}
 	log.Info("fan-out worker", attrs...)
+}
+
+// startMail runs a worker of the mail queue, which sends the account
+// e-mails; stop waits for the e-mails it is sending.
+func startMail(ctx context.Context, cfg *app.WorkerConfig, store *redisstore.Store, log *slog.Logger) (stop func(time.Duration), err error) {
+	mails := redisstore.NewMailService(store.DB)
+	w, err := app.NewMailWorker(mails, store.AccountService, cfg.Mail, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("mail worker started", "consumer", w.Config().Consumer)
+	return app.StartMail(context.WithoutCancel(ctx), w, mails, log), nil
 }

@@ -130,6 +130,23 @@ func postRules() map[string]fieldRule {
 		// Read through the request's loader of edits, which batches a
 		// level's posts.
 		"edits": {},
+		// Derived from the content (social.Tags): nothing to read ahead.
+		"tags": {render: renderStrings(func(p *social.Post) []string { return p.Tags() })},
+	}
+}
+
+// renderStrings renders a [String!]!.
+func renderStrings[T any](get func(T) []string) render[T] {
+	return func(fr *fastRenderer, _ graphql.CollectedField, v T) bool {
+		fr.buf.WriteByte('[')
+		for i, s := range get(v) {
+			if i > 0 {
+				fr.buf.WriteByte(',')
+			}
+			fr.str(s)
+		}
+		fr.buf.WriteByte(']')
+		return true
 	}
 }
 
@@ -147,6 +164,14 @@ func userRules() map[string]fieldRule {
 		"header":      pictureRule(func(u *social.User) *social.ProfileImage { return u.Header }),
 		"email": {render: render[*social.User](func(fr *fastRenderer, _ graphql.CollectedField, u *social.User) bool {
 			fr.nullable(Email(fr.l, u))
+			return true
+		})},
+		"emailVerified": {render: render[*social.User](func(fr *fastRenderer, _ graphql.CollectedField, u *social.User) bool {
+			if v, ok := EmailVerified(fr.l, u); ok {
+				fr.bool(v)
+			} else {
+				fr.null()
+			}
 			return true
 		})},
 		"followersCount":  {user: counts},
@@ -204,6 +229,12 @@ func valueType(f graphql.CollectedField) string {
 
 // Email is a user's e-mail address, shown to its owner only.
 func Email(l *loader.Loaders, u *social.User) (string, bool) { return u.Email, l.IsSelf(u.ID) }
+
+// EmailVerified says whether a user's address is confirmed, to its owner
+// only.
+func EmailVerified(l *loader.Loaders, u *social.User) (bool, bool) {
+	return u.EmailVerified, l.IsSelf(u.ID)
+}
 
 // Bio is a user's bio; an empty one reads null.
 func Bio(u *social.User) (string, bool) { return u.Bio, u.Bio != "" }

@@ -49,6 +49,15 @@ type Service struct {
 	RefreshGrace time.Duration
 	// Limits throttles logins and registrations; nil means unlimited.
 	Limits Limiter
+
+	// Mail keeps e-mail tokens and queues account e-mails (mail.go);
+	// EndSessions ends a user's sessions. ResetTTL is how long a reset
+	// token works (DefaultResetTTL when 0); RequireVerified refuses
+	// posting until the account's address is confirmed (CanPost).
+	Mail            MailStore
+	EndSessions     SessionEnder
+	ResetTTL        time.Duration
+	RequireVerified bool
 }
 
 // Result is what register, login and refresh return.
@@ -123,6 +132,7 @@ func (s *Service) Register(ctx context.Context, name, email, password string) (*
 	if err != nil {
 		return nil, err
 	}
+	s.sendWelcome(ctx, u)
 	return s.StartSession(ctx, u)
 }
 

@@ -16,11 +16,14 @@ import (
 
 // The limits, for non-test code that no tool generated (a file whose
 // header says "Code generated … DO NOT EDIT", per go.dev/s/generatedcode).
-// gqlgen's resolver file, which it only partly generates, counts as
-// hand-written: resolvers stay thin and call helpers in other files.
+// gqlgen's resolver files (*.resolvers.go), which it only partly
+// generates, hold one method per schema field with its layout fixed by
+// gqlgen, so their length follows the schema: instead of a file limit,
+// each resolver there is thin, a call into a helper or a domain package.
 const (
-	maxFileLines = 500
-	maxFuncLines = 80
+	maxFileLines     = 500
+	maxFuncLines     = 80
+	maxResolverLines = 8
 )
 
 func TestCodeSize(t *testing.T) {
@@ -51,7 +54,8 @@ func TestCodeSize(t *testing.T) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		if n := fset.File(f.Pos()).LineCount(); n > maxFileLines {
+		resolvers := strings.HasSuffix(path, ".resolvers.go")
+		if n := fset.File(f.Pos()).LineCount(); n > maxFileLines && !resolvers {
 			t.Errorf("%s: %d lines, more than %d: split it by what its parts hold", rel, n, maxFileLines)
 		}
 		for _, decl := range f.Decls {
@@ -62,6 +66,9 @@ func TestCodeSize(t *testing.T) {
 			n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
 			if n > maxFuncLines {
 				t.Errorf("%s: func %s: %d lines, more than %d", rel, fn.Name.Name, n, maxFuncLines)
+			}
+			if resolvers && n > maxResolverLines {
+				t.Errorf("%s: resolver %s: %d lines, more than %d: move its body to a helper", rel, fn.Name.Name, n, maxResolverLines)
 			}
 		}
 		return nil

@@ -79,6 +79,18 @@ type Config struct {
 	// by hash); they are also the persisted-query cache, instead of
 	// Redis's.
 	Trusted *trusted.Documents
+	// Accounts tunes the account e-mail flows.
+	Accounts AccountConfig
+}
+
+// AccountConfig tunes the account e-mail flows (internal/auth, mail.go).
+type AccountConfig struct {
+	// ResetTokenTTL is how long a password-reset token works
+	// (auth.DefaultResetTTL when 0).
+	ResetTokenTTL time.Duration
+	// RequireVerifiedEmail refuses posting until the account's address
+	// is confirmed.
+	RequireVerifiedEmail bool
 }
 
 // MediaConfig configures posts' files: where they are kept and how their
@@ -122,6 +134,10 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 		auth.RuleLoginAccount:      {Count: 10, Per: 15 * time.Minute},
 		auth.RuleRegisterIP:        {Count: 10, Per: time.Hour},
 		auth.RuleRegisterName:      {Count: 5, Per: 15 * time.Minute},
+		auth.RuleResetIP:           {Count: 10, Per: time.Hour},
+		auth.RuleResetAddress:      {Count: 3, Per: time.Hour},
+		auth.RuleMailUser:          {Count: 5, Per: time.Hour},
+		auth.RulePasswordUser:      {Count: 10, Per: 15 * time.Minute},
 		ratelimit.RuleUploadUser:   {Count: 100, Per: time.Hour},
 		ratelimit.RuleRedisWork:    {Count: 300_000, Per: time.Minute},
 	}
@@ -165,6 +181,9 @@ type Gateway struct {
 	MediaAddresses *httpapi.MediaAddresses
 	// Limiter spends the rate-limit budgets.
 	Limiter *ratelimit.Limiter
+	// Mail keeps e-mail tokens and the mail queue, which the workers
+	// read (auth.Mailer).
+	Mail *redisstore.MailService
 	// Fast counts the pages Query's timeline fast path served and handed
 	// to the ordinary path (exported by Handler as metrics).
 	Fast *readpath.FastStats
@@ -195,15 +214,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 	// Operations' Redis commands count against their client's Redis-work
 	// budget (ratelimit.RuleRedisWork).
 	operation.MeterRedis(rdb)
-	g.Auth = &auth.Service{
-		Accounts:     store.AccountService,
-		Sessions:     store.SessionService,
-		Tokens:       tokens,
-		Passwords:    auth.NewPasswords(cfg.PasswordConcurrency),
-		RefreshTTL:   cfg.RefreshTTL,
-		RefreshGrace: cfg.Abuse.RefreshGrace,
-		Limits:       g.Limiter,
-	}
+	g.Auth = g.newAuth(tokens)
 	g.Resolver = &graph.Resolver{
 		Accounts:   g.Auth,
 		Profiles:   store.AccountService,
@@ -212,6 +223,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
 		Curation:   store.CurationService,
+		Discovery:  discovery{store.TagService, store.TrendService, store.UserSearchService},
 		Edits:      store.EditService, Replies: store.ReplyService,
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
@@ -351,6 +363,14 @@ func newLoaderReads(s *redisstore.Store) loaderReads {
 	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.EditService, s.CurationService}
 }
 
+// discovery is what the resolvers call Discovery: tag pages, trends and
+// user search.
+type discovery struct {
+	*redisstore.TagService
+	*redisstore.TrendService
+	*redisstore.UserSearchService
+}
+
 // livePages is what a live timeline reads: the live service's channels
 // and checks, and the timeline service's home page for replays.
 type livePages struct {
@@ -371,6 +391,7 @@ var (
 	_ graph.Replies       = (*redisstore.ReplyService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
 	_ graph.Curation      = (*redisstore.CurationService)(nil)
+	_ graph.Discovery     = discovery{}
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)
 	_ httpapi.PostReader  = (*redisstore.PostService)(nil)
@@ -388,4 +409,6 @@ var (
 	_ graph.Limiter       = (*ratelimit.Limiter)(nil)
 	_ operation.Limiter   = (*ratelimit.Limiter)(nil)
 	_ auth.Limiter        = (*ratelimit.Limiter)(nil)
+	_ auth.MailStore      = (*redisstore.MailService)(nil)
+	_ auth.SessionEnder   = (*redisstore.SessionService)(nil)
 )

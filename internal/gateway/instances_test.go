@@ -10,12 +10,13 @@ import (
 	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/gateway"
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
+	"github.com/socialgw/gateway/internal/mailtest"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.MainThen(m, mailtest.Stop) }
 
 // TestTwoGatewaysTwoWorkers runs two gateway instances and two fan-out
 // worker pools, each with a Redis client of its own, on one deployment

@@ -15,6 +15,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/redis/go-redis/v9"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/socialgw/gateway/internal/ratelimit"
@@ -24,7 +25,8 @@ import (
 
 // Present is the one place errors become GraphQL errors. Domain
 // errors (*social.Error) pass with their message and code; gqlgen's own
-// (parse, validation, complexity, persisted query) keep theirs; anything
+// (parse, validation, complexity, persisted query) keep theirs; a value
+// gqlgen could not coerce into an argument is BAD_USER_INPUT; anything
 // else is logged with the request id and masked as INTERNAL_SERVER_ERROR.
 func Present(ctx context.Context, err error) *gqlerror.Error {
 	gerr := graphql.DefaultErrorPresenter(ctx, err)
@@ -43,6 +45,16 @@ func Present(ctx context.Context, err error) *gqlerror.Error {
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
 			setCode(gerr, string(social.BadUserInput))
 		}
+		return gerr
+	}
+	if arg, ok := argumentError(ctx, ge); ok {
+		// A value gqlgen could not coerce into an argument's type (a
+		// string sent as an Upload, an out-of-range Int for a custom
+		// scalar): validation lets any value through for a custom
+		// scalar, so the error comes from unmarshaling, with its cause
+		// kept in ge.Err.
+		gerr.Message = "invalid value for argument " + arg + ": " + ge.Message
+		setCode(gerr, string(social.BadUserInput))
 		return gerr
 	}
 	if unavailable(err) {
@@ -76,6 +88,33 @@ func unavailable(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
 		redis.IsLoadingError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) || redis.IsMasterDownError(err) ||
 		redis.IsReadOnlyError(err)
+}
+
+// argumentError reports whether ge was raised while gqlgen coerced the
+// arguments of the field being resolved, and names the argument (dotted
+// path into it). Such an error's path continues the field's own path with
+// one of the field's argument names (graphql.ProcessArgField); an error of
+// the resolver itself, or of a field below it, carries no argument name
+// after the field's path.
+func argumentError(ctx context.Context, ge *gqlerror.Error) (string, bool) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Field.Field == nil {
+		return "", false
+	}
+	field := fc.Path()
+	if len(ge.Path) <= len(field) {
+		return "", false
+	}
+	for i, el := range field {
+		if ge.Path[i] != el {
+			return "", false
+		}
+	}
+	name, ok := ge.Path[len(field)].(ast.PathName)
+	if !ok || fc.Field.Arguments.ForName(string(name)) == nil {
+		return "", false
+	}
+	return ge.Path[len(field):].String(), true
 }
 
 func setCode(e *gqlerror.Error, code string) {

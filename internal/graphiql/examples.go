@@ -27,14 +27,19 @@ var examples = []struct{ file, variables string }{
 	{"removefollower.graphql", `{"userId": ""}`},
 	{"login.graphql", `{"login": "alice", "password": "demo password"}`},
 	{"refresh.graphql", `{"refreshToken": ""}`},
+	{"changepassword.graphql", `{"currentPassword": "demo password", "newPassword": ""}`},
+	{"requestreset.graphql", `{"email": "alice@example.com"}`},
+	{"resetpassword.graphql", `{"token": "", "newPassword": ""}`},
+	{"changeemail.graphql", `{"newEmail": "", "password": "demo password"}`},
+	{"verifyemail.graphql", `{"token": ""}`},
 }
 
 // Examples returns the tabs the IDE opens with (when the browser has no
 // saved tabs of its own): the home timeline with cursor paging, publishing
 // a post, the live timeline subscription, notifications and marking them
-// read, editing one's profile, removing a follower, logging in, and
-// refreshing: one operation a tab, so that Run
-// runs it without asking which.
+// read, editing one's profile, removing a follower, logging in,
+// refreshing, and the account's password and e-mail flows: one operation
+// a tab, so that Run runs it without asking which.
 // Each query explains itself in its comments; the headers stay empty, for
 // the user's own access token.
 func Examples() []Tab {

@@ -81,6 +81,10 @@ func (s *AccountService) CreateUser(ctx context.Context, in social.NewAccount) (
 	if err := s.claim(ctx, in, id, created); err != nil {
 		return nil, err
 	}
+	// Before the profile, so a complete account is always found (search.go).
+	if err := (&UserSearchService{rdb: s.rdb, keys: s.keys}).IndexUser(ctx, id, in.Name, ""); err != nil {
+		return nil, fmt.Errorf("register %q: %w", in.Name, err)
+	}
 	profile := userRow{user: social.User{Name: in.Name, Email: in.Email, CreatedAt: created}, pw: in.PasswordHash}
 	res, err := registerProfileScript.Run(ctx, s.rdb, []string{s.keys.User(id), s.keys.UserVoid(id), s.keys.HomeMark(id)},
 		append([]any{created.UnixMilli(), s.set.feed.homeTTL()}, profileRecord.encode(&profile)...)...,

@@ -17,27 +17,28 @@ import (
 )
 
 // TestUserPageReadBudget: a page of an author whose posts are nearly all
-// hidden from the viewer reads no more candidates than its operation's
-// read budget allows, ends short with HasNext and an End cursor when a
-// public post lies below where it stopped, and paging on from that cursor
-// finds every visible post once, in order.
+// hidden from the viewer by NOT_TO (the one audience the reader's index
+// cannot leave out) reads no more candidates than its operation's read
+// budget allows, ends short with HasNext and an End cursor when a public
+// post lies below where it stopped, and paging on from that cursor finds
+// every visible post once, in order.
 // Without a budget the same pages are full, as before.
 func TestUserPageReadBudget(t *testing.T) {
 	s, _ := feedStore(t)
 	ctx := context.Background()
 	u := feedUsers(t, s, 3)
-	author, viewer, other := u[0], u[1], u[2]
+	author, viewer := u[0], u[1]
 	var visible []string
 	for i := range 1500 {
-		in := social.NewPost{Content: fmt.Sprint("post ", i), OnlyTo: []string{other}}
+		in := social.NewPost{Content: fmt.Sprint("post ", i), NotTo: []string{viewer}}
 		if i%500 == 0 { // three visible posts, far apart
-			in.OnlyTo = nil
+			in.NotTo = nil
 		}
 		p, err := s.CreatePost(ctx, author, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if in.OnlyTo == nil {
+		if in.NotTo == nil {
 			visible = append(visible, p.ID)
 		}
 	}
@@ -91,26 +92,26 @@ func TestUserPageReadBudget(t *testing.T) {
 }
 
 // TestHomePageReadBudget: the home timeline's rounds after the first spend
-// the operation's read budget too, both ways. Pull mode fills the reader's
-// list from the author's own timeline, hidden posts included, so nearly
-// every candidate is dropped at read time; pages end short with a cursor
-// to go on from (End going down, Start going up) and find every visible
-// post once, in order.
+// the operation's read budget too, both ways. Pull mode reads the
+// author's posts as the reader may see them by the reader's index, NOT_TO
+// posts listing the reader included, so nearly every candidate is dropped
+// at read time; pages end short with a cursor to go on from (End going
+// down, Start going up) and find every visible post once, in order.
 func TestHomePageReadBudget(t *testing.T) {
 	s, _ := feedStore(t, feedConfig("pull"))
 	ctx := context.Background()
 	u := feedUsers(t, s, 3)
-	author, viewer, other := u[0], u[1], u[2]
+	author, viewer := u[0], u[1]
 	feedOK(t, s.Follow(ctx, viewer, author))
 	var visible []string
 	for i := range 1500 {
-		in := social.NewPost{Content: fmt.Sprint("post ", i), OnlyTo: []string{other}}
+		in := social.NewPost{Content: fmt.Sprint("post ", i), NotTo: []string{viewer}}
 		if i%500 == 0 {
-			in.OnlyTo = nil
+			in.NotTo = nil
 		}
 		p, err := s.CreatePost(ctx, author, in)
 		feedOK(t, err)
-		if in.OnlyTo == nil {
+		if in.NotTo == nil {
 			visible = append(visible, p.ID)
 		}
 	}
@@ -194,8 +195,9 @@ func (h *hashReads) count(cs []redis.Cmder) {
 	}
 }
 
-// TestUserPageScreensHidden: a signed-in viewer's page that reads past
-// posts hidden from them reads the full hash only of what the screen lets
+// TestUserPageScreensHidden: a signed-in viewer's page reads no post
+// addressed only to others (the reader's index leaves them out), screens
+// the NOT_TO ones and reads the full hash only of what the screen lets
 // through; the page holds exactly what the viewer may see (ONLY_TO them,
 // NOT_TO others, public), in order; and another page of the same
 // operation screens none of them again.
@@ -235,9 +237,10 @@ func TestUserPageScreensHidden(t *testing.T) {
 	if got := social.PostIDs(pg.Posts).Items; !slices.Equal(got, visible) {
 		t.Fatalf("page %v, want %v", got, visible)
 	}
-	// Candidates with an audience are screened first: only what the
-	// viewer may see is read in full.
-	if reads.full > len(visible) || reads.screen < 300 {
+	// The NOT_TO candidates (8) are screened first: only what the
+	// viewer may see is read in full, and none of the 300 posts only for
+	// others is read at all.
+	if reads.full > len(visible) || reads.screen != 8 {
 		t.Errorf("%d full reads and %d screens of post hashes for 400 candidates, %d visible", reads.full, reads.screen, len(visible))
 	}
 
@@ -260,7 +263,7 @@ func TestUserPageScreensHidden(t *testing.T) {
 }
 
 // TestHomePageSkipsKnownHidden: in pull mode a home page reads the
-// author's own timeline, hidden posts included; a second page of the same
+// author's posts as the reader may see them; a second page of the same
 // operation (an alias) reads none of the posts the first found hidden.
 func TestHomePageSkipsKnownHidden(t *testing.T) {
 	rdb := redistest.Client(t)

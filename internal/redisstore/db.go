@@ -75,6 +75,9 @@ type Store struct {
 	*EditService
 	*ReplyService
 	*CurationService
+	*TagService
+	*TrendService
+	*UserSearchService
 }
 
 // New returns every service over one DB on rdb whose keys start with
@@ -98,6 +101,9 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		ReplyService:        &ReplyService{rdb: c, keys: k, set: set, eng: eng},
 	}
 	st.CurationService = NewCurationService(st.TimelineService)
+	st.TagService = NewTagService(st.TimelineService)
+	st.TrendService = NewTrendService(db, DefaultTrends())
+	st.UserSearchService = NewUserSearchService(db)
 	return st
 }
 

@@ -65,3 +65,9 @@ const SessionGenerations = sessionGenerations
 func (s *PostService) SetPostFields(ctx context.Context, id string, p *social.Post, fields ...string) error {
 	return s.setPostFields(ctx, id, p, fields...)
 }
+
+// IndexTagUse indexes post (by author, PUBLIC, made at) under tag, as the
+// fan-out job of a new post does: for the memory benchmark of trends.
+func (s *DB) IndexTagUse(ctx context.Context, tag, post, author string, at time.Time) error {
+	return newTagIndex(s.rdb, s.keys, s.set).index(ctx, taggedPost{id: post, author: author, vis: social.Public, created: at, tags: []string{tag}})
+}

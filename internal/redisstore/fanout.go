@@ -69,6 +69,9 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions]), true); err != nil {
 			return err
 		}
+		if err := s.unindexDeleted(ctx, post, author, job); err != nil {
+			return err
+		}
 		return s.fanOutDelete(ctx, post, author, repost, job[jobMedia])
 	}
 	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
@@ -76,7 +79,7 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 
 // postFanout is what fan-out reads of a new post: who to tell, and its
 // audience for what createPost may have left undone.
-var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media")
+var postFanout = postRecord.view("author", "content", "vis", "repost", "rauthor", "mentions", "media", "created")
 
 // fanOutPost delivers a new post to the home lists of its author's
 // followers, as the mode says.
@@ -103,15 +106,20 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 	if gone, err := s.orphanPlainRepost(ctx, post, &row.post); gone || err != nil {
 		return err
 	}
-	// The original's author and the mentioned are told; lists get it.
-	if err := errors.Join(s.notifyPost(ctx, post, author, repost, row.post.RepostOfAuthorID, row.post.Mentions, false),
+	// The original's author and the users mentioned are told, the post
+	// joins the indexes of its tags (tags.go) and the lists get it.
+	if err := errors.Join(s.notifyAndIndex(ctx, post, author, repost, &row.post),
 		deliverToLists(ctx, s.rdb, s.keys, post, author)); err != nil {
+		return err
+	}
+	only, err := onlyAudience(ctx, s.rdb, s.keys, post, row.post.Visibility)
+	if err != nil {
 		return err
 	}
 	if isNil(listed.Err()) {
 		// createPost stopped after queueing this job: finish its writes.
 		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
-			s.posts.queuePublished(ctx, p, post, author, repost, row.post.Visibility)
+			s.posts.queuePublished(ctx, p, post, author, repost, row.post.Visibility, only)
 			return nil
 		}); err != nil {
 			return fmt.Errorf("publish post %s: %w", post, err)
@@ -133,22 +141,19 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 			return nil
 		}
 	}
+	return s.deliverByAudience(ctx, post, author, row.post.Visibility, only)
+}
+
+// deliverByAudience pushes post to the home lists its audience reaches:
+// the listed users who follow the author for ONLY_TO, every follower but
+// the excluded ones otherwise.
+func (s *FanoutService) deliverByAudience(ctx context.Context, post, author string, vis social.Visibility, only []string) error {
 	d := delivery{s: s, post: post, author: author, mustFollow: "0"}
-	if row.post.Visibility == social.OnlyTo {
-		// At most social.MaxAudienceSize users; the script keeps those who
-		// follow, and those who mute the author are left out here.
-		d.mustFollow = "1"
-		only, err := s.rdb.SMembers(ctx, s.keys.PostOnlyTo(post)).Result()
-		if err == nil && len(only) > 0 {
-			only, err = s.notMuting(ctx, author, only)
-		}
-		if err != nil {
-			return fmt.Errorf("load audience of post %s: %w", post, err)
-		}
-		return d.send(ctx, only)
+	if vis == social.OnlyTo {
+		return s.sendToAudience(ctx, d, only)
 	}
 	var excluded map[string]bool
-	if row.post.Visibility == social.NotTo {
+	if vis == social.NotTo {
 		not, err := s.rdb.SMembers(ctx, s.keys.PostNotTo(post)).Result()
 		if err != nil {
 			return fmt.Errorf("load audience of post %s: %w", post, err)
@@ -159,6 +164,20 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		}
 	}
 	return d.toFollowers(ctx, excluded)
+}
+
+// sendToAudience delivers an ONLY_TO post to its audience, only (at most
+// social.MaxAudienceSize users): the script keeps those who follow, and
+// those who mute the author are left out here.
+func (s *FanoutService) sendToAudience(ctx context.Context, d delivery, only []string) error {
+	d.mustFollow = "1"
+	if len(only) > 0 {
+		var err error
+		if only, err = s.notMuting(ctx, d.author, only); err != nil {
+			return fmt.Errorf("load audience of post %s: %w", d.post, err)
+		}
+	}
+	return d.send(ctx, only)
 }
 
 // deliveriesInFlight is how many delivery calls a fan-out keeps in flight:

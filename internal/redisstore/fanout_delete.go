@@ -23,10 +23,13 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 	if err := s.deletePlainReposts(ctx, post); err != nil {
 		return err
 	}
+	// The reader's index before the audience that names its sets.
+	if err := s.unindexOnlyTo(ctx, post, author); err != nil {
+		return err
+	}
 	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post), k.PostEdits(post))
-		p.ZRem(ctx, k.UserPosts(author), post)
-		p.ZRem(ctx, k.PublicPosts(author), post)
+		queueUnindex(ctx, p, k, author, post, nil)
 		p.LRem(ctx, k.Home(author), 0, entry)
 		if repost != "" {
 			queueUnlinkRepost(ctx, p, s.keys, post, author, repost)

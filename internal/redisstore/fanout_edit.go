@@ -14,6 +14,8 @@ import (
 // the users an edit concerns, each step idempotent, so a job run twice
 // changes nothing more.
 //
+//   - Tags: the post leaves the indexes of the tags it lost and enters
+//     those it gained (PostService.ReindexPost).
 //   - Mentions: the users mentioned before the edit (the job's list) and
 //     after (the hash's) have their MENTION made to reflect the post as it
 //     now is: a user newly mentioned who may see the post is told; one no
@@ -37,21 +39,36 @@ func newEditFanout(s *FanoutService) *editFanout {
 	return &editFanout{rdb: s.rdb, keys: s.keys, set: s.set, fan: s}
 }
 
+// postEdited is what an edit job reads of the post: who to tell, and
+// what its tag indexes need.
+var postEdited = postRecord.view("author", "mentions", "content", "vis", "created")
+
 // run carries out one edit job.
 func (e *editFanout) run(ctx context.Context, job map[string]string) error {
 	post, author, stamp := job[jobPost], job[jobAuthor], job[jobEdited]
 	if !social.IsID(post) || !social.IsID(author) || stamp == "" {
 		return fmt.Errorf("malformed edit job %v", job)
 	}
-	hash, err := e.rdb.HMGet(ctx, e.keys.Post(post), postAuthorField, postRecord.name("mentions")).Result()
-	if err != nil {
+	var hash *redis.SliceCmd
+	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hash = postEdited.queue(ctx, p, e.keys.Post(post))
+		return nil
+	}); err != nil {
 		return fmt.Errorf("load edited post %s: %w", post, err)
 	}
-	if a, _ := hash[0].(string); a != author {
-		return nil // deleted since: its delete job takes its notifications
+	var row postRow
+	postEdited.decode(&row, hash.Val())
+	if row.post.AuthorID != author {
+		return nil // deleted since: its delete job takes its notifications and tags
 	}
-	now, _ := hash[1].(string)
-	to := unionIDs(splitIDs(job[jobMentions]), splitIDs(now))
+	row.post.ID = post
+	if was, ok := job[jobWas]; ok {
+		// Out of the tags it lost, into those it gained (idempotent).
+		if err := e.fan.posts.ReindexPost(ctx, &row.post, was); err != nil {
+			return err
+		}
+	}
+	to := unionIDs(splitIDs(job[jobMentions]), row.post.Mentions)
 	if len(to) > 0 {
 		err := e.fan.syncNote(ctx, map[string]string{noteKind: string(social.NoteMention), noteTarget: post, noteActor: author, noteTo: strings.Join(to, ",")})
 		if err != nil {

@@ -44,13 +44,13 @@ func (s *GraphService) afterUnmute(ctx context.Context, muter, muted string) err
 
 // backfill copies followee's recent posts into follower's home list.
 func (s *GraphService) backfill(ctx context.Context, follower, followee string) error {
-	n := int64(max(s.set.feed.Backfill, 1))
-	var recent *redis.StringSliceCmd
-	var total *redis.IntCmd
+	n := max(s.set.feed.Backfill, 1)
+	var recent *authorRead
 	var celeb *redis.BoolCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		recent = p.ZRevRange(ctx, s.keys.UserPosts(followee), 0, n-1)
-		total = p.ZCard(ctx, s.keys.UserPosts(followee))
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		// What the follower may see (the reader's index): one more read
+		// than copied tells whether the followee has more.
+		recent = queueAuthorWindow(ctx, p, s.keys, followee, follower, authorWindow{from: "+inf", to: "-inf", count: n + 1, newestFirst: true})
 		celeb = p.HExists(ctx, s.keys.Celebrities(), followee)
 		return nil
 	})
@@ -58,12 +58,14 @@ func (s *GraphService) backfill(ctx context.Context, follower, followee string) 
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}
 	ids := recent.Val()
+	more := len(ids) > n
+	ids = ids[:min(len(ids), n)]
 	posts, err := postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, follower, ids, nil)
 	if err != nil {
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}
 	var cut int64
-	if total.Val() > int64(len(ids)) && len(ids) > 0 {
+	if more && len(ids) > 0 {
 		cut, _ = strconv.ParseInt(ids[len(ids)-1], 10, 64)
 	}
 	args := []any{follower, s.set.feed.HomeCap, "max", cut, "0", "", "", "", s.set.feed.homeTTL()}

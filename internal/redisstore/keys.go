@@ -75,6 +75,34 @@ func (k Keys) Session(family string) string { return k.prefix + "sess:{" + famil
 // Denied marks a revoked access token id until the token expires.
 func (k Keys) Denied(jti string) string { return k.prefix + "deny:{" + jti + "}" }
 
+// MailToken is the hash of u's pending e-mail token of a purpose
+// ("verify": an address to confirm; "reset": a password reset): the
+// token's SHA-256 (h), its expiry in ms (x) and the address it was mailed
+// to (e). Only a hash is kept; a new token replaces the previous one.
+// Expires with the token (mail.go).
+func (k Keys) MailToken(u, purpose string) string { return k.userKey(u, ":mail:"+purpose) }
+
+// EmailPending maps a user id to the address reserved for its pending
+// e-mail change and the reservation's expiry (JSON [address, ms]); the
+// address maps to "~<id>" in Emails meanwhile (mail.go).
+func (k Keys) EmailPending() string { return k.prefix + "{acct}:emailpend" }
+
+// UserSessions is the set of u's sessions (Session names), so a password
+// change or reset ends them all; entries of sessions that expired are
+// pruned as new ones are added (session_index.go).
+func (k Keys) UserSessions(u string) string { return k.userKey(u, ":sessions") }
+
+// MailQueue is the stream of account e-mails to send, read by the
+// fan-out workers (internal/fanout) in a consumer group of its own; its
+// dead-letter stream and its workers' liveness keys share its slot.
+func (k Keys) MailQueue() string { return k.prefix + "{mail}:jobs" }
+
+// MailDead is MailQueue's dead-letter stream.
+func (k Keys) MailDead() string { return k.prefix + "{mail}:dead" }
+
+// MailAlive prefixes the liveness keys of MailQueue's workers.
+func (k Keys) MailAlive() string { return k.prefix + "{mail}:alive:" }
+
 // Social graph (all in the owning user's slot).
 
 // Following is the zset of users u follows, scored by follow time (ms).
@@ -136,6 +164,20 @@ func (k Keys) UserPosts(u string) string { return k.userKey(u, ":posts") }
 // the count does not reveal posts hidden from them. Written and trimmed
 // with UserPosts.
 func (k Keys) PublicPosts(u string) string { return k.userKey(u, ":pubposts") }
+
+// The reader's index of u's posts (postindex.go): PublicPosts, NotToPosts
+// and OnlyToPosts split UserPosts by audience, so that a signed-in
+// reader's scan of u's posts merges PublicPosts, NotToPosts and
+// OnlyToPosts(u, reader) and never reads a post addressed only to others.
+// All in u's slot, written with UserPosts in one script.
+
+// NotToPosts is u's NOT_TO posts (visible to every signed-in reader their
+// audience does not list), scored by id.
+func (k Keys) NotToPosts(u string) string { return k.userKey(u, ":notposts") }
+
+// OnlyToPosts is u's ONLY_TO posts whose audience lists reader, scored by
+// id: one zset per (author, listed reader) pair.
+func (k Keys) OnlyToPosts(u, reader string) string { return k.userKey(u, ":onlyto:"+reader) }
 
 // Home is u's home timeline as filled by fan-out, capped; in hybrid mode
 // it expires with HomeMark when u stops reading (timeline_homelist.go).
@@ -388,3 +430,61 @@ func (k Keys) ListFeed(u, lid string) string { return k.userKey(u, ":lf:"+lid) }
 // ListedIn is the set of the lists u is a member of, "<owner>:<list id>",
 // in u's slot: fan-out and the delete job find the lists' feeds through it.
 func (k Keys) ListedIn(u string) string { return k.userKey(u, ":listedin") }
+
+// Hashtags (tags.go, timeline_tag.go), each tag's shared keys in its own
+// {t<tag>} slot; a tag holds only letters, digits and _ (social.Tags).
+
+// TagPosts is the zset of the posts carrying tag whose audience is not a
+// list of readers: PUBLIC and NOT_TO posts, member "<post id>:<author
+// id>" (NOT_TO ones "<post id>:<author id>:n", so a reader screens only
+// those), scored by post id; trimmed to the TagCap newest.
+func (k Keys) TagPosts(tag string) string { return k.tagKey(tag, ":posts") }
+
+// TagOnlyTo is u's zset of the ONLY_TO posts carrying tag that u may see
+// (u is listed, or wrote it), members and scores as TagPosts's, trimmed
+// alike. In u's slot: u's tag page reads it with u's keys, and no reader
+// scans another reader's restricted posts.
+func (k Keys) TagOnlyTo(u, tag string) string { return k.userKey(u, ":tagonly:"+tag) }
+
+// TagOnlyToIndex is the set of the tags u has a TagOnlyTo of, so that the
+// cleanup of u (DropUserTags) finds them.
+func (k Keys) TagOnlyToIndex(u string) string { return k.userKey(u, ":tagonly") }
+
+// TagUsers is the HyperLogLog of the users who posted tag publicly in one
+// hour (hour: Unix time / 3600), expiring when the hour leaves the trend
+// window (trends.go).
+func (k Keys) TagUsers(tag string, hour int64) string {
+	return k.tagKey(tag, ":h:"+strconv.FormatInt(hour, 10)+":users")
+}
+
+// TagUses counts the public posts carrying tag made in one hour (a
+// string), expiring with TagUsers.
+func (k Keys) TagUses(tag string, hour int64) string {
+	return k.tagKey(tag, ":h:"+strconv.FormatInt(hour, 10)+":uses")
+}
+
+func (k Keys) tagKey(tag, suffix string) string { return k.prefix + "t:{t" + tag + "}" + suffix }
+
+// TrendTags is the zset of the tags used in public posts within the trend
+// window, scored by their last use (ms): what a refresh of the ranking
+// counts. Entries older than the window go with each refresh; capped at
+// TrendConfig.MaxTags.
+func (k Keys) TrendTags() string { return k.prefix + "{trend}:tags" }
+
+// TrendRanking is the cached ranking trendingTags answers from: a string,
+// JSON [[tag, uses, accounts], …], most accounts first, written by the
+// workers' refresh, with a TTL so that a ranking no worker refreshes
+// goes.
+func (k Keys) TrendRanking() string { return k.prefix + "{trend}:ranking" }
+
+// TrendLock is held (SET NX PX) by the worker refreshing the ranking, so
+// that several workers do not all count.
+func (k Keys) TrendLock() string { return k.prefix + "{trend}:lock" }
+
+// User search (search.go).
+
+// UserSearch is the zset (all scores 0) that finds users by a prefix of
+// their name or display name: member "<search key>\x00<user id>"
+// (social.SearchKey), one per name and one per display name, read with
+// ZRANGE BYLEX.
+func (k Keys) UserSearch() string { return k.prefix + "{acct}:search" }

@@ -48,6 +48,7 @@ func (s *PostService) removePost(ctx context.Context, p *social.Post) error {
 	if len(p.Mentions) > 0 {
 		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
 	}
+	job = append(job, tagJobFields(p)...)
 	// The job carries the file keys: the hash that lists them is gone
 	// before the worker runs.
 	if len(p.Media) > 0 {
@@ -60,8 +61,9 @@ func (s *PostService) removePost(ctx context.Context, p *social.Post) error {
 	// once too, so the original's repostsCount drops with the page.
 	_, err := pipelined(ctx, s.rdb, func(pl redis.Pipeliner) error {
 		pl.Del(ctx, s.keys.Post(postID))
-		pl.ZRem(ctx, s.keys.UserPosts(p.AuthorID), postID)
-		pl.ZRem(ctx, s.keys.PublicPosts(p.AuthorID), postID)
+		// The ONLY_TO sets of the index go in the job, which reads the
+		// audience; a page drops their entries meanwhile (no hash).
+		queueUnindex(ctx, pl, s.keys, p.AuthorID, postID, nil)
 		pl.LRem(ctx, s.keys.Home(p.AuthorID), 0, homeEntry(postID, p.AuthorID))
 		if p.RepostOfID != "" {
 			queueUnlinkRepost(ctx, pl, s.keys, postID, p.AuthorID, p.RepostOfID)

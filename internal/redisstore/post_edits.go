@@ -35,6 +35,7 @@ type EditService struct {
 const (
 	opEdit    = "edit"
 	jobEdited = "edited" // the edit's time (ms)
+	jobWas    = "was"    // the content before the edit, when either has tags: the tag indexes move
 )
 
 // EditPost edits viewerID's post id and returns it as edited. Another
@@ -73,6 +74,9 @@ func (s *EditService) EditPost(ctx context.Context, viewerID, id string, in soci
 	// version. A failure here fails the call, whose retry edits again.
 	job := []any{jobOp, opEdit, jobPost, id, jobAuthor, viewerID, jobEdited, at.UnixMilli(),
 		jobMentions, strings.Join(unionIDs(old, mentions), ",")}
+	if len(social.Tags(p.Content))+len(social.Tags(e.Content)) > 0 {
+		job = append(job, jobWas, p.Content)
+	}
 	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(s.keys, s.set.feed.FanoutShards, id), Values: job}).Err(); err != nil {
 		return nil, fmt.Errorf("queue the edit of post %s: %w", id, err)
 	}

@@ -193,3 +193,35 @@ func TestEditAnnounced(t *testing.T) {
 		t.Fatalf("the announced post as checked for the follower: %+v", posts[0])
 	}
 }
+
+// TestEditMovesTags: an edit moves the post out of the tags it lost and
+// into those it gained, in the tag timelines.
+func TestEditMovesTags(t *testing.T) {
+	s, rdb := feedStore(t, feedConfig(redisstore.Push))
+	w := feedWorker(t, s, rdb)
+	ctx := context.Background()
+	u := feedUsers(t, s, 2)
+	author, reader := u[0], u[1]
+	p := feedPost(t, s, author, social.NewPost{Content: "learning #golang and #redis"}).ID
+	drain(t, w)
+	ids := func(tag string) []string {
+		pg, err := s.TagPage(ctx, reader, tag, social.PageRequest{First: 10}, readplan.PageWants{})
+		feedOK(t, err)
+		var out []string
+		for _, x := range pg.Posts.Items {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	if got := ids("golang"); !slices.Equal(got, []string{p}) {
+		t.Fatalf("#golang before the edit: %v", got)
+	}
+	_, err := s.EditPost(ctx, author, p, social.EditPost{Content: "learning #rust and #redis"})
+	feedOK(t, err)
+	drain(t, w)
+	for tag, want := range map[string][]string{"golang": nil, "rust": {p}, "redis": {p}} {
+		if got := ids(tag); !slices.Equal(got, want) {
+			t.Errorf("#%s after the edit: %v, want %v", tag, got, want)
+		}
+	}
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // pageFiles hold one kind of page each: its entry point and its rounds.
-var pageFiles = []string{"timeline_home.go", "timeline_newer.go", "timeline_user.go", "lists.go"}
+var pageFiles = []string{"timeline_home.go", "timeline_newer.go", "timeline_user.go", "timeline_tag.go", "lists.go"}
 
 // sharedReadFiles are the pieces the page files share; they call no page
 // file, so that a page's read goes down from its file and back, never up

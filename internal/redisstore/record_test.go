@@ -154,9 +154,10 @@ func TestPostCounterMissing(t *testing.T) {
 
 // nonRecordFields are the fields of the hashes that are not records
 // (record.go), which scripts name themselves: the home mark, the
-// notification counters, the session, the idempotency keys.
+// notification counters, the session, the idempotency keys, the e-mail
+// tokens (h, x, e).
 var nonRecordFields = []string{"active", "floor", "stale", "pull", "pullprev", "pullat", "read", "act", "seq", "uid", "cur", "prev", "at", "old",
-	"h", "st", "o", "a", "exp"}
+	"h", "st", "o", "a", "exp", "x", "e"}
 
 var (
 	// hashCall is a hash command in a script, to the end of its line.

@@ -25,6 +25,12 @@ var (
 	updateIfExistsScript  = newScript("update_if_exists.lua")
 	updateProfileScript   = newScript("update_profile.lua")
 
+	// Account e-mails: tokens and address changes (mail.go).
+	mailResetScript    = newScript("mail_reset.lua")
+	mailConfirmScript  = newScript("mail_confirm.lua")
+	emailReserveScript = newScript("email_reserve.lua")
+	emailSettleScript  = newScript("email_settle.lua")
+
 	// Sessions and persisted queries (session.go, apq.go).
 	rotateScript = newScript("rotate_session.lua")
 	apqAddScript = newScript("apq_add.lua")
@@ -49,6 +55,9 @@ var (
 	repostUnlinkScript = newScript("repost_unlink.lua", "counts", "flags")
 	authorPostScript   = newScript("author_post.lua", "home")
 	editPostScript     = newScript("edit_post.lua")
+	// The reader's index of an author's posts (postindex.go).
+	authorWindowScript = newScript("author_window.lua")
+	authorIndexScript  = newScript("author_index.lua")
 	// deliverBatchScript delivers to recipients of any slots of one server:
 	// as is on one Redis; on Redis Cluster, deliverBatchClusterScript, the
 	// same with the shebang line Redis 7 requires of a script touching
@@ -76,6 +85,10 @@ var (
 	notePurgeScript   = newScript("note_purge.lua", "notes")
 	notePostPurge     = newScript("note_post_purge.lua", "notes")
 
+	// Hashtags (tags.go).
+	tagAddScript    = newScript("tag_add.lua")
+	tagRemoveScript = newScript("tag_remove.lua")
+
 	// Live timelines (live.go).
 	liveAllowScript = newScript("live_allow.lua", "allow")
 
@@ -91,7 +104,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript, notePostPurge}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, authorWindowScript, authorIndexScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript, notePostPurge}
 
 //go:embed lua
 var luaFiles embed.FS

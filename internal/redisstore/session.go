@@ -33,7 +33,7 @@ func (s *SessionService) CreateSession(ctx context.Context, family, userID, toke
 	if err != nil {
 		return fmt.Errorf("store session: %w", err)
 	}
-	return nil
+	return s.trackSession(ctx, userID, family)
 }
 
 // SessionKey implements social.SessionStore: "" for a family created before

@@ -82,8 +82,8 @@ func (f *storyFold) queuePulled(ctx context.Context, p redis.Pipeliner, authors 
 		return
 	}
 	for _, a := range authors {
-		f.pulled = append(f.pulled, &pullSource{author: a, cmd: p.ZRevRangeByScore(ctx, f.keys.UserPosts(a),
-			&redis.ZRangeBy{Max: "+inf", Min: lo, Count: foldWindow})})
+		f.pulled = append(f.pulled, &pullSource{author: a, cmd: &authorRead{plain: p.ZRevRangeByScore(ctx, f.keys.UserPosts(a),
+			&redis.ZRangeBy{Max: "+inf", Min: lo, Count: foldWindow})}})
 	}
 }
 

@@ -246,8 +246,8 @@ func (h *homePage) queueSources(ctx context.Context, p redis.Pipeliner, n int) i
 		if src.done {
 			continue
 		}
-		src.cmd = p.ZRevRangeByScore(ctx, h.s.keys.UserPosts(src.author), &redis.ZRangeBy{
-			Max: "(" + strconv.FormatInt(h.before, 10), Min: lo, Count: int64(n),
+		src.cmd = queueAuthorWindow(ctx, p, h.s.keys, src.author, h.viewer, authorWindow{
+			from: "(" + strconv.FormatInt(h.before, 10), to: lo, count: n, newestFirst: true,
 		})
 		queued++
 	}

@@ -144,20 +144,22 @@ const pullGrace = 5 * time.Second
 
 // fillHome rebuilds or pulls viewer's home list from the own timelines of
 // the users they follow (and their own): the newest HomeCap posts of each
-// for a rebuild, those newer than the pull mark for a pull. It costs one
-// pipeline (one ZREVRANGEBYSCORE per followee) and one merge script.
+// for a rebuild, those newer than the pull mark for a pull, as viewer may
+// see them (queueAuthorWindow: posts addressed only to others are not
+// read). It costs one pipeline (one read per followee) and one merge
+// script.
 func (s *TimelineService) fillHome(ctx context.Context, viewer string, r *listRound) error {
 	from := int64(0)
 	if r.need == "pull" {
 		from = r.marks[1]
 	}
 	authors := append(slices.Clip(r.followees), viewer)
-	cmds := make([]*redis.StringSliceCmd, len(authors))
+	cmds := make([]*authorRead, len(authors))
 	cap := s.set.feed.HomeCap
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		for i, a := range authors {
-			cmds[i] = p.ZRevRangeByScore(ctx, s.keys.UserPosts(a), &redis.ZRangeBy{
-				Max: "+inf", Min: "(" + strconv.FormatInt(from, 10), Count: int64(cap),
+			cmds[i] = queueAuthorWindow(ctx, p, s.keys, a, viewer, authorWindow{
+				from: "+inf", to: "(" + strconv.FormatInt(from, 10), count: cap, newestFirst: true,
 			})
 		}
 		return nil
@@ -209,10 +211,11 @@ func (s *TimelineService) fillHome(ctx context.Context, viewer string, r *listRo
 // homeEntry is the home-list entry of a post.
 func homeEntry(postID, authorID string) string { return postID + ":" + authorID }
 
-// pullSource is one author's own timeline read at read time.
+// pullSource is one author's own timeline read at read time, as the
+// reader may see it (queueAuthorWindow).
 type pullSource struct {
 	author string
-	cmd    *redis.StringSliceCmd
+	cmd    *authorRead
 	done   bool
 }
 

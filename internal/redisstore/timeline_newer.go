@@ -186,8 +186,8 @@ func (n *newerPage) readRound(ctx context.Context, k int) (bool, error) {
 		for _, src := range n.sources {
 			src.cmd = nil
 			if !src.done {
-				src.cmd = p.ZRangeByScore(ctx, n.s.keys.UserPosts(src.author), &redis.ZRangeBy{
-					Min: "(" + strconv.FormatInt(n.after, 10), Max: top, Count: int64(k),
+				src.cmd = queueAuthorWindow(ctx, p, n.s.keys, src.author, n.viewer, authorWindow{
+					from: "(" + strconv.FormatInt(n.after, 10), to: top, count: k,
 				})
 			}
 		}

@@ -17,14 +17,13 @@ type userPosts struct {
 	first     int
 	before    int64
 	err       error
-	done      bool // blocked, or enough read, or nothing more to read
-	blocked   bool // a block stands either way: the page is empty
-	exhausted bool // the user has nothing more below before
-	scanned   bool // candidates were read
-	goesOn    bool // ended short among hidden posts, a public one below
-	count     int  // candidates this round reads
-	ids       *redis.StringSliceCmd
-	public    *redis.StringSliceCmd // PublicPosts over the same window, for a signed-in viewer
+	done      bool        // blocked, or enough read, or nothing more to read
+	blocked   bool        // a block stands either way: the page is empty
+	exhausted bool        // the user has nothing more below before
+	scanned   bool        // candidates were read
+	goesOn    bool        // ended short among hidden posts, a public one below
+	count     int         // candidates this round reads
+	ids       *authorRead // the round's window of the user's posts
 	blocks    [2]*redis.BoolCmd
 	out       []*social.Post
 }
@@ -34,15 +33,15 @@ type userPosts struct {
 // along (timeline_fetch.go), queued with the visibility check of the candidates.
 //
 // The pages are read together, round by round: each round costs two round
-// trips for all of them, the page of UserPosts (PublicPosts for an
-// anonymous viewer) of each user still open
-// (ZREVRANGE BYSCORE below its cursor; on the first round with the
-// viewer's block flags for the user, which end that page at once), then
-// the visibility of all those posts. For a signed-in viewer the first
-// read also brings PublicPosts over the same window: candidates not in it
-// have an audience, and are screened (post_screen.go) before the check,
-// one more round trip in a round that has any, so that a page reading past
-// posts hidden from its viewer costs Redis little for each.
+// trips for all of them, the window below its cursor of each user still
+// open, as the viewer may see it (queueAuthorWindow: the reader's index,
+// postindex.go; on the first round with the viewer's block flags for the
+// user, which end that page at once), then the visibility of all those
+// posts. So a page never reads a post addressed only to others.
+// Candidates from NotToPosts may list the viewer, and are screened
+// (post_screen.go) before the check, one more round trip in a round that
+// has any, so that a page reading past NOT_TO posts hidden from its viewer
+// costs Redis little for each.
 func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, reqs []readplan.UserPageKey, f *pageFetch) ([]social.Connection[*social.Post], []error) {
 	pages := make([]*userPosts, len(reqs))
 	for i, r := range reqs {
@@ -72,21 +71,22 @@ func (s *TimelineService) readUserPosts(ctx context.Context, viewerID string, re
 			pg.done = pg.done || pg.exhausted || len(pg.out) > pg.first
 		}
 	}
-	if err := s.publicBelow(ctx, pages); err != nil {
+	if err := s.publicBelow(ctx, viewerID, pages); err != nil {
 		return nil, []error{err}
 	}
 	return userPostPages(pages)
 }
 
 // publicBelow marks the pages that ended short among posts hidden from
-// their viewer (the rounds or the read budget ran out) and whose user has
-// a public post below where they stopped. Only those go on (HasNext, an
-// End cursor where they stopped): a post the viewer may see, and that any
-// reader may see, lies ahead. The others end there, as an anonymous
-// reader's page ends after the last public post, so that neither HasNext
-// nor a cursor tells a viewer of posts hidden from them. One round trip,
-// only when a page ended short.
-func (s *TimelineService) publicBelow(ctx context.Context, pages []*userPosts) error {
+// their viewer (NOT_TO posts listing them, or deleted: the rounds or the
+// read budget ran out) and whose user has a post below where they stopped
+// that the viewer's audience sets hold for sure: a public one, or an
+// ONLY_TO one listing the viewer. Only those go on (HasNext, an End
+// cursor where they stopped): a post the viewer may see lies ahead. The
+// others end there, as an anonymous reader's page ends after the last
+// public post, so that neither HasNext nor a cursor tells a viewer of
+// posts hidden from them. One round trip, only when a page ended short.
+func (s *TimelineService) publicBelow(ctx context.Context, viewerID string, pages []*userPosts) error {
 	var short []*userPosts
 	for _, pg := range pages {
 		if pg.err == nil && !pg.blocked && pg.scanned && !pg.exhausted && len(pg.out) <= pg.first {
@@ -96,19 +96,22 @@ func (s *TimelineService) publicBelow(ctx context.Context, pages []*userPosts) e
 	if len(short) == 0 {
 		return nil
 	}
-	below := make([]*redis.StringSliceCmd, len(short))
+	below := make([][2]*redis.StringSliceCmd, len(short))
 	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		for i, pg := range short {
 			window := &redis.ZRangeBy{Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: 1}
-			below[i] = pl.ZRevRangeByScore(ctx, s.keys.PublicPosts(pg.user), window)
+			below[i][0] = pl.ZRevRangeByScore(ctx, s.keys.PublicPosts(pg.user), window)
+			if viewerID != "" {
+				below[i][1] = pl.ZRevRangeByScore(ctx, s.keys.OnlyToPosts(pg.user, viewerID), window)
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("look for public posts below %d short pages: %w", len(short), err)
+		return fmt.Errorf("look for visible posts below %d short pages: %w", len(short), err)
 	}
 	for i, pg := range short {
-		pg.goesOn = len(below[i].Val()) > 0
+		pg.goesOn = len(below[i][0].Val()) > 0 || (below[i][1] != nil && len(below[i][1].Val()) > 0)
 	}
 	return nil
 }
@@ -134,22 +137,15 @@ func openUserPages(ctx context.Context, pages []*userPosts, round int) []*userPo
 }
 
 // queueUserPosts reads the round's candidates of the open pages in one
-// pipeline, with the viewer's block flags on the first round. An
-// anonymous viewer may see only public posts, so its candidates come from
-// PublicPosts: it never scans posts whose audience hides them.
+// pipeline, with the viewer's block flags on the first round. Each comes
+// from the viewer's part of the reader's index (queueAuthorWindow): no
+// page scans posts addressed only to others.
 func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, open []*userPosts, round int) error {
-	posts := s.keys.UserPosts
-	if viewerID == "" {
-		posts = s.keys.PublicPosts
-	}
-	_, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+	_, err := pipelined(ctx, s.rdb, func(pl redis.Pipeliner) error {
 		for _, pg := range open {
-			window := &redis.ZRangeBy{Max: "(" + strconv.FormatInt(pg.before, 10), Min: "-inf", Count: int64(pg.count)}
-			pg.ids = pl.ZRevRangeByScore(ctx, posts(pg.user), window)
+			window := authorWindow{from: "(" + strconv.FormatInt(pg.before, 10), to: "-inf", count: pg.count, newestFirst: true}
+			pg.ids = queueAuthorWindow(ctx, pl, s.keys, pg.user, viewerID, window)
 			other := viewerID != "" && viewerID != pg.user // a signed-in viewer, not the author
-			if other {
-				pg.public = pl.ZRevRangeByScore(ctx, s.keys.PublicPosts(pg.user), window)
-			}
 			if round == 0 && other {
 				pg.blocks = [2]*redis.BoolCmd{
 					pl.SIsMember(ctx, s.keys.Blocks(viewerID), pg.user),
@@ -166,9 +162,8 @@ func (s *TimelineService) queueUserPosts(ctx context.Context, viewerID string, o
 }
 
 // takeUserPosts collects the candidates the round read, with their
-// authors and pages and whether each has an audience (is not among the
-// page's public posts, when those were read), and moves each page's
-// cursor past them.
+// authors and pages and whether each is to be screened (came from
+// NotToPosts), and moves each page's cursor past them.
 func takeUserPosts(open []*userPosts) (ids, authors []string, from []*userPosts, restricted []bool) {
 	for _, pg := range open {
 		if b := pg.blocks; b[0] != nil && (b[0].Val() || b[1].Val()) {
@@ -182,17 +177,16 @@ func takeUserPosts(open []*userPosts) (ids, authors []string, from []*userPosts,
 			pg.done = true
 			continue
 		}
-		// The public window holds every public post of the page's window.
-		var public map[string]bool
-		if pg.public != nil {
-			public = make(map[string]bool, len(pg.public.Val()))
-			for _, id := range pg.public.Val() {
-				public[id] = true
+		var notTo map[string]bool
+		if not := pg.ids.NotTo(); len(not) > 0 {
+			notTo = make(map[string]bool, len(not))
+			for _, id := range not {
+				notTo[id] = true
 			}
 		}
 		for _, id := range read {
 			ids, authors, from = append(ids, id), append(authors, pg.user), append(from, pg)
-			restricted = append(restricted, public != nil && !public[id])
+			restricted = append(restricted, notTo[id])
 		}
 		pg.before, _ = strconv.ParseInt(read[len(read)-1], 10, 64)
 		pg.scanned = true

@@ -22,6 +22,9 @@ type User struct {
 	DisplayName string
 	// Avatar and Header are the profile's pictures; nil: none.
 	Avatar, Header *ProfileImage
+
+	// EmailVerified says whether Email was confirmed (verifyEmail).
+	EmailVerified bool
 }
 
 // Visibility says who may see a post.

@@ -179,12 +179,16 @@ type WorkerConfig struct {
 	StatsEvery time.Duration
 	// Media is where deleted posts' files are removed from.
 	Media Media
+	// Mail is how the worker sends the account e-mails it takes from
+	// the mail queue.
+	Mail Mail
 }
 
 // Settings binds every setting of cmd/worker.
 func (c *WorkerConfig) Settings() []Setting {
 	list := append(c.Common.Settings("redis:// or rediss:// URL of the gateway's Redis (required)"), c.Feed.Settings()...)
 	list = append(list, c.Media.Settings()...)
+	list = append(list, c.Mail.Settings()...)
 	return append(list, Duration(&c.StatsEvery, "stats-every", "STATS_EVERY", "1m", "how often to log the worker's counters (0: never)"))
 }
 
@@ -203,6 +207,9 @@ func ParseWorker(args []string, getenv func(string) string, out io.Writer) (*Wor
 	if err := c.Common.Check(DefaultRedisWait); err != nil {
 		return nil, err
 	}
+	if err := c.Mail.Check(); err != nil {
+		return nil, err
+	}
 	return c, c.Feed.Finish()
 }
 
@@ -217,7 +224,8 @@ const sweepEvery = time.Minute
 
 // StartWorker runs w in the background until ctx ends, and with it a
 // periodic sweep of the store's abandoned multi-slot writes
-// (Store.SweepPending). The returned stop cancels both and waits, at most
+// (Store.SweepPending) and the backfill of the reader's index
+// (IndexPosts). The returned stop cancels both and waits, at most
 // timeout, for the jobs the worker is running to finish; a job cut off is
 // claimed again later by a worker.
 func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.Logger) (stop func(timeout time.Duration)) {
@@ -230,6 +238,8 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.L
 		}
 	}()
 	go sweep(ctx, store, log)
+	go refreshTrends(ctx, store, log)
+	go IndexPosts(ctx, store, log)
 	return func(timeout time.Duration) {
 		cancel()
 		select {
@@ -241,9 +251,13 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.L
 }
 
 // Sweeper finishes the store's abandoned multi-slot writes
-// (redisstore.Store.SweepPending).
+// (redisstore.Store.SweepPending), refreshes the trend ranking
+// (redisstore.TrendService.RefreshTrends) and backfills the reader's index
+// (PostIndexer): the periodic work of a worker.
 type Sweeper interface {
 	SweepPending(ctx context.Context) (int, error)
+	RefreshTrends(ctx context.Context) (bool, error)
+	PostIndexer
 }
 
 // sweep runs store.SweepPending every sweepEvery until ctx ends.
@@ -256,6 +270,19 @@ func sweep(ctx context.Context, store Sweeper, log *slog.Logger) {
 			log.Info("finished abandoned writes", "finished", n)
 		}
 	})
+}
+
+// refreshTrends refreshes the trend ranking (TrendService.RefreshTrends)
+// at once, then every TrendConfig.Every, until ctx ends; of several
+// workers, one counts each time.
+func refreshTrends(ctx context.Context, trends Sweeper, log *slog.Logger) {
+	refresh := func() {
+		if _, err := trends.RefreshTrends(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("trend refresh failed; the next one tries again", "err", err)
+		}
+	}
+	refresh()
+	every(ctx, redisstore.DefaultTrends().Every, refresh)
 }
 
 // every calls f every d, the first time after d, until ctx ends.

@@ -27,3 +27,58 @@ func MigrateProfiles(ctx context.Context, store *redisstore.DB, log *slog.Logger
 		go everySecond(ctx, migrate)
 	}
 }
+
+// BuildUserSearch indexes for user search the names of a database written
+// before it existed (redisstore.UserSearchService.BuildUserSearch); a
+// database already indexed costs one read. When Redis does not answer
+// yet, it is tried again every second in the background.
+func BuildUserSearch(ctx context.Context, search *redisstore.UserSearchService, log *slog.Logger) {
+	build := func() bool {
+		n, err := search.BuildUserSearch(ctx)
+		if err != nil {
+			log.Warn("names not indexed for user search yet", "err", err, "indexed", n)
+			return false
+		}
+		if n > 0 {
+			log.Info("names indexed for user search", "indexed", n)
+		}
+		return true
+	}
+	if !build() {
+		go everySecond(ctx, build)
+	}
+}
+
+// PostIndexer backfills the reader's index
+// (redisstore.DB.MigratePostIndexes).
+type PostIndexer interface {
+	MigratePostIndexes(ctx context.Context) (int64, error)
+}
+
+// IndexPosts puts posts written before the reader's index existed into
+// it (redisstore.DB.MigratePostIndexes), in the background: pages of
+// signed-in readers list such posts once it has passed their author. A
+// run cut short resumes where it stopped; once done, a start costs one
+// read. When Redis fails meanwhile, it is tried again every second.
+func IndexPosts(ctx context.Context, store PostIndexer, log *slog.Logger) {
+	everySecondNow(ctx, func() bool {
+		n, err := store.MigratePostIndexes(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("posts not all in the reader's index yet; trying again", "err", err, "indexed", n)
+			}
+			return false
+		}
+		if n > 0 {
+			log.Info("posts put in the reader's index", "posts", n)
+		}
+		return true
+	})
+}
+
+// everySecondNow calls done at once, then as everySecond does.
+func everySecondNow(ctx context.Context, done func() bool) {
+	if !done() {
+		everySecond(ctx, done)
+	}
+}

@@ -21,8 +21,8 @@ export const ANSWER = gql`
 
 // renderBody is a post's content and media: behind its content warning
 // when it has one, the media blurred when sensitive.
-export function renderBody(p, el, media) {
-  const content = el('div', { className: 'content', textContent: p.content });
+export function renderBody(p, el, media, nodes) {
+  const content = el('div', { className: 'content' }, ...(nodes || [p.content]));
   if (media && p.sensitive) {
     media.classList.add('sensitive');
     media.title = 'Sensitive media: click to show';

@@ -14,6 +14,7 @@ import { Notifications } from './notifications.js';
 import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
 import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
+import { linkTags, tagFromHash, loadTrends, mentionAutocomplete } from './discovery.js';
 import { ProfileSettings } from './settings.js';
 import { Curation } from './curation.js';
 
@@ -53,6 +54,11 @@ const BOOKMARKS = gql`
 const LIST_TIMELINE = gql`
   query ListTimeline($id: ID!, $first: Int!) {
     listTimeline(listId: $id, first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
+  }
+  ${POST_FIELDS}`;
+const TAG_PAGE = gql`
+  query TagPage($tag: String!, $first: Int!) {
+    tagTimeline(tag: $tag, first: $first) { edges { cursor node { ...PostFields } } }
   }
   ${POST_FIELDS}`;
 const LIVE = print(gql`subscription Live($since: ID) { timelineUpdated(since: $since) { ...PostFields } } ${POST_FIELDS}`);
@@ -162,6 +168,8 @@ async function render() {
     await loadMore();
     timelineLive.start();
     notifications.start();
+    loadTrends(client, $('trend-list'), el);
+    showTag();
   } else if (!inside && started) {
     started = false;
     timelineLive.end();
@@ -344,7 +352,7 @@ function renderPost(p) {
       el('span', { className: 'edited-at', textContent: editedMark(p) }),
       p.visibility === 'PUBLIC' ? null : ` · ${p.visibility === 'ONLY_TO' ? 'only for some' : 'hidden from some'}`),
     p.location?.name ? el('div', { className: 'location', textContent: `at ${p.location.name}` }) : null,
-    renderBody(p, el, renderMedia(p.media, el)),
+    renderBody(p, el, renderMedia(p.media, el), linkTags(p.content, el)),
     original,
     el('div', { className: 'actions' }, likeBtn, count, ...curation.buttons(p)),
     comments, form);
@@ -371,5 +379,26 @@ function showError(res) {
     : res.error.message);
   return true;
 }
+
+// The tag page (#tag/<tag>): the tag's posts in place of the home timeline.
+async function showTag() {
+  const tag = tagFromHash(location.hash);
+  for (const id of ['posts', 'more', 'compose']) $(id).hidden = tag !== null;
+  $('tag-view').hidden = tag === null;
+  if (tag === null || !session.loggedIn) return;
+  $('tag-title').textContent = `#${tag}`;
+  $('tag-posts').replaceChildren();
+  const res = await client.query(TAG_PAGE, { tag, first: 20 }, { requestPolicy: 'network-only' }).toPromise();
+  if (showError(res)) return;
+  $('tag-posts').replaceChildren(...res.data.tagTimeline.edges.map((e) => renderPost(e.node)));
+  $('tag-empty').hidden = res.data.tagTimeline.edges.length > 0;
+}
+addEventListener('hashchange', showTag);
+$('tag-back').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  history.pushState(null, '', location.pathname + location.search);
+  showTag();
+});
+mentionAutocomplete(client, $('compose').content, $('mention-list'), el);
 
 render();

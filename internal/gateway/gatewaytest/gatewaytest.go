@@ -80,6 +80,8 @@ type Options struct {
 	Trusted *trusted.Documents
 	// Clock issues and verifies access tokens (time.Now by default).
 	Clock func() time.Time
+	// Accounts tunes the account e-mail flows.
+	Accounts *gateway.AccountConfig
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -156,6 +158,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		Media:               media,
 		Tracer:              tracer,
 		Trusted:             docs,
+		Accounts:            accountsOf(opts),
 	}
 	return start(tb, rdb, cfg)
 }

@@ -1,0 +1,43 @@
+-- This script reads one window of an author's posts as a signed-in reader
+-- other than the author may see them by audience: the merge of the
+-- author's PublicPosts, NotToPosts and OnlyToPosts(author, reader), the
+-- reader's index (keys.go), cut to count. It never reads a post addressed
+-- only to others, so its cost follows what the reader may see. One
+-- command in the author's slot, where three range reads would be three.
+--
+-- KEYS: PublicPosts, NotToPosts, OnlyToPosts(author, reader), all of the
+-- author's slot. ARGV: the bound the window starts from and the one it
+-- runs to, in ZRANGEBYSCORE's syntax ("(123", "-inf", "+inf"), count,
+-- "rev" for newest first (else oldest first).
+-- Returns {ids, not}: up to count ids in order, and those of them that
+-- came from NotToPosts (their audience may list the reader: the caller
+-- screens them).
+
+local rev = ARGV[4] == 'rev'
+local cmd = rev and 'ZREVRANGEBYSCORE' or 'ZRANGEBYSCORE'
+local n = tonumber(ARGV[3])
+local lists, at = {}, {}
+for i = 1, #KEYS do
+  lists[i] = redis.call(cmd, KEYS[i], ARGV[1], ARGV[2], 'LIMIT', 0, n)
+  at[i] = 1
+end
+local ids, nots = {}, {}
+while #ids < n do
+  local best, bv = nil, nil
+  for i = 1, #KEYS do
+    local id = lists[i][at[i]]
+    if id then
+      local v = tonumber(id)
+      if best == nil or (rev and v > bv) or (not rev and v < bv) then best, bv = i, v end
+    end
+  end
+  if best == nil then break end
+  local id = lists[best][at[best]]
+  at[best] = at[best] + 1
+  -- A post is in one of the sets; a repeat would be skipped.
+  if ids[#ids] ~= id then
+    ids[#ids + 1] = id
+    if best == 2 then nots[#nots + 1] = id end
+  end
+end
+return {ids, nots}
