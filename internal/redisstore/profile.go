@@ -79,6 +79,15 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		args = append(args, profileRecord.name(n))
 	}
 	key := s.keys.User(userID)
+	// The display name's search entry moves with it (search.go).
+	var oldName string
+	if u.DisplayName != nil {
+		n, err := s.rdb.HGet(ctx, key, profileRecord.name("dname")).Result()
+		if err != nil && !isNil(err) {
+			return nil, fmt.Errorf("read display name of %s: %w", userID, err)
+		}
+		oldName = n
+	}
 	old, err := updateProfileScript.Run(ctx, s.rdb, []string{key}, args...).StringSlice()
 	s.set.profiles.Invalidate(key)
 	if isNil(err) {
@@ -86,6 +95,11 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 	}
 	if err != nil {
 		return nil, fmt.Errorf("update profile of %s: %w", userID, err)
+	}
+	if u.DisplayName != nil {
+		if err := indexDisplayName(ctx, s.rdb, s.keys, userID, oldName, *u.DisplayName); err != nil {
+			return nil, err
+		}
 	}
 	var replaced []*social.ProfileImage
 	for _, v := range old {

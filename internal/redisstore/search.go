@@ -66,15 +66,21 @@ func (s *UserSearchService) IndexUser(ctx context.Context, id, name, displayName
 // IndexDisplayName moves id's display-name entry from old to new ("" for
 // none) in one step.
 func (s *UserSearchService) IndexDisplayName(ctx context.Context, id, old, new string) error {
+	return indexDisplayName(ctx, s.rdb, s.keys, id, old, new)
+}
+
+// indexDisplayName is IndexDisplayName for the services that change a
+// display name (ProfileService.UpdateProfile).
+func indexDisplayName(ctx context.Context, rdb redis.UniversalClient, keys Keys, id, old, new string) error {
 	if social.SearchKey(old) == social.SearchKey(new) {
 		return nil
 	}
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if old != "" {
-			p.ZRem(ctx, s.keys.UserSearch(), searchMember(old, id))
+			p.ZRem(ctx, keys.UserSearch(), searchMember(old, id))
 		}
 		if new != "" {
-			p.ZAdd(ctx, s.keys.UserSearch(), redis.Z{Member: searchMember(new, id)})
+			p.ZAdd(ctx, keys.UserSearch(), redis.Z{Member: searchMember(new, id)})
 		}
 		return nil
 	})

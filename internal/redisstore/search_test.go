@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -98,5 +99,48 @@ func TestBuildUserSearch(t *testing.T) {
 	feedOK(t, err)
 	if !slices.Equal(got, ids[1:2]) {
 		t.Errorf("search after the build = %v, want %v", got, ids[1:2])
+	}
+}
+
+// TestSearchFollowsDisplayNames: a profile edit moves the user's display
+// name in the search index; the name itself stays findable.
+func TestSearchFollowsDisplayNames(t *testing.T) {
+	s, _ := feedStore(t)
+	ctx := context.Background()
+	ps := redisstore.NewProfileService(s.DB)
+	u, err := s.CreateUser(ctx, social.NewAccount{Name: "quinn_dn", Email: "quinn@example.com", PasswordHash: "x"})
+	feedOK(t, err)
+	set := func(name string) {
+		t.Helper()
+		_, err := ps.UpdateProfile(ctx, u.ID, social.ProfileUpdate{DisplayName: &name})
+		feedOK(t, err)
+	}
+	found := func(prefix string) bool {
+		t.Helper()
+		got, err := s.SearchUsers(ctx, "", prefix, 10)
+		feedOK(t, err)
+		return slices.Contains(got, u.ID)
+	}
+	steps := []struct {
+		name   string
+		found  []string
+		absent []string
+	}{
+		{"Zoë Winter", []string{"zoë", "ZOË W", "quinn"}, []string{"xav"}},
+		{"Xavier", []string{"xav", "quinn"}, []string{"zoë"}},
+		{"", []string{"quinn"}, []string{"xav", "zoë"}},
+	}
+	for _, st := range steps {
+		set(st.name)
+		for _, p := range st.found {
+			if !found(p) {
+				t.Errorf("display name %q: prefix %q does not find the user", st.name, p)
+			}
+		}
+		for _, p := range st.absent {
+			if found(p) {
+				t.Errorf("display name %q: prefix %q still finds the user", st.name, p)
+			}
+		}
 	}
 }
