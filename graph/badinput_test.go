@@ -60,6 +60,11 @@ func TestBadInput(t *testing.T) {
 	author, blocked, ghost := s.Register(t, "author"), s.Register(t, "blocked"), s.Register(t, "ghost")
 	post := s.MustDo(t, author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "hello"}}).Str("createPost.id")
 	s.MustDo(t, author.Token, `mutation($u: ID!) { block(userId: $u) { id } }`, map[string]any{"u": blocked.ID})
+	reader := s.Register(t, "reader")
+	other := s.MustDo(t, author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "another"}}).Str("createPost.id")
+	comment := s.MustDo(t, reader.Token, addCommentDoc, map[string]any{"p": post, "c": "first"}).Str("addComment.id")
+	const editDoc = `mutation($p: ID!, $c: String!) { editPost(id: $p, input: {content: $c}) { id } }`
+	const replyDoc = `mutation($p: ID!, $r: ID!) { addComment(postId: $p, content: "answer", inReplyTo: $r) { id } }`
 	s.MustDo(t, blocked.Token, `mutation { register: updateProfile(input: {bio: "x"}) { id } }`, nil)
 	s.MustDo(t, "", authRegisterDoc, registerVars("alice_fw", "alice.fw@example.com", "password123"))
 	// A user lost with the data: the token outlives it.
@@ -182,6 +187,12 @@ func TestBadInput(t *testing.T) {
 		{"like a post hidden by a block", gql(blocked.Token, likeDoc, map[string]any{"p": post}), 200, "NOT_FOUND"},
 		{"comment on a post hidden by a block", gql(blocked.Token, addCommentDoc, map[string]any{"p": post, "c": "hi"}), 200, "NOT_FOUND"},
 		{"repost of a post hidden by a block", gql(blocked.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "x", "repostOf": post}}), 200, "NOT_FOUND"},
+		// Edits and answers.
+		{"edit another user's post", gql(reader.Token, editDoc, map[string]any{"p": post, "c": "mine"}), 200, "FORBIDDEN"},
+		{"edit to empty content", gql(author.Token, editDoc, map[string]any{"p": post, "c": " "}), 200, "BAD_USER_INPUT"},
+		{"edit a post hidden by a block", gql(blocked.Token, editDoc, map[string]any{"p": post, "c": "x"}), 200, "NOT_FOUND"},
+		{"answer a comment of another post", gql(reader.Token, replyDoc, map[string]any{"p": other, "r": comment}), 200, "BAD_USER_INPUT"},
+		{"answer a comment that does not exist", gql(reader.Token, replyDoc, map[string]any{"p": post, "r": "999999"}), 200, "NOT_FOUND"},
 		// Values gqlgen cannot coerce into an argument's type.
 		{"post media file sent as a string", gql(author.Token, engCreatePostDoc, map[string]any{"i": map[string]any{"content": "x", "media": []any{map[string]any{"file": "not a file"}}}}), 200, "BAD_USER_INPUT"},
 		{"post media file as a string literal", gql(author.Token, `mutation { createPost(input: {content: "x", media: [{file: "not a file"}]}) { id } }`, nil), 200, "BAD_USER_INPUT"},

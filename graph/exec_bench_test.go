@@ -91,6 +91,10 @@ func (m *memStore) Comments(_ context.Context, ids []string) ([]*social.Comment,
 	return pick(m.comments, ids), nil
 }
 
+func (m *memStore) PostEdits(_ context.Context, ids []string) ([][]social.PostEdit, error) {
+	return make([][]social.PostEdit, len(ids)), nil
+}
+
 // HomePage builds the page a store would, with everything w asks for, so
 // the benchmark runs the primed path the gateway runs.
 func (m *memStore) HomePage(_ context.Context, _ string, p social.PageRequest, w readplan.PageWants) (*readplan.Page, error) {

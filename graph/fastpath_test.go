@@ -41,6 +41,7 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 
 	author := n.s.Register(t, "lonely") // no posts: empty pages
 	ref := referenceQueryWithFirst(t)
+	conversation(t, n)
 	cases := []struct {
 		name, token, query string
 		vars               map[string]any
@@ -107,6 +108,10 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 		{"cursor variable sent as a number", n.viewer.Token,
 			`query($a: String) { timeline(first: 2, after: $a) { edges { cursor } } }`, map[string]any{"a": 12345}, false},
 		{"anonymous home", "", `{ timeline { edges { cursor } } }`, nil, false},
+		{"edits and answers", n.viewer.Token, `{ timeline(first: 12) { edges { node { id content editedAt spoilerText sensitive
+		    edits { content spoilerText sensitive replacedAt }
+		    comments(first: 3) { edges { node { id inReplyTo { id content } replies(first: 2) { totalCount pageInfo { hasNextPage endCursor }
+		      edges { node { id content inReplyTo { id } author { name } } } } } } } } } } }`, nil, false},
 		{"two root fields", n.viewer.Token, `{ a: timeline(first: 2) { edges { node { id } } } me { name } b: timeline(first: 3) { pageInfo { endCursor } } }`, nil, true},
 	}
 	for _, tc := range cases {
@@ -233,5 +238,53 @@ func TestFastPathHandsOverItsPage(t *testing.T) {
 			}
 			sameAsNaive(t, got, want)
 		})
+	}
+}
+
+// conversation edits the newest posts of the viewer's home and makes
+// their comments answer each other, for the documents that select edits
+// and answers.
+func conversation(t *testing.T, n *readPathNet) {
+	t.Helper()
+	ctx := context.Background()
+	r := n.s.MustDo(t, n.viewer.Token, `{ timeline(first: 12) { edges { node { id author { id } repostOf { id }
+	  comments(first: 6) { edges { node { id author { id } } } } } } } }`, nil)
+	edges, _ := r.Get("timeline.edges").([]any)
+	for i := range edges {
+		at := fmt.Sprintf("timeline.edges.%d.node.", i)
+		id, author := r.Str(at+"id"), r.Str(at+"author.id")
+		if i%3 == 0 && r.Get(at+"repostOf") == nil {
+			for v := range 2 {
+				_, err := n.s.Store.EditPost(ctx, author, id, social.EditPost{Content: fmt.Sprintf("edit %d of %s", v, id), SpoilerText: "cw", Sensitive: v == 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		cs, _ := r.Get(at + "comments.edges").([]any)
+		for j := range cs {
+			c := r.Str(fmt.Sprintf("%scomments.edges.%d.node.id", at, j))
+			if _, err := n.s.Store.AddReply(ctx, n.viewer.ID, id, fmt.Sprintf("answer to %s", c), c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	n.s.drain(t)
+	r = n.s.MustDo(t, n.viewer.Token, `{ timeline(first: 12) { edges { node { comments(first: 9) { edges { node {
+	  replies { totalCount } inReplyTo { id } } } } } } } }`, nil)
+	answers, answered := 0, 0
+	for _, e := range r.Get("timeline.edges").([]any) {
+		for _, c := range e.(map[string]any)["node"].(map[string]any)["comments"].(map[string]any)["edges"].([]any) {
+			node := c.(map[string]any)["node"].(map[string]any)
+			if node["inReplyTo"] != nil {
+				answers++
+			}
+			if node["replies"].(map[string]any)["totalCount"].(float64) > 0 {
+				answered++
+			}
+		}
+	}
+	if answers == 0 || answered == 0 {
+		t.Fatalf("%d answers, %d comments answered", answers, answered)
 	}
 }

@@ -56,7 +56,9 @@ type ComplexityRoot struct {
 		Content   func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
+		InReplyTo func(childComplexity int) int
 		Post      func(childComplexity int) int
+		Replies   func(childComplexity int, first *int, after *string) int
 	}
 
 	CommentConnection struct {
@@ -95,7 +97,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddComment            func(childComplexity int, postID string, content string) int
+		AddComment            func(childComplexity int, postID string, content string, inReplyTo *string) int
 		AddToList             func(childComplexity int, listID string, userIds []string) int
 		Block                 func(childComplexity int, userID string) int
 		Bookmark              func(childComplexity int, postID string) int
@@ -106,6 +108,7 @@ type ComplexityRoot struct {
 		DeleteComment         func(childComplexity int, id string) int
 		DeleteList            func(childComplexity int, id string) int
 		DeletePost            func(childComplexity int, id string) int
+		EditPost              func(childComplexity int, id string, input model.EditPostInput) int
 		Follow                func(childComplexity int, userID string) int
 		LikePost              func(childComplexity int, postID string) int
 		Login                 func(childComplexity int, input model.LoginInput) int
@@ -167,6 +170,7 @@ type ComplexityRoot struct {
 		Content             func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		EditedAt            func(childComplexity int) int
+		Edits               func(childComplexity int) int
 		ID                  func(childComplexity int) int
 		Likers              func(childComplexity int, first *int, after *string) int
 		LikesCount          func(childComplexity int) int
@@ -186,6 +190,13 @@ type ComplexityRoot struct {
 		ViewerHasLiked      func(childComplexity int) int
 		ViewerHasReposted   func(childComplexity int) int
 		Visibility          func(childComplexity int) int
+	}
+
+	PostEdit struct {
+		Content     func(childComplexity int) int
+		ReplacedAt  func(childComplexity int) int
+		Sensitive   func(childComplexity int) int
+		SpoilerText func(childComplexity int) int
 	}
 
 	Query struct {
@@ -269,6 +280,9 @@ type ComplexityRoot struct {
 type CommentResolver interface {
 	Post(ctx context.Context, obj *social.Comment) (*social.Post, error)
 	Author(ctx context.Context, obj *social.Comment) (*social.User, error)
+
+	InReplyTo(ctx context.Context, obj *social.Comment) (*social.Comment, error)
+	Replies(ctx context.Context, obj *social.Comment, first *int, after *string) (*model.CommentConnection, error)
 }
 type ListResolver interface {
 	Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error)
@@ -294,9 +308,10 @@ type MutationResolver interface {
 	RemoveFollower(ctx context.Context, userID string) (*social.User, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*social.Post, error)
 	DeletePost(ctx context.Context, id string) (string, error)
+	EditPost(ctx context.Context, id string, input model.EditPostInput) (*social.Post, error)
 	LikePost(ctx context.Context, postID string) (*social.Post, error)
 	UnlikePost(ctx context.Context, postID string) (*social.Post, error)
-	AddComment(ctx context.Context, postID string, content string) (*social.Comment, error)
+	AddComment(ctx context.Context, postID string, content string, inReplyTo *string) (*social.Comment, error)
 	DeleteComment(ctx context.Context, id string) (string, error)
 	MarkNotificationsRead(ctx context.Context, upTo *string) (int, error)
 	Bookmark(ctx context.Context, postID string) (*social.Post, error)
@@ -337,6 +352,8 @@ type PostResolver interface {
 	Mentions(ctx context.Context, obj *social.Post) ([]*social.User, error)
 
 	ViewerHasBookmarked(ctx context.Context, obj *social.Post) (bool, error)
+
+	Edits(ctx context.Context, obj *social.Post) ([]*social.PostEdit, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*social.User, error)
@@ -447,12 +464,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.ID(childComplexity), true
+	case "Comment.inReplyTo":
+		if e.ComplexityRoot.Comment.InReplyTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.InReplyTo(childComplexity), true
 	case "Comment.post":
 		if e.ComplexityRoot.Comment.Post == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Comment.Post(childComplexity), true
+	case "Comment.replies":
+		if e.ComplexityRoot.Comment.Replies == nil {
+			break
+		}
+
+		args, err := ec.field_Comment_replies_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Comment.Replies(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
 	case "CommentConnection.edges":
 		if e.ComplexityRoot.CommentConnection.Edges == nil {
@@ -594,7 +628,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.AddComment(childComplexity, args["postId"].(string), args["content"].(string)), true
+		return e.ComplexityRoot.Mutation.AddComment(childComplexity, args["postId"].(string), args["content"].(string), args["inReplyTo"].(*string)), true
 	case "Mutation.addToList":
 		if e.ComplexityRoot.Mutation.AddToList == nil {
 			break
@@ -705,6 +739,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePost(childComplexity, args["id"].(string)), true
+	case "Mutation.editPost":
+		if e.ComplexityRoot.Mutation.EditPost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_editPost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EditPost(childComplexity, args["id"].(string), args["input"].(model.EditPostInput)), true
 	case "Mutation.follow":
 		if e.ComplexityRoot.Mutation.Follow == nil {
 			break
@@ -1101,6 +1146,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.EditedAt(childComplexity), true
+	case "Post.edits":
+		if e.ComplexityRoot.Post.Edits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Edits(childComplexity), true
 	case "Post.id":
 		if e.ComplexityRoot.Post.ID == nil {
 			break
@@ -1220,6 +1271,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Visibility(childComplexity), true
+
+	case "PostEdit.content":
+		if e.ComplexityRoot.PostEdit.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEdit.Content(childComplexity), true
+	case "PostEdit.replacedAt":
+		if e.ComplexityRoot.PostEdit.ReplacedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEdit.ReplacedAt(childComplexity), true
+	case "PostEdit.sensitive":
+		if e.ComplexityRoot.PostEdit.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEdit.Sensitive(childComplexity), true
+	case "PostEdit.spoilerText":
+		if e.ComplexityRoot.PostEdit.SpoilerText == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEdit.SpoilerText(childComplexity), true
 
 	case "Query.bookmarks":
 		if e.ComplexityRoot.Query.Bookmarks == nil {
@@ -1633,6 +1709,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCreatePostInput,
+		ec.unmarshalInputEditPostInput,
 		ec.unmarshalInputLocationInput,
 		ec.unmarshalInputLoginInput,
 		ec.unmarshalInputMediaInput,
@@ -1836,13 +1913,27 @@ type Mutation {
   createPost(input: CreatePostInput!): Post!
   "Delete one of the viewer's posts. It disappears from every timeline, and from post(id), at once."
   deletePost(id: ID!): ID!
+  """
+  Edit one of the viewer's posts: content, spoiler text and the sensitive flag, with the rules of createPost. The
+  previous version is kept in edits; audience, media and repostOf cannot change. Every timeline shows the edit at
+  once; live subscribers of timelineUpdated receive the post again; users newly mentioned who may see it get a
+  MENTION (those no longer mentioned lose theirs), plain reposters an EDIT. Another user's post is FORBIDDEN, a
+  deleted one NOT_FOUND, a plain repost (no content of its own) BAD_USER_INPUT.
+  """
+  editPost(id: ID!, input: EditPostInput!): Post!
 
   "Like a post. Idempotent. NOT_FOUND for a post the viewer may not see (deleted, audience, or a block either way)."
   likePost(postId: ID!): Post!
   "Remove the viewer's like. Idempotent."
   unlikePost(postId: ID!): Post!
-  "Comment on a post: 1 to 1000 characters (code points) after trimming white space; text of only invisible characters is empty, and bidirectional override or isolate characters are refused (BAD_USER_INPUT). NOT_FOUND for a post the viewer may not see."
-  addComment(postId: ID!, content: String!): Comment!
+  """
+  Comment on a post: 1 to 1000 characters (code points) after trimming white space; text of only invisible
+  characters is empty, and bidirectional override or isolate characters are refused (BAD_USER_INPUT). NOT_FOUND for
+  a post the viewer may not see. With inReplyTo, answer a comment of the same post (BAD_USER_INPUT for another post's comment; NOT_FOUND for a
+  deleted one, or one whose author is in a block with the viewer); its author gets a REPLY notification. An answer
+  is a comment of the post too: it is in comments and commentsCount.
+  """
+  addComment(postId: ID!, content: String!, inReplyTo: ID): Comment!
   "Delete a comment: allowed to its author and to the author of the post."
   deleteComment(id: ID!): ID!
 
@@ -1979,6 +2070,17 @@ type Post {
   viewerHasBookmarked: Boolean!
   "Whether the author pinned it to their profile."
   pinned: Boolean!
+  "Earlier versions, newest first: the last 50."
+  edits: [PostEdit!]!
+}
+
+"A version of a post that an edit replaced."
+type PostEdit {
+  content: String!
+  spoilerText: String
+  sensitive: Boolean!
+  "When this version was replaced."
+  replacedAt: Time!
 }
 
 type Location {
@@ -1993,6 +2095,10 @@ enum NotificationKind {
   REPOST
   FOLLOW
   MENTION
+  "Someone answered the viewer's comment (comment is the answer)."
+  REPLY
+  "A post the viewer reposted was edited (one notification for each edit)."
+  EDIT
 }
 
 "Something other users did to the viewer or the viewer's posts. Several likes or reposts of one post, or several follows, within a while are one notification with several actors. Nothing comes from a user in a block with the viewer, or whom the viewer muted; a mention in a post the viewer may not see tells nothing."
@@ -2002,9 +2108,9 @@ type Notification {
   "The users who acted, most recent first; first is 1 to 100."
   actors(first: Int = 3): [User!]!
   actorsCount: Int!
-  "The post liked, commented on, reposted or mentioning the viewer; null for FOLLOW, or when the viewer may no longer see it."
+  "The post liked, commented on, reposted, edited or mentioning the viewer; null for FOLLOW, or when the viewer may no longer see it."
   post: Post
-  "The comment, for COMMENT and for MENTION in a comment."
+  "The comment, for COMMENT, for REPLY (the answer) and for MENTION in a comment."
   comment: Comment
   "When the latest actor acted."
   updatedAt: Time!
@@ -2028,6 +2134,10 @@ type Comment {
   author: User!
   content: String!
   createdAt: Time!
+  "The comment this one answers; null for a top-level comment or when that comment was deleted."
+  inReplyTo: Comment
+  "Answers to this comment, oldest first; first is 1 to 100."
+  replies(first: Int = 20, after: String): CommentConnection!
 }
 
 "A hashtag of the trend ranking (trendingTags)."
@@ -2162,6 +2272,15 @@ input CreatePostInput {
   sensitive: Boolean
 }
 
+"An edit of a post: what replaces its content, spoiler text and sensitive flag (the rules of CreatePostInput)."
+input EditPostInput {
+  content: String!
+  "Empty or null: none."
+  spoilerText: String
+  "False when null."
+  sensitive: Boolean
+}
+
 input MediaInput {
   file: Upload!
   "Text alternative for screen readers: at most 1000 characters, the rules of content."
@@ -2231,6 +2350,10 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_content(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Comment_createdAt(ctx, field)
+	case "inReplyTo":
+		return ec.fieldContext_Comment_inReplyTo(ctx, field)
+	case "replies":
+		return ec.fieldContext_Comment_replies(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Comment", field.Name)
 }
@@ -2415,8 +2538,24 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_viewerHasBookmarked(ctx, field)
 	case "pinned":
 		return ec.fieldContext_Post_pinned(ctx, field)
+	case "edits":
+		return ec.fieldContext_Post_edits(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
+}
+
+func (ec *executionContext) childFields_PostEdit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "content":
+		return ec.fieldContext_PostEdit_content(ctx, field)
+	case "spoilerText":
+		return ec.fieldContext_PostEdit_spoilerText(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_PostEdit_sensitive(ctx, field)
+	case "replacedAt":
+		return ec.fieldContext_PostEdit_replacedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostEdit", field.Name)
 }
 
 func (ec *executionContext) childFields_TagTrend(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2639,6 +2778,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Comment_replies_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_List_members_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2680,6 +2841,14 @@ func (ec *executionContext) field_Mutation_addComment_args(ctx context.Context, 
 		return nil, err
 	}
 	args["content"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "inReplyTo",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["inReplyTo"] = arg2
 	return args, nil
 }
 
@@ -2844,6 +3013,28 @@ func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_editPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.EditPostInput, error) {
+			return ec.unmarshalNEditPostInput2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐEditPostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -3953,6 +4144,82 @@ func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Comment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Comment_inReplyTo(ctx context.Context, field graphql.CollectedField, obj *social.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_inReplyTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().InReplyTo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_inReplyTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.CollectedField, obj *social.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_replies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Comment().Replies(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {
+			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐCommentConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_replies(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Comment_replies_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CommentConnection) (ret graphql.Marshaler) {
@@ -5301,6 +5568,50 @@ func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_editPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_editPost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EditPost(ctx, fc.Args["id"].(string), fc.Args["input"].(model.EditPostInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_editPost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_editPost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_likePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5399,7 +5710,7 @@ func (ec *executionContext) _Mutation_addComment(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().AddComment(ctx, fc.Args["postId"].(string), fc.Args["content"].(string))
+			return ec.Resolvers.Mutation().AddComment(ctx, fc.Args["postId"].(string), fc.Args["content"].(string), fc.Args["inReplyTo"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *social.Comment) graphql.Marshaler {
@@ -7052,6 +7363,130 @@ func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Post_pinned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_edits(ctx context.Context, field graphql.CollectedField, obj *social.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_edits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Edits(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*social.PostEdit) graphql.Marshaler {
+			return ec.marshalNPostEdit2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐPostEditᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_edits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostEdit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostEdit_content(ctx context.Context, field graphql.CollectedField, obj *social.PostEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEdit_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEdit_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEdit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostEdit_spoilerText(ctx context.Context, field graphql.CollectedField, obj *social.PostEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEdit_spoilerText(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpoilerText, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostEdit_spoilerText(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEdit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostEdit_sensitive(ctx context.Context, field graphql.CollectedField, obj *social.PostEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEdit_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEdit_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEdit", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PostEdit_replacedAt(ctx context.Context, field graphql.CollectedField, obj *social.PostEdit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEdit_replacedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReplacedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEdit_replacedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEdit", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Query_me(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -9903,6 +10338,50 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputEditPostInput(ctx context.Context, obj any) (model.EditPostInput, error) {
+	var it model.EditPostInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"content", "spoilerText", "sensitive"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		case "spoilerText":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spoilerText"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpoilerText = data
+		case "sensitive":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sensitive"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sensitive = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputLocationInput(ctx context.Context, obj any) (model.LocationInput, error) {
 	var it model.LocationInput
 	if obj == nil {
@@ -10294,6 +10773,82 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "inReplyTo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Comment_inReplyTo(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "replies":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Comment_replies(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10769,6 +11324,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deletePost":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deletePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "editPost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_editPost(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -11971,6 +12533,97 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			out.Values[i] = ec._Post_pinned(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "edits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_edits(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var postEditImplementors = []string{"PostEdit"}
+
+func (ec *executionContext) _PostEdit(ctx context.Context, sel ast.SelectionSet, obj *social.PostEdit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postEditImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostEdit")
+		case "content":
+			out.Values[i] = ec._PostEdit_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spoilerText":
+			out.Values[i] = ec._PostEdit_spoilerText(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sensitive":
+			out.Values[i] = ec._PostEdit_sensitive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "replacedAt":
+			out.Values[i] = ec._PostEdit_replacedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13820,6 +14473,11 @@ func (ec *executionContext) unmarshalNCreatePostInput2githubᚗcomᚋsocialgwᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNEditPostInput2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐEditPostInput(ctx context.Context, v any) (model.EditPostInput, error) {
+	res, err := ec.unmarshalInputEditPostInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14059,6 +14717,32 @@ func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋ
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPostEdit2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐPostEditᚄ(ctx context.Context, sel ast.SelectionSet, v []*social.PostEdit) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPostEdit2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐPostEdit(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPostEdit2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐPostEdit(ctx context.Context, sel ast.SelectionSet, v *social.PostEdit) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PostEdit(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRegisterInput2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐRegisterInput(ctx context.Context, v any) (model.RegisterInput, error) {

@@ -131,7 +131,7 @@ func goldenHeader(t *testing.T, src string) (as string, vars map[string]any) {
 }
 
 // volatile are the fields whose values change from run to run.
-var volatile = map[string]bool{"createdAt": true, "expiresAt": true, "accessToken": true, "refreshToken": true}
+var volatile = map[string]bool{"createdAt": true, "expiresAt": true, "accessToken": true, "refreshToken": true, "editedAt": true, "replacedAt": true}
 
 // normalizeGolden replaces volatile values, sorts the errors and indents
 // the response.

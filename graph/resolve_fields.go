@@ -94,17 +94,3 @@ func deleteAs(ctx context.Context, id string, del func(ctx context.Context, view
 	return id, nil
 }
 
-// addComment is the body of the addComment resolver: the new comment is
-// primed in the loader, so the answer's selection reads no Redis for it.
-func (r *Resolver) addComment(ctx context.Context, postID, content string) (*social.Comment, error) {
-	v, err := r.poster(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c, err := r.Engagement.AddComment(ctx, v.UserID, postID, content)
-	if err != nil {
-		return nil, err
-	}
-	loader.For(ctx).Comments.Prime(c.ID, c)
-	return c, nil
-}

@@ -73,6 +73,17 @@ type Engagement interface {
 	DeleteComment(ctx context.Context, viewerID, commentID string) error
 }
 
+// Edits edits posts; their earlier versions are read through the
+// request's loaders.
+type Edits interface {
+	EditPost(ctx context.Context, viewerID, id string, in social.EditPost) (*social.Post, error)
+}
+
+// Replies answers comments (addComment with inReplyTo).
+type Replies interface {
+	AddReply(ctx context.Context, viewerID, postID, content, inReplyTo string) (*social.Comment, error)
+}
+
 // Live streams home timelines (internal/live): posts newer than since
 // first, then live ones; end reports why the stream ended on its own.
 type Live interface {
@@ -102,6 +113,8 @@ type Resolver struct {
 	Graph      Graph
 	Posts      Posts
 	Engagement Engagement
+	Edits      Edits
+	Replies    Replies
 	Live       Live
 	Notes      Notes
 	LiveNotes  LiveNotes
@@ -133,4 +146,6 @@ type Reader interface {
 	// UserList and CommentList resolve the lists below an object.
 	UserList(ctx context.Context, k readplan.ListKey, first *int, after *string) (*model.UserConnection, error)
 	CommentList(ctx context.Context, postID string, first *int, after *string) (*model.CommentConnection, error)
+	// ReplyList resolves a comment's answers.
+	ReplyList(ctx context.Context, c *social.Comment, first *int, after *string) (*model.CommentConnection, error)
 }

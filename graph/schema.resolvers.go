@@ -26,6 +26,16 @@ func (r *commentResolver) Author(ctx context.Context, obj *social.Comment) (*soc
 	return loadUser(ctx, obj.AuthorID)
 }
 
+// InReplyTo is the resolver for the inReplyTo field.
+func (r *commentResolver) InReplyTo(ctx context.Context, obj *social.Comment) (*social.Comment, error) {
+	return answered(ctx, obj)
+}
+
+// Replies is the resolver for the replies field.
+func (r *commentResolver) Replies(ctx context.Context, obj *social.Comment, first *int, after *string) (*model.CommentConnection, error) {
+	return r.read.ReplyList(ctx, obj, first, after)
+}
+
 func (r *listResolver) Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error) {
 	return r.listMembers(ctx, obj, first, after)
 }
@@ -130,6 +140,11 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, e
 	return deleteAs(ctx, id, r.Posts.DeletePost)
 }
 
+// EditPost is the resolver for the editPost field.
+func (r *mutationResolver) EditPost(ctx context.Context, id string, input model.EditPostInput) (*social.Post, error) {
+	return r.editPost(ctx, id, input)
+}
+
 // LikePost is the resolver for the likePost field.
 func (r *mutationResolver) LikePost(ctx context.Context, postID string) (*social.Post, error) {
 	return r.likeEdit(ctx, postID, r.Engagement.Like)
@@ -141,8 +156,8 @@ func (r *mutationResolver) UnlikePost(ctx context.Context, postID string) (*soci
 }
 
 // AddComment is the resolver for the addComment field.
-func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string) (*social.Comment, error) {
-	return r.addComment(ctx, postID, content)
+func (r *mutationResolver) AddComment(ctx context.Context, postID string, content string, inReplyTo *string) (*social.Comment, error) {
+	return r.addComment(ctx, postID, content, inReplyTo)
 }
 
 // DeleteComment is the resolver for the deleteComment field.
@@ -152,11 +167,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string
 
 // MarkNotificationsRead is the resolver for the markNotificationsRead field.
 func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, upTo *string) (int, error) {
-	v, err := social.RequireViewer(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return r.Notes.MarkNotificationsRead(ctx, v.UserID, deref(upTo))
+	return r.markRead(ctx, upTo)
 }
 
 func (r *mutationResolver) Bookmark(ctx context.Context, postID string) (*social.Post, error) {
@@ -317,6 +328,11 @@ func (r *postResolver) Mentions(ctx context.Context, obj *social.Post) ([]*socia
 func (r *postResolver) ViewerHasBookmarked(ctx context.Context, obj *social.Post) (bool, error) {
 	m, err := loader.For(ctx).Marks.Load(ctx, obj.ID)
 	return m.Bookmarked, err
+}
+
+// Edits is the resolver for the edits field.
+func (r *postResolver) Edits(ctx context.Context, obj *social.Post) ([]*social.PostEdit, error) {
+	return postEdits(ctx, obj)
 }
 
 // Me is the resolver for the me field.

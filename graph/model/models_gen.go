@@ -59,6 +59,15 @@ type CreatePostInput struct {
 	Sensitive *bool `json:"sensitive,omitempty"`
 }
 
+// An edit of a post: what replaces its content, spoiler text and sensitive flag (the rules of CreatePostInput).
+type EditPostInput struct {
+	Content string `json:"content"`
+	// Empty or null: none.
+	SpoilerText *string `json:"spoilerText,omitempty"`
+	// False when null.
+	Sensitive *bool `json:"sensitive,omitempty"`
+}
+
 type Location struct {
 	Latitude  float64 `json:"latitude"`
 	Longitude float64 `json:"longitude"`
@@ -242,6 +251,10 @@ const (
 	NotificationKindRepost  NotificationKind = "REPOST"
 	NotificationKindFollow  NotificationKind = "FOLLOW"
 	NotificationKindMention NotificationKind = "MENTION"
+	// Someone answered the viewer's comment (comment is the answer).
+	NotificationKindReply NotificationKind = "REPLY"
+	// A post the viewer reposted was edited (one notification for each edit).
+	NotificationKindEdit NotificationKind = "EDIT"
 )
 
 var AllNotificationKind = []NotificationKind{
@@ -250,11 +263,13 @@ var AllNotificationKind = []NotificationKind{
 	NotificationKindRepost,
 	NotificationKindFollow,
 	NotificationKindMention,
+	NotificationKindReply,
+	NotificationKindEdit,
 }
 
 func (e NotificationKind) IsValid() bool {
 	switch e {
-	case NotificationKindLike, NotificationKindComment, NotificationKindRepost, NotificationKindFollow, NotificationKindMention:
+	case NotificationKindLike, NotificationKindComment, NotificationKindRepost, NotificationKindFollow, NotificationKindMention, NotificationKindReply, NotificationKindEdit:
 		return true
 	}
 	return false

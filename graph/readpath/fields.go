@@ -127,6 +127,9 @@ func postRules() map[string]fieldRule {
 		"spoilerText": {},
 		"sensitive":   {},
 		"editedAt":    {},
+		// Read through the request's loader of edits, which batches a
+		// level's posts.
+		"edits": {},
 		// Derived from the content (social.Tags): nothing to read ahead.
 		"tags": {render: renderStrings(func(p *social.Post) []string { return p.Tags() })},
 	}
@@ -199,6 +202,9 @@ func commentRules() map[string]fieldRule {
 				return fr.user(f.Selections, fr.page.Users[c.AuthorID])
 			})},
 		"post": {reach: reachPosts},
+		// The answered comment is read through the comments loader.
+		"inReplyTo": {},
+		"replies":   {list: readplan.ListReplies},
 	}
 }
 

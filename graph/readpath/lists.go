@@ -124,6 +124,20 @@ func (r *Reader) commentConnection(ctx context.Context, c social.Connection[*soc
 	return &model.CommentConnection{Edges: edges, PageInfo: PageInfo(c), TotalCount: c.Total}, nil
 }
 
+// ReplyList resolves Comment.replies through the list loader (the
+// read-ahead of the comments' level has read it for every comment).
+func (r *Reader) ReplyList(ctx context.Context, c *social.Comment, first *int, after *string) (*model.CommentConnection, error) {
+	p, err := social.NewPageRequest(first, after)
+	if err != nil {
+		return nil, err
+	}
+	pg, err := loader.For(ctx).Lists.Load(ctx, readplan.ListKey{List: readplan.ListReplies, Parent: c.ID, With: c.PostID, Page: p})
+	if err != nil {
+		return nil, err
+	}
+	return r.commentConnection(ctx, pg.Comments, false)
+}
+
 // comments primes the loaders with a page of comments and loads their
 // authors with what authorSel asks of them, unless a page fetch already
 // did (prefetched).
@@ -169,7 +183,7 @@ func (o objects) ids() []string {
 		}
 		return ids
 	}
-	return nil // comments have no lists
+	return nil // comments' lists (replies) are keyed by comment and post: planLevel
 }
 
 // lists loads, level by level, the lists below the objects of level and
@@ -270,10 +284,20 @@ func (b batched) planLevel(oc *graphql.OperationContext, l *loader.Loaders, leve
 				continue
 			}
 			sp := span{from: len(p.keys), list: list, prefetched: list == readplan.ListComments}
-			if list == readplan.ListComments {
+			if commentList(list) {
 				sp.sel = fieldSel(f).nodes(oc, "CommentConnection", "CommentEdge")
 			} else {
 				sp.sel = fieldSel(f).nodes(oc, "UserConnection", "UserEdge")
+			}
+			if list == readplan.ListReplies {
+				// A comment's answers are in its post's slot.
+				for _, c := range g.comments {
+					k.Parent, k.With = c.ID, c.PostID
+					p.keys = append(p.keys, k)
+				}
+				sp.to = len(p.keys)
+				p.spans = append(p.spans, sp)
+				continue
 			}
 			for _, id := range g.ids() {
 				k.Parent = id
@@ -310,7 +334,7 @@ func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l 
 	}
 	var users []loader.UserKey
 	for _, sp := range p.spans {
-		if sp.list == readplan.ListComments {
+		if commentList(sp.list) {
 			var cs []*social.Comment
 			for _, pg := range pages[sp.from:sp.to] {
 				cs = append(cs, pg.Comments.Items...)
@@ -336,6 +360,12 @@ func (b batched) nextLevel(ctx context.Context, oc *graphql.OperationContext, l 
 		_, _ = l.FetchDetails(ctx, users)
 	}
 	return next
+}
+
+// commentList reports a list of comments (a post's, or a comment's
+// answers), whose nodes are Comments.
+func commentList(l readplan.List) bool {
+	return l == readplan.ListComments || l == readplan.ListReplies
 }
 
 func appendUserKeys(keys []loader.UserKey, ids []string, w readplan.UserWants) []loader.UserKey {

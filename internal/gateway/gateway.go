@@ -224,6 +224,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Notes:      store.NotificationService,
 		Curation:   store.CurationService,
 		Discovery:  discovery{store.TagService, store.TrendService, store.UserSearchService},
+		Edits:      store.EditService, Replies: store.ReplyService,
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
 	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles,
@@ -346,19 +347,20 @@ type postsAndPages struct {
 }
 
 // loaderReads is what the loaders read through (loader.Reader): the batch
-// reads of the services that own users, the graph, posts, engagement and
-// timelines.
+// reads of the services that own users, the graph, posts, engagement,
+// timelines and posts' edits.
 type loaderReads struct {
 	*redisstore.AccountService
 	*redisstore.GraphService
 	*redisstore.PostService
 	*redisstore.EngagementService
 	*redisstore.TimelineService
+	*redisstore.EditService
 	*redisstore.CurationService
 }
 
 func newLoaderReads(s *redisstore.Store) loaderReads {
-	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.CurationService}
+	return loaderReads{s.AccountService, s.GraphService, s.PostService, s.EngagementService, s.TimelineService, s.EditService, s.CurationService}
 }
 
 // discovery is what the resolvers call Discovery: tag pages, trends and
@@ -385,6 +387,8 @@ var (
 	_ graph.Graph         = (*redisstore.GraphService)(nil)
 	_ graph.Posts         = postsAndPages{}
 	_ graph.Engagement    = (*redisstore.EngagementService)(nil)
+	_ graph.Edits         = (*redisstore.EditService)(nil)
+	_ graph.Replies       = (*redisstore.ReplyService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
 	_ graph.Curation      = (*redisstore.CurationService)(nil)
 	_ graph.Discovery     = discovery{}

@@ -202,10 +202,16 @@ func (s *stream) deliver(ctx context.Context, msgs []string) error {
 	return nil
 }
 
-// send sends p unless it was sent already; false when the stream must end.
+// send sends p unless it was sent already, as it now is: a post edited
+// since it was sent goes again (its edit is announced again); false when
+// the stream must end.
 func (s *stream) send(ctx context.Context, p *social.Post) bool {
 	id, _ := strconv.ParseInt(p.ID, 10, 64)
-	if !s.seen.add(id) {
+	var edited int64
+	if p.EditedAt != nil {
+		edited = p.EditedAt.UnixMilli()
+	}
+	if !s.seen.add(id, edited) {
 		return true
 	}
 	select {
@@ -348,21 +354,27 @@ func cmpID(a, b string) int {
 	return 0
 }
 
-// recent is a bounded set of the last ids added. It grows as ids come, so
-// an idle subscriber costs next to nothing.
+// recent is a bounded set of the last ids added, each with the version
+// (edit time) last added. It grows as ids come, so an idle subscriber
+// costs next to nothing.
 type recent struct {
-	ids  map[int64]struct{}
+	ids  map[int64]int64
 	ring []int64
 	size int
 	next int
 }
 
-func newRecent(n int) *recent { return &recent{ids: make(map[int64]struct{}), size: n} }
+func newRecent(n int) *recent { return &recent{ids: make(map[int64]int64), size: n} }
 
-// add adds id and reports whether it was new.
-func (r *recent) add(id int64) bool {
-	if _, ok := r.ids[id]; ok {
-		return false
+// add adds id at version and reports whether it was new, or held at an
+// older version.
+func (r *recent) add(id, version int64) bool {
+	if v, ok := r.ids[id]; ok {
+		if version <= v {
+			return false
+		}
+		r.ids[id] = version
+		return true
 	}
 	if len(r.ring) < r.size {
 		r.ring = append(r.ring, id)
@@ -371,6 +383,6 @@ func (r *recent) add(id int64) bool {
 		r.ring[r.next] = id
 		r.next = (r.next + 1) % len(r.ring)
 	}
-	r.ids[id] = struct{}{}
+	r.ids[id] = version
 	return true
 }

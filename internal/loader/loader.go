@@ -30,6 +30,8 @@ type Reader interface {
 	PostCounts(ctx context.Context, ids []string) ([]social.PostCounts, error)
 	Marks(ctx context.Context, viewerID string, postIDs []string) ([]social.Marks, error)
 	Comments(ctx context.Context, ids []string) ([]*social.Comment, error)
+	// PostEdits returns each post's earlier versions, newest first.
+	PostEdits(ctx context.Context, ids []string) ([][]social.PostEdit, error)
 	// UserDetails loads users with what w asks for in one round trip.
 	UserDetails(ctx context.Context, viewerID string, ids []string, w readplan.UserWants) (readplan.UserDetails, error)
 	// ListPages reads a page of each key's list as the viewer may see
@@ -99,6 +101,8 @@ type Loaders struct {
 	PostCounts *dataloadgen.Loader[string, social.PostCounts]
 	Marks      *dataloadgen.Loader[string, social.Marks]
 	Comments   *dataloadgen.Loader[string, *social.Comment]
+	// Edits loads posts' earlier versions (Post.edits).
+	Edits *dataloadgen.Loader[string, []social.PostEdit]
 	// Follows tells whether one user follows another (any two users).
 	Follows *dataloadgen.Loader[social.FollowPair, bool]
 	// Details loads users with their counters and relations as a list's
@@ -254,6 +258,7 @@ func (f *Factory) New(viewerID string) *Loaders {
 		PostCounts: dataloadgen.NewLoader(batch(s.PostCounts), o...),
 		Marks:      dataloadgen.NewLoader(marks, o...),
 		Comments:   dataloadgen.NewLoader(batch(s.Comments), o...),
+		Edits:      dataloadgen.NewLoader(batch(s.PostEdits), o...),
 		Follows:    dataloadgen.NewLoader(batch(s.Follows), o...),
 		Lists:      dataloadgen.NewLoader(lists, o...),
 		UserPages:  dataloadgen.NewLoader(userPages, o...),

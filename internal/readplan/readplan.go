@@ -48,6 +48,7 @@ const (
 	ListCommonFollowing List = "commonFollowing" // User.commonFollowing (With is the other user)
 	ListLikers          List = "likers"          // Post.likers
 	ListComments        List = "comments"        // Post.comments
+	ListReplies         List = "replies"         // Comment.replies (With is the comment's post)
 	ListMembers         List = "members"         // List.members (Parent is "<owner>:<list id>")
 )
 
@@ -57,13 +58,14 @@ const (
 type ListKey struct {
 	List   List
 	Parent string
-	// With is commonFollowing's other user; empty for the other lists.
+	// With is commonFollowing's other user, replies' post (whose slot
+	// holds the comment's answers); empty for the other lists.
 	With string
 	Page social.PageRequest
 }
 
-// ListPage is a page of a list: user ids, or, for ListComments, the
-// comments themselves.
+// ListPage is a page of a list: user ids, or, for ListComments and
+// ListReplies, the comments themselves.
 type ListPage struct {
 	Users    social.Connection[string]
 	Comments social.Connection[*social.Comment]

@@ -72,6 +72,8 @@ type Store struct {
 	*LiveService
 	*FanoutService
 	*NotificationService
+	*EditService
+	*ReplyService
 	*CurationService
 	*TagService
 	*TrendService
@@ -84,16 +86,19 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	db := Open(rdb, prefix)
 	c, k, set := db.rdb, db.keys, db.set
 	posts := &PostService{rdb: c, keys: k, set: set}
+	eng := &EngagementService{rdb: c, keys: k, set: set}
 	st := &Store{DB: db,
 		AccountService:      &AccountService{rdb: c, keys: k, set: set},
 		SessionService:      &SessionService{rdb: c, keys: k},
 		GraphService:        &GraphService{rdb: c, keys: k, set: set},
 		PostService:         posts,
-		EngagementService:   &EngagementService{rdb: c, keys: k, set: set},
+		EngagementService:   eng,
 		TimelineService:     &TimelineService{rdb: c, keys: k, set: set},
 		LiveService:         &LiveService{rdb: c, keys: k, set: set},
 		FanoutService:       &FanoutService{rdb: c, keys: k, set: set, posts: posts},
 		NotificationService: &NotificationService{rdb: c, keys: k, set: set},
+		EditService:         &EditService{rdb: c, keys: k, set: set},
+		ReplyService:        &ReplyService{rdb: c, keys: k, set: set, eng: eng},
 	}
 	st.CurationService = NewCurationService(st.TimelineService)
 	st.TagService = NewTagService(st.TimelineService)

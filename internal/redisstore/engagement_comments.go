@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,8 +23,8 @@ const deletedCommentTTL = time.Minute
 // What the store reads of a comment hash (commentRecord): the comment,
 // and what its deletion needs to take its notifications back.
 var (
-	commentRead     = commentRecord.view("author", "content", "created")
-	commentNotified = commentRecord.view("author", "mentions")
+	commentRead     = commentRecord.view("author", "content", "created", "reply")
+	commentNotified = commentRecord.view("author", "mentions", "rto")
 )
 
 // commentRetryWindow is how long a comment whose notification job was
@@ -48,22 +49,31 @@ func (s *EngagementService) AddComment(ctx context.Context, viewerID, postID, co
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.writeComment(ctx, viewerID, postID, content, mentions)
+	return s.addComment(ctx, viewerID, post.AuthorID, postID, content, mentions, answered{})
+}
+
+// answered is the comment an answer replies to: its id and author ("" for
+// a top-level comment).
+type answered struct{ id, author string }
+
+// addComment writes a checked comment and queues its notifications.
+func (s *EngagementService) addComment(ctx context.Context, viewerID, postAuthor, postID, content string, mentions []string, to answered) (*social.Comment, error) {
+	c, err := s.writeComment(ctx, viewerID, postID, content, mentions, to)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.notifyComment(ctx, c.ID, postID, viewerID, post.AuthorID, mentions); err != nil {
+	if err := s.notifyComment(ctx, c.ID, postID, viewerID, postAuthor, mentions, to.author); err != nil {
 		return nil, err
 	}
 	// The job is queued: a later comment with the same text is a new one.
 	// A mark left by a failed DEL only expires.
-	_ = s.rdb.Del(ctx, s.commentRetryKey(postID, viewerID, content)).Err()
+	_ = s.rdb.Del(ctx, s.commentRetryKey(postID, viewerID, content, to.id)).Err()
 	return c, nil
 }
 
 // writeComment writes a comment under a fresh id, or finds the earlier
 // call's comment with the same text whose job may not be queued.
-func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, content string, mentions []string) (*social.Comment, error) {
+func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, content string, mentions []string, to answered) (*social.Comment, error) {
 	// A retried INCR only leaves a gap in the ids.
 	n, err := s.rdb.Incr(ctx, s.keys.CommentSeq()).Result()
 	if err != nil {
@@ -76,25 +86,33 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 		return nil, fmt.Errorf("index comment %s: %w", id, err)
 	}
 	created := s.set.now().UTC()
-	row := commentRow{comment: social.Comment{AuthorID: viewerID, Content: content, CreatedAt: created}, mentions: mentions}
-	retry := s.commentRetryKey(postID, viewerID, content)
+	row := commentRow{comment: social.Comment{AuthorID: viewerID, Content: content, CreatedAt: created, InReplyToID: to.id},
+		mentions: mentions, replyTo: to.author}
+	retry := s.commentRetryKey(postID, viewerID, content, to.id)
+	keys := []string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID), retry}
+	if to.id != "" {
+		keys = append(keys, s.keys.PostComment(postID, to.id), s.keys.CommentReplies(postID, to.id))
+	}
 	// Twice at most: an earlier comment deleted since is no answer.
 	for range 2 {
-		res, err := addCommentScript.Run(ctx, s.rdb,
-			[]string{s.keys.Post(postID), s.keys.PostComment(postID, id), s.keys.PostComments(postID), retry},
+		res, err := addCommentScript.Run(ctx, s.rdb, keys,
 			append([]any{id, commentRetryWindow.Milliseconds(), s.keys.PostComment(postID, "")}, commentRecord.encode(&row)...)...,
 		).Text()
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
 		case res == "OK":
-			return &social.Comment{ID: id, PostID: postID, AuthorID: viewerID, Content: content, CreatedAt: created.Truncate(time.Millisecond)}, nil
+			return &social.Comment{ID: id, PostID: postID, AuthorID: viewerID, Content: content, CreatedAt: created.Truncate(time.Millisecond),
+				InReplyToID: to.id}, nil
 		}
 		// The post is gone, or the comment is the earlier one: the index
 		// entry of the fresh id is garbage.
 		_ = s.rdb.HDel(ctx, s.keys.CommentPost(id), id).Err()
-		if res == "GONE" {
+		switch res {
+		case "GONE":
 			return nil, social.Errorf(social.NotFound, "post %s not found", postID)
+		case "NOPARENT":
+			return nil, social.Errorf(social.NotFound, "comment %s not found", to.id)
 		}
 		earlier, err := s.commentsOf(ctx, []commentRef{{ID: res, PostID: postID}})
 		if err != nil {
@@ -114,9 +132,10 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 }
 
 // commentRetryKey is the retry mark of viewerID's comment content on
-// postID: the text enters the key as a digest.
-func (s *EngagementService) commentRetryKey(postID, viewerID, content string) string {
-	sum := sha256.Sum256([]byte(content))
+// postID, answering comment parent ("" for none): the text and the
+// comment answered enter the key as a digest.
+func (s *EngagementService) commentRetryKey(postID, viewerID, content, parent string) string {
+	sum := sha256.Sum256([]byte(content + "\x00" + parent))
 	return s.keys.CommentRetry(postID, viewerID, hex.EncodeToString(sum[:12]))
 }
 
@@ -142,7 +161,7 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	}
 	res, err := deleteCommentScript.Run(ctx, s.rdb,
 		[]string{s.keys.Post(postID), s.keys.PostComment(postID, commentID), s.keys.PostComments(postID)},
-		commentID, viewerID, deletedCommentTTL.Milliseconds(), s.keys.PostComment(postID, ""),
+		commentID, viewerID, deletedCommentTTL.Milliseconds(), s.keys.PostComment(postID, ""), s.keys.CommentReplies(postID, ""),
 	).Text()
 	if err != nil {
 		return fmt.Errorf("delete comment %s: %w", commentID, err)
@@ -168,15 +187,23 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	if c.comment.AuthorID == "" {
 		return nil // deleted by an earlier run, which queued the jobs
 	}
-	return s.notifyComment(ctx, commentID, postID, c.comment.AuthorID, postAuthor.Val(), c.mentions)
+	return s.notifyComment(ctx, commentID, postID, c.comment.AuthorID, postAuthor.Val(), c.mentions, c.replyTo)
 }
 
 // notifyComment queues the jobs of a comment's notifications: its post's
-// author, and the users it mentions.
-func (s *EngagementService) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string) error {
+// author, the users it mentions and, for an answer, the author of the
+// comment answered (replyTo), who is told once, of the answer, however
+// else the comment concerns them.
+func (s *EngagementService) notifyComment(ctx context.Context, id, postID, author, postAuthor string, mentions []string, replyTo string) error {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if postAuthor != "" {
+		if replyTo != "" {
+			queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteReply, id, postID, author, replyTo)
+		}
+		if postAuthor != "" && postAuthor != replyTo {
 			queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteComment, id, postID, author, postAuthor)
+		}
+		if replyTo != "" {
+			mentions = slices.DeleteFunc(slices.Clone(mentions), func(u string) bool { return u == replyTo })
 		}
 		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteMention, id, postID, author, mentions...)
 		return nil

@@ -32,7 +32,7 @@ type FanoutService struct {
 
 // Fan-out jobs: the fields of the entries of FanoutStream.
 const (
-	jobOp     = "op"     // opPost or opDelete
+	jobOp     = "op"     // opPost, opDelete, opEdit (fanout_edit.go), or a note job's
 	jobPost   = "post"   // the post id
 	jobAuthor = "author" // its author
 	jobRepost = "repost" // the original, when the post is a repost
@@ -54,6 +54,8 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 		return s.syncNote(ctx, job)
 	case opNotePurge:
 		return s.purgeNotes(ctx, job)
+	case opEdit:
+		return newEditFanout(s).run(ctx, job)
 	}
 	post, author, repost := job[jobPost], job[jobAuthor], job[jobRepost]
 	if !social.IsID(post) || !social.IsID(author) || (repost != "" && !social.IsID(repost)) {

@@ -28,7 +28,7 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 		return err
 	}
 	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post))
+		p.Del(ctx, k.Post(post), k.PostOnlyTo(post), k.PostNotTo(post), k.PostReposts(post), k.PostPlainReposts(post), k.PostViewers(post), k.PostEdits(post))
 		queueUnindex(ctx, p, k, author, post, nil)
 		p.LRem(ctx, k.Home(author), 0, entry)
 		if repost != "" {
@@ -80,9 +80,9 @@ func (s *FanoutService) deletePostEngagement(ctx context.Context, postID string)
 	const batch = 1000
 	for start := 0; start < len(ids); start += batch {
 		part := ids[start:min(start+batch, len(ids))]
-		keys := make([]string, len(part))
-		for i, id := range part {
-			keys[i] = s.keys.PostComment(postID, id)
+		keys := make([]string, 0, 2*len(part))
+		for _, id := range part {
+			keys = append(keys, s.keys.PostComment(postID, id), s.keys.CommentReplies(postID, id))
 		}
 		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Del(ctx, keys...)

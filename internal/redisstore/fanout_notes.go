@@ -31,7 +31,7 @@ func (s *FanoutService) syncNote(ctx context.Context, job map[string]string) err
 	if !social.IsID(target) || !social.IsID(actor) || (post != "" && !social.IsID(post)) {
 		return fmt.Errorf("malformed note job %v", job)
 	}
-	t := noteTruth{kind: kind, target: target, post: post, actor: actor, to: to, gone: job[noteGone] == "1"}
+	t := noteTruth{kind: kind, target: target, post: post, actor: actor, to: to, gone: job[noteGone] == "1", stamp: job[jobEdited]}
 	at := strconv.FormatInt(s.set.now().UnixMilli(), 10)
 	if v, err := strconv.ParseInt(job[noteAt], 10, 64); err == nil && v > 0 {
 		at = job[noteAt]
@@ -61,8 +61,10 @@ type noteTruth struct {
 	to                     []string
 	gone                   bool
 	group, postID, comment string
-	postAuthor             string // the post's author, for a mention (checked against the recipient's blocks)
-	score                  string // when the actor acted, by the source's score (aggregated kinds), "" when it does not stand
+	postAuthor             string          // the post's author, for a mention (checked against the recipient's blocks)
+	stamp                  string          // an edit's time (ms), for EDIT: each edit is a notification of its own
+	mentioned              *redis.SliceCmd // a post's author and mentions, for a mention in a post
+	score                  string          // when the actor acted, by the source's score (aggregated kinds), "" when it does not stand
 }
 
 // readTruth reads whether the job's action stands, for each recipient.
@@ -78,11 +80,18 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 			truth, t.group = p.ZScore(ctx, k.Followers(t.to[0]), t.actor), "follow"
 		case social.NoteComment:
 			truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), commentRecord.name("author")), "comment:"+t.target, t.post, t.target
+		case social.NoteReply:
+			truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), commentRecord.name("author")), "reply:"+t.target, t.post, t.target
+		case social.NoteEdit:
+			truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), postAuthorField), "edit:"+t.target+":"+t.stamp, t.target
 		case social.NoteRepost:
 			truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), postRecord.name("repost")), "repost:"+t.post, t.post
 		case social.NoteMention:
 			// A mention in a post (post == "") or in a comment on post.
+			// A post's mentions change with an edit: the recipient must be
+			// among them still.
 			if t.post == "" {
+				t.mentioned = postMentioned.queue(ctx, p, k.Post(t.target))
 				truth, t.group, t.postID = p.HGet(ctx, k.Post(t.target), postAuthorField), "mention:"+t.target, t.target
 			} else {
 				truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), commentRecord.name("author")), "mention:c"+t.target, t.post, t.target
@@ -110,12 +119,23 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 	if access != nil {
 		t.postAuthor = access.author()
 	}
+	var mentioned []string
+	if t.mentioned != nil {
+		var row postRow
+		postMentioned.decode(&row, t.mentioned.Val())
+		mentioned = row.post.Mentions
+	}
 	out := make([]bool, len(t.to))
 	for i, r := range t.to {
-		out[i] = stands && !t.gone && r != t.actor && (access == nil || access.allows(i))
+		out[i] = stands && !t.gone && r != t.actor && (access == nil || access.allows(i)) &&
+			(t.mentioned == nil || slices.Contains(mentioned, r))
 	}
 	return out, nil
 }
+
+// postMentioned is what the truth of a mention in a post reads: whom the
+// post mentions now.
+var postMentioned = postRecord.view("mentions")
 
 // applyNote runs noteScript, or noteAggScript for a kind read from its
 // source, for each recipient, then checks the windows noteAggScript asks

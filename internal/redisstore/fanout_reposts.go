@@ -78,6 +78,19 @@ func (s *FanoutService) removePlainReposts(ctx context.Context, original string,
 			return fmt.Errorf("delete plain repost %s of post %s: %w", id, original, err)
 		}
 	}
+	// The reposters' notifications of the original's edits go with it.
+	k := s.keys
+	_, err = pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		for i := 0; i+1 < len(claims); i += 2 {
+			if r := claims[i]; social.IsID(r) {
+				notePostPurge.EvalSha(ctx, p, []string{k.Notes(r), k.NoteData(r), k.NoteOpen(r)}, k.NoteActors(r, ""), original)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("take post %s out of its reposters' notifications: %w", original, err)
+	}
 	return nil
 }
 

@@ -251,6 +251,17 @@ func (k Keys) Likers(post string) string { return k.postKey(post, ":likers") }
 // PostComments is the list of a post's comment ids, newest first.
 func (k Keys) PostComments(post string) string { return k.postKey(post, ":comments") }
 
+// CommentReplies is the list of the ids of a comment's answers, oldest
+// first, in its post's slot: written with each answer by
+// addCommentScript, an answer's id taken out when it is deleted and the
+// list deleted with its comment (deleteCommentScript) or its post.
+func (k Keys) CommentReplies(post, comment string) string { return k.postKey(post, ":cr:"+comment) }
+
+// PostEdits is the list of a post's earlier versions, newest first, at
+// most social.MaxEdits (editPostScript), in the post's slot; deleted
+// with the post.
+func (k Keys) PostEdits(post string) string { return k.postKey(post, ":edits") }
+
 // CommentSeq is the INCR counter that hands out comment ids.
 func (k Keys) CommentSeq() string { return k.prefix + "{seq}:comment" }
 

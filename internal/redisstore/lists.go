@@ -14,7 +14,7 @@ import (
 // Lists below objects, read for many parents at once.
 //
 // ListPages serves the list loader: the pages of followers, following,
-// likers and comments of every parent of a query level are one pipeline
+// likers, comments and answers of every parent of a query level are one pipeline
 // (one script run per list, each on its parent's slot), whatever the number
 // of parents and their page sizes. Common following adds a round of
 // ZMSCOREs for all its pages together, and further rounds, within its
@@ -56,11 +56,8 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 					}
 					edges[i] = edgePageScript.EvalSha(ctx, p, zkeys, args...)
 				}
-			case readplan.ListComments:
-				var after string
-				if after, err = commentCursor(k.Page); err == nil && social.IsID(k.Parent) {
-					comments[i] = queueCommentRows(ctx, p, ks, k.Parent, k.Page.First+1, after, false)
-				}
+			case readplan.ListComments, readplan.ListReplies:
+				comments[i], err = queueCommentPage(ctx, p, ks, k)
 			case readplan.ListCommonFollowing:
 				// Made once: a walk pays for its first chunk when made.
 				if common[i] == nil {
@@ -94,7 +91,11 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 			total, e, err := parseEdgePage(edges[i])
 			out[i].Users, errs[i] = edgeConnection(e, firsts[i], total), wrapList(k, err)
 		case comments[i] != nil:
-			c, err := commentsFromReply(k.Parent, firsts[i], comments[i])
+			post := k.Parent
+			if k.List == readplan.ListReplies {
+				post = k.With
+			}
+			c, err := commentsFromReply(post, firsts[i], comments[i])
 			out[i].Comments, errs[i] = c, wrapList(k, err)
 		}
 	}
@@ -158,4 +159,19 @@ func commentCursor(p social.PageRequest) (string, error) {
 		return "", social.Errorf(social.BadUserInput, "malformed cursor")
 	}
 	return parts[0], nil
+}
+
+// queueCommentPage queues the read of a page of a post's comments, or of
+// a comment's answers (nil for a parent that cannot exist).
+func queueCommentPage(ctx context.Context, p redis.Pipeliner, ks Keys, k readplan.ListKey) (*redis.Cmd, error) {
+	after, err := commentCursor(k.Page)
+	switch {
+	case err != nil || !social.IsID(k.Parent):
+		return nil, err
+	case k.List == readplan.ListComments:
+		return queueCommentRows(ctx, p, ks, k.Parent, k.Page.First+1, after, false), nil
+	case social.IsID(k.With):
+		return queueReplyRows(ctx, p, ks, k.With, k.Parent, k.Page.First+1, after), nil
+	}
+	return nil, nil
 }

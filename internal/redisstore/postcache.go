@@ -31,7 +31,7 @@ const DefaultPostCache = 100_000
 // fixed fields) and what a read of a cached post takes from Redis: author
 // and created, which prove the hash is still the cached post, and every
 // mutable field.
-var postCachePlan = newCachePlan(postRecord, "author", "created")
+var postCachePlan = newCachePlan(postRecord, "edited", "author", "created")
 
 // cachePlan is what a cache that keeps records for as long as they live
 // may keep of a record, derived from its table: its fixed fields only.
@@ -43,19 +43,25 @@ type cachePlan struct {
 	identity []int // positions of the fields compared with the hash's
 	live     []any // the fields a read of a kept record takes: identity, then the mutable ones
 	livePos  []int // their positions in the record
+	// version is the position of the record's version field (-1: none),
+	// kept with the versioned fields and compared with the hash's.
+	version int
 }
 
 // newCachePlan derives a record's cachePlan; one that fails checkPlan
 // panics at start-up.
-func newCachePlan[T any](r *record[T], identity ...string) cachePlan {
-	var c cachePlan
+func newCachePlan[T any](r *record[T], version string, identity ...string) cachePlan {
+	c := cachePlan{version: -1}
+	if version != "" {
+		c.version = r.at(version)
+	}
 	for _, n := range identity {
 		c.identity = append(c.identity, r.at(n))
 		c.live = append(c.live, r.name(n))
 		c.livePos = append(c.livePos, r.at(n))
 	}
 	for i, f := range r.fields {
-		if f.change == fixed {
+		if f.change == fixed || f.change == versioned {
 			c.keep = append(c.keep, i)
 		} else {
 			c.live = append(c.live, f.name)
@@ -73,7 +79,10 @@ func newCachePlan[T any](r *record[T], identity ...string) cachePlan {
 // fields are fixed ones.
 func checkPlan[T any](r *record[T], c cachePlan) error {
 	for _, i := range c.keep {
-		if r.fields[i].change != fixed {
+		switch ch := r.fields[i].change; {
+		case ch == versioned && (c.version < 0 || r.fields[c.version].change != mutable || !slices.Contains(c.livePos, c.version)):
+			return fmt.Errorf("record %s: the cache keeps versioned field %s without reading a version", r.lua, r.fields[i].name)
+		case ch != fixed && ch != versioned:
 			return fmt.Errorf("record %s: the cache keeps mutable field %s", r.lua, r.fields[i].name)
 		}
 	}
@@ -83,7 +92,7 @@ func checkPlan[T any](r *record[T], c cachePlan) error {
 		}
 	}
 	for i, f := range r.fields {
-		if f.change != fixed && !slices.Contains(c.livePos, i) {
+		if f.change == mutable && !slices.Contains(c.livePos, i) {
 			return fmt.Errorf("record %s: mutable field %s is not read with a cached record", r.lua, f.name)
 		}
 		if !slices.Contains(c.keep, i) && !slices.Contains(c.livePos, i) {
@@ -93,11 +102,15 @@ func checkPlan[T any](r *record[T], c cachePlan) error {
 	return nil
 }
 
-// kept is what the cache keeps of vals, an HMGET of the whole record.
+// kept is what the cache keeps of vals, an HMGET of the whole record:
+// the fields kept, then the version they belong to.
 func (c cachePlan) kept(vals []any) []any {
-	out := make([]any, len(c.keep))
+	out := make([]any, len(c.keep), len(c.keep)+1)
 	for j, i := range c.keep {
 		out[j] = vals[i]
+	}
+	if c.version >= 0 {
+		out = append(out, vals[c.version])
 	}
 	return out
 }
@@ -117,6 +130,9 @@ func (c cachePlan) merge(kept, got []any, n int) ([]any, bool) {
 	}
 	for j, i := range c.livePos {
 		vals[i] = got[j]
+	}
+	if c.version >= 0 && kept[len(c.keep)] != vals[c.version] {
+		return nil, false // versioned fields of an older version
 	}
 	return vals, true
 }
@@ -144,9 +160,9 @@ func (r postReader) queuePostRead(ctx context.Context, p redis.Pipeliner, id str
 }
 
 // postValues returns the i-th post's hash as postRecord.all, from its
-// reply and its cached fixed fields; false when the cached fields are of
-// another post than the hash now holds (the cached entry is dropped and
-// the caller reads the hash in full). A full read of an existing post
+// reply and its cached fields; false when the cached fields are of
+// another post than the hash now holds, or of an earlier edit (the cached
+// entry is dropped and the caller reads the hash in full). A full read of an existing post
 // fills the cache.
 func (r postReader) postValues(id string, cmd *redis.SliceCmd, fixed []any) ([]any, bool) {
 	got := cmd.Val()

@@ -151,8 +151,8 @@ func TestPostCacheShowsEdits(t *testing.T) {
 		})
 	}
 
-	if err := a.SetPostFields(ctx, id, &social.Post{Content: "rewritten"}, "content"); err == nil {
-		t.Error("a write of content, a fixed field, passed")
+	if err := a.SetPostFields(ctx, id, &social.Post{Source: "elsewhere"}, "src"); err == nil {
+		t.Error("a write of src, a fixed field, passed")
 	}
 	feedOK(t, a.DeletePost(ctx, author, id))
 	if err := a.SetPostFields(ctx, id, &social.Post{}, "edited"); !social.IsCode(err, social.NotFound) {

@@ -30,6 +30,12 @@ const (
 	// mutable fields are written after creation too (by a script, by an
 	// edit): every read takes them from Redis.
 	mutable
+	// versioned fields change only in the step that writes their
+	// record's version field anew (a post's content and mentions, with
+	// its edited time: editPostScript): a cache keeps them with the
+	// version they belong to, and a read that finds another version
+	// reads them again.
+	versioned
 )
 
 // codec moves one field between the hash and the Go value T that holds a
@@ -132,8 +138,8 @@ func (r *record[T]) check() error {
 			return fmt.Errorf("record %s: field %s twice", r.lua, f.name)
 		case f.get == nil || f.set == nil:
 			return fmt.Errorf("record %s: field %s has no codec", r.lua, f.name)
-		case f.change != fixed && f.change != mutable:
-			return fmt.Errorf("record %s: field %s says neither fixed nor mutable", r.lua, f.name)
+		case f.change != fixed && f.change != mutable && f.change != versioned:
+			return fmt.Errorf("record %s: field %s says neither fixed, mutable nor versioned", r.lua, f.name)
 		}
 		seen[f.name] = true
 	}
@@ -258,7 +264,7 @@ func (r *record[T]) update(src *T, names []string) ([]any, error) {
 		}
 		f := r.fields[i]
 		if f.change != mutable {
-			return nil, fmt.Errorf("record %s: field %s is fixed", r.lua, n)
+			return nil, fmt.Errorf("record %s: field %s is fixed or versioned", r.lua, n)
 		}
 		v, set := f.get(src)
 		if !set {

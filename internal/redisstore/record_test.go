@@ -65,7 +65,7 @@ func TestPostCacheKeepsFixedFieldsOnly(t *testing.T) {
 	fields := slices.Clone(postRecord.fields)
 	fields[content].change = mutable
 	edited := newRecord("post", fields...)
-	plan := newCachePlan(edited, "author", "created")
+	plan := newCachePlan(edited, "edited", "author", "created")
 	if slices.Contains(plan.keep, content) || !slices.Contains(plan.livePos, content) {
 		t.Errorf("content made mutable: kept at %v, read at %v", plan.keep, plan.livePos)
 	}

@@ -34,10 +34,14 @@ type postRow struct {
 
 // postRecord is the post hash. Its fixed fields are written once, by
 // post.lua, so the post cache keeps them (postcache.go); the counters,
-// cm and pv change with the post's likes, comments and reposts.
+// cm and pv change with the post's likes, comments and reposts; spoiler,
+// sensitive and edited with an edit, and content and mentions, versioned
+// by edited, which the cache keeps with the edited time they belong to.
 var postRecord = newRecord("post",
 	field[postRow]{"author", fixed, text(func(r *postRow) *string { return &r.post.AuthorID })},
-	field[postRow]{"content", fixed, text(func(r *postRow) *string { return &r.post.Content })},
+	// content and mentions change with an edit, which writes edited anew
+	// (post_edits.go).
+	field[postRow]{"content", versioned, text(func(r *postRow) *string { return &r.post.Content })},
 	field[postRow]{"created", fixed, millis(func(r *postRow) *time.Time { return &r.post.CreatedAt })},
 	field[postRow]{"vis", fixed, codec[postRow]{
 		get: func(r *postRow) (string, bool) { return string(r.post.Visibility), true },
@@ -59,7 +63,7 @@ var postRecord = newRecord("post",
 				r.post.Location.Name = v
 			}
 		}}},
-	field[postRow]{"mentions", fixed, ids(func(r *postRow) *[]string { return &r.post.Mentions }, false)},
+	field[postRow]{"mentions", versioned, ids(func(r *postRow) *[]string { return &r.post.Mentions }, false)},
 	field[postRow]{"media", fixed, codec[postRow]{
 		get: func(r *postRow) (string, bool) { return encodeMedia(r.post.Media), len(r.post.Media) > 0 },
 		set: func(r *postRow, v string, _ bool) {
@@ -113,6 +117,9 @@ var profileRead = profileRecord.view("name", "email", "bio", "created", "dname",
 type commentRow struct {
 	comment  social.Comment
 	mentions []string // the users it mentions, told by notifications
+	// replyTo is the author of the comment it answers (reply), told of
+	// the answer by a notification.
+	replyTo string
 	// deletedBy is a deleted comment's tombstone: who deleted it, which
 	// lets a retried delete recognise its own earlier run.
 	deletedBy string
@@ -125,6 +132,8 @@ var commentRecord = newRecord("comment",
 	field[commentRow]{"content", fixed, text(func(r *commentRow) *string { return &r.comment.Content })},
 	field[commentRow]{"created", fixed, millis(func(r *commentRow) *time.Time { return &r.comment.CreatedAt })},
 	field[commentRow]{"mentions", fixed, ids(func(r *commentRow) *[]string { return &r.mentions }, true)},
+	field[commentRow]{"reply", fixed, optText(func(r *commentRow) *string { return &r.comment.InReplyToID })},
+	field[commentRow]{"rto", fixed, optText(func(r *commentRow) *string { return &r.replyTo })},
 	field[commentRow]{"deleted", mutable, optText(func(r *commentRow) *string { return &r.deletedBy })},
 )
 

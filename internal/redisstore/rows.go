@@ -129,7 +129,13 @@ func queueCommentRows(ctx context.Context, p redis.Pipeliner, k Keys, postID str
 	if pack {
 		keys = append(keys, k.Post(postID))
 	}
-	return commentRowsScript.EvalSha(ctx, p, keys, n, k.PostComment(postID, ""), after)
+	return commentRowsScript.EvalSha(ctx, p, keys, n, k.PostComment(postID, ""), after, "0")
+}
+
+// queueReplyRows queues the read of n of a comment's answers, oldest
+// first, after the cursor after (commentRowsScript on CommentReplies).
+func queueReplyRows(ctx context.Context, p redis.Pipeliner, k Keys, postID, commentID string, n int, after string) *redis.Cmd {
+	return commentRowsScript.EvalSha(ctx, p, []string{k.CommentReplies(postID, commentID)}, n, k.PostComment(postID, ""), after, "1")
 }
 
 // commentsFromReply turns a commentRowsScript reply into the first page
@@ -143,15 +149,15 @@ func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connect
 	if err != nil {
 		return c, err
 	}
-	if len(res) < 1 || (len(res)-1)%4 != 0 {
+	if len(res) < 1 || (len(res)-1)%5 != 0 {
 		return c, fmt.Errorf("unexpected script reply of %d values", len(res))
 	}
 	total, _ := res[0].(int64)
 	c.Total = int(total)
-	rows := (len(res) - 1) / 4
+	rows := (len(res) - 1) / 5
 	c.HasNext = rows > first
 	for r := 0; r < min(rows, first); r++ {
-		v := res[1+4*r : 5+4*r]
+		v := res[1+5*r : 6+5*r]
 		id, _ := v[0].(string)
 		author, _ := v[1].(string)
 		if author == "" {
@@ -159,7 +165,8 @@ func commentsFromReply(postID string, first int, cmd *redis.Cmd) (social.Connect
 		}
 		content, _ := v[2].(string)
 		created, _ := v[3].(string)
-		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created)})
+		reply, _ := v[4].(string)
+		c.Items = append(c.Items, &social.Comment{ID: id, PostID: postID, AuthorID: author, Content: content, CreatedAt: msTime(created), InReplyToID: reply})
 		c.Cursors = append(c.Cursors, social.EncodeCursor(id))
 	}
 	return c, nil
@@ -177,15 +184,24 @@ const packedComments = 4
 func unpackComments(postID, packed string, total, first int) (social.Connection[*social.Comment], bool) {
 	c := social.Connection[*social.Comment]{Total: total}
 	rows := 0
+	// With the answered ids ("r"), five fields before the content.
+	packed, answers := strings.CutPrefix(packed, "r")
+	f := make([]string, 4)
+	if answers {
+		f = make([]string, 5)
+	}
 	for packed != "" {
-		var f [4]string
 		for j := range f {
 			var ok bool
 			if f[j], packed, ok = strings.Cut(packed, " "); !ok {
 				return c, false
 			}
 		}
-		n, err := strconv.Atoi(f[3])
+		reply, size := "", f[3]
+		if answers {
+			reply, size = strings.TrimPrefix(f[3], "-"), f[4]
+		}
+		n, err := strconv.Atoi(size)
 		if err != nil || n < 0 || n > len(packed) {
 			return c, false
 		}
@@ -194,7 +210,7 @@ func unpackComments(postID, packed string, total, first int) (social.Connection[
 		if rows++; rows > first {
 			continue
 		}
-		c.Items = append(c.Items, &social.Comment{ID: f[0], PostID: postID, AuthorID: f[1], Content: content, CreatedAt: msTime(f[2])})
+		c.Items = append(c.Items, &social.Comment{ID: f[0], PostID: postID, AuthorID: f[1], Content: content, CreatedAt: msTime(f[2]), InReplyToID: reply})
 		c.Cursors = append(c.Cursors, social.EncodeCursor(f[0]))
 	}
 	c.HasNext = rows > first

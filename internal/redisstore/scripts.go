@@ -54,6 +54,7 @@ var (
 	claimAgeScript     = newScript("repost_claim_age.lua")
 	repostUnlinkScript = newScript("repost_unlink.lua", "counts", "flags")
 	authorPostScript   = newScript("author_post.lua", "home")
+	editPostScript     = newScript("edit_post.lua")
 	// The reader's index of an author's posts (postindex.go).
 	authorWindowScript = newScript("author_window.lua")
 	authorIndexScript  = newScript("author_index.lua")
@@ -103,7 +104,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, authorWindowScript, authorIndexScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, authorWindowScript, authorIndexScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript, notePostPurge}
 
 //go:embed lua
 var luaFiles embed.FS

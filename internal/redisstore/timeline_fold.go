@@ -156,8 +156,9 @@ func (f *storyFold) hides(p *social.Post) bool {
 	return f.newest[story] > id
 }
 
-// postKeptFields are the fields the post cache keeps, in its order, and
-// keptAuthor the author's place among them.
+// postKeptFields are the fields the post cache keeps, in its order, then
+// the version they belong to (cachePlan.kept), and keptAuthor the
+// author's place among them.
 var postKeptFields, keptAuthor = func() ([]any, int) {
 	out, author := make([]any, len(postCachePlan.keep)), -1
 	for j, i := range postCachePlan.keep {
@@ -165,6 +166,9 @@ var postKeptFields, keptAuthor = func() ([]any, int) {
 		if i == postRecord.at("author") {
 			author = j
 		}
+	}
+	if postCachePlan.version >= 0 {
+		out = append(out, postRecord.fields[postCachePlan.version].name)
 	}
 	return out, author
 }()

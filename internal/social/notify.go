@@ -18,6 +18,11 @@ const (
 	NoteRepost  NoteKind = "REPOST"
 	NoteFollow  NoteKind = "FOLLOW"
 	NoteMention NoteKind = "MENTION"
+	// NoteReply tells a comment's author of an answer to it.
+	NoteReply NoteKind = "REPLY"
+	// NoteEdit tells a plain reposter that the post they reposted was
+	// edited.
+	NoteEdit NoteKind = "EDIT"
 )
 
 // Aggregated reports whether notifications of kind k gather several
@@ -31,8 +36,8 @@ func (k NoteKind) Aggregated() bool { return k == NoteLike || k == NoteRepost ||
 type Notification struct {
 	ID          string
 	Kind        NoteKind
-	PostID      string // the post liked, commented on, reposted or mentioning the recipient
-	CommentID   string // the comment, for COMMENT and for a mention in a comment
+	PostID      string // the post liked, commented on, reposted, edited or mentioning the recipient
+	CommentID   string // the comment, for COMMENT and REPLY (the answer) and for a mention in a comment
 	ActorsCount int
 	// Actors are the first actors' ids, most recent first, as many as the
 	// read asked for.

@@ -112,6 +112,10 @@ type Comment struct {
 	AuthorID  string
 	Content   string
 	CreatedAt time.Time
+	// InReplyToID is the comment of the same post this one answers, ""
+	// for a top-level comment. It stays when that comment is deleted:
+	// Comment.inReplyTo then reads null.
+	InReplyToID string
 }
 
 // Viewer is who a request acts for, taken from a verified access token.

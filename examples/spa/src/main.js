@@ -13,6 +13,7 @@ import { LiveStream } from './live.js';
 import { Notifications } from './notifications.js';
 import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
+import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
 import { linkTags, tagFromHash, loadTrends, mentionAutocomplete } from './discovery.js';
 import { ProfileSettings } from './settings.js';
 import { Curation } from './curation.js';
@@ -21,13 +22,13 @@ const PAGE = 10;
 
 const POST_FIELDS = gql`
   fragment PostFields on Post {
-    id content createdAt visibility
+    id content createdAt visibility spoilerText sensitive editedAt
     author { id name displayName avatar(size: 48) { url } }
     media { id kind url mimeType width height duration alt }
     location { name }
     repostOf { id content author { name } }
     likesCount viewerHasLiked commentsCount viewerHasBookmarked pinned
-    comments(first: 3) { edges { node { id content createdAt author { name } } } }
+    comments(first: 3) { edges { node { id content createdAt author { name } inReplyTo { id author { name } } } } }
   }`;
 const HOME = gql`
   query Home($first: Int!, $after: String) {
@@ -45,7 +46,6 @@ const NEWER = gql`
     }
   }
   ${POST_FIELDS}`;
-<<<<<<< HEAD
 const BOOKMARKS = gql`
   query Bookmarks($first: Int!) {
     bookmarks(first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
@@ -54,11 +54,11 @@ const BOOKMARKS = gql`
 const LIST_TIMELINE = gql`
   query ListTimeline($id: ID!, $first: Int!) {
     listTimeline(listId: $id, first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
-=======
+  }
+  ${POST_FIELDS}`;
 const TAG_PAGE = gql`
   query TagPage($tag: String!, $first: Int!) {
     tagTimeline(tag: $tag, first: $first) { edges { cursor node { ...PostFields } } }
->>>>>>> discovery
   }
   ${POST_FIELDS}`;
 const LIVE = print(gql`subscription Live($since: ID) { timelineUpdated(since: $since) { ...PostFields } } ${POST_FIELDS}`);
@@ -66,7 +66,7 @@ const LIKE = gql`mutation Like($id: ID!) { likePost(postId: $id) { id likesCount
 const UNLIKE = gql`mutation Unlike($id: ID!) { unlikePost(postId: $id) { id likesCount viewerHasLiked } }`;
 const COMMENT = gql`
   mutation Comment($id: ID!, $content: String!) {
-    addComment(postId: $id, content: $content) { id content createdAt author { name } post { id commentsCount } }
+    addComment(postId: $id, content: $content) { id content createdAt author { name } inReplyTo { id author { name } } post { id commentsCount } }
   }`;
 const CREATE = gql`mutation Create($input: CreatePostInput!) { createPost(input: $input) { ...PostFields } } ${POST_FIELDS}`;
 
@@ -118,7 +118,7 @@ session.addEventListener('change', render);
 $('compose').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const f = ev.target;
-  const input = { content: f.content.value, source: 'web' };
+  const input = { content: f.content.value, source: 'web', spoilerText: f.spoiler.value, sensitive: f.sensitive.checked };
   const files = [...f.files.files];
   let post;
   if (files.length > 0) {
@@ -226,6 +226,11 @@ const timelineLive = new LiveStream({
   ws, session, query: LIVE, field: 'timelineUpdated',
   since: () => newestId,
   onItem: (p) => {
+    if (shown.has(p.id)) {
+      // Sent again: the post was edited.
+      replacePost(p);
+      return;
+    }
     newestId = p.id;
     newestCursor = null;
     addPost(p, 'top', true);
@@ -294,6 +299,15 @@ function addPost(p, where, isNew = false) {
   else $('posts').append(a);
 }
 
+// replacePost shows p (edited) in place of the article showing it.
+function replacePost(p) {
+  const old = shown.get(p.id);
+  const a = renderPost(p);
+  a.classList.add('edited');
+  shown.set(p.id, a);
+  old.replaceWith(a);
+}
+
 function renderPost(p) {
   const likeBtn = el('button', { className: 'like', type: 'button' });
   const setLikes = (n, liked) => {
@@ -312,6 +326,8 @@ function renderPost(p) {
 
   const count = el('span', { className: 'comment-count', textContent: `${p.commentsCount} comments` });
   const comments = el('ul', { className: 'comments' });
+  const setCount = (n) => { count.textContent = `${n} comments`; };
+  const renderComment = (c) => commentItem({ client, el, c, postId: p.id, showError, onCount: setCount });
   for (const e of p.comments.edges) comments.append(renderComment(e.node));
   const form = el('form', {}, el('input', { name: 'content', placeholder: 'Comment…', maxLength: 1000, required: true }),
     el('button', { type: 'submit', textContent: 'Reply' }));
@@ -333,20 +349,20 @@ function renderPost(p) {
       p.author.displayName ? el('span', { className: 'display-name', textContent: `${p.author.displayName} ` }) : null,
       el('span', { className: 'author', textContent: `@${p.author.name}` }),
       ` · ${new Date(p.createdAt).toLocaleString()}`,
+      el('span', { className: 'edited-at', textContent: editedMark(p) }),
       p.visibility === 'PUBLIC' ? null : ` · ${p.visibility === 'ONLY_TO' ? 'only for some' : 'hidden from some'}`),
     p.location?.name ? el('div', { className: 'location', textContent: `at ${p.location.name}` }) : null,
-    el('div', { className: 'content' }, ...linkTags(p.content, el)),
-    renderMedia(p.media, el),
+    renderBody(p, el, renderMedia(p.media, el), linkTags(p.content, el)),
     original,
     el('div', { className: 'actions' }, likeBtn, count, ...curation.buttons(p)),
     comments, form);
+  if (session.user && p.author.name === session.user.name && !(p.repostOf && !p.content)) {
+    a.querySelector('.actions').append(editButton({ client, el, p, a, showError,
+      done: (e) => replacePost({ ...p, ...e }) }));
+  }
   a.dataset.id = p.id;
   a.dataset.author = p.author.name;
   return a;
-}
-
-function renderComment(c) {
-  return el('li', {}, el('span', { className: 'author', textContent: `@${c.author.name}` }), ' ', c.content);
 }
 
 // showError shows an operation's error and reports whether there was one.

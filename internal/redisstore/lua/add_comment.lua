@@ -11,10 +11,13 @@
 -- nothing and answers that comment's id, for the caller to queue its job
 -- and answer it.
 --
--- KEYS: Post, PostComment(id), PostComments, CommentRetry. ARGV: the id,
--- the mark's TTL (ms), PostComment's key prefix (the key without the id),
--- then the hash's fields and values. Returns OK, GONE
--- or the id of the earlier comment.
+-- KEYS: Post, PostComment(id), PostComments, CommentRetry; for an answer
+-- to a comment, that comment's PostComment and its CommentReplies. ARGV:
+-- the id, the mark's TTL (ms), PostComment's key prefix (the key without
+-- the id), then the hash's fields and values. Returns OK, GONE, NOPARENT
+-- (the comment answered is gone) or the id of the earlier comment. An
+-- answer's id goes into the answered comment's list of answers, kept
+-- sorted by id, ascending (oldest first).
 --
 -- The list is kept sorted by id, descending, which is what lets a cursor
 -- (a comment id) find its place by binary search. Ids are handed out
@@ -26,6 +29,7 @@
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 'OK' end
+if KEYS[5] and not redis.call('HGET', KEYS[5], F.comment.author) then return 'NOPARENT' end
 local earlier = redis.call('GET', KEYS[4])
 if earlier then return earlier end
 redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[2])
@@ -56,7 +60,27 @@ local function insert(list, entry)
   end
 end
 
+-- append puts entry at its place in a list sorted ascending: at the
+-- tail, but for an answer that arrives after a newer one.
+local function append(list, entry)
+  local id = tonumber(entry)
+  local tail = redis.call('LINDEX', list, -1)
+  if not tail or tonumber(tail) < id then
+    redis.call('RPUSH', list, entry)
+    return
+  end
+  local all = redis.call('LRANGE', list, 0, -1)
+  for i = #all, 1, -1 do
+    if tonumber(all[i]) < id then
+      redis.call('LINSERT', list, 'AFTER', all[i], entry)
+      return
+    end
+  end
+  redis.call('LPUSH', list, entry)
+end
+
 insert(KEYS[3], ARGV[1])
+if KEYS[6] then append(KEYS[6], ARGV[1]) end
 set_count(KEYS[1], F.post.ncomments, redis.call('LLEN', KEYS[3]))
 pack_comments(KEYS[1], KEYS[3], ARGV[3])
 return 'OK'

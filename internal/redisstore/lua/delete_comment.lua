@@ -6,7 +6,11 @@
 -- ncomments and cm (lib/packed.lua) follow the list.
 --
 -- KEYS: Post, PostComment(id), PostComments. ARGV: the id, the viewer, the
--- tombstone's TTL (ms), PostComment's key prefix.
+-- tombstone's TTL (ms), PostComment's key prefix, CommentReplies' key
+-- prefix (the key without the comment's id).
+--
+-- The comment's own list of answers goes (the answers stay, answering
+-- nothing), and an answer leaves the list of the comment it answers.
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'GONE' end
 local author = redis.call('HGET', KEYS[2], F.comment.author)
@@ -17,6 +21,9 @@ end
 if author ~= ARGV[2] and redis.call('HGET', KEYS[1], F.post.author) ~= ARGV[2] then
   return 'FORBIDDEN'
 end
+local parent = redis.call('HGET', KEYS[2], F.comment.reply)
+if parent then redis.call('LREM', ARGV[5] .. parent, 0, ARGV[1]) end
+redis.call('DEL', ARGV[5] .. ARGV[1])
 redis.call('LREM', KEYS[3], 0, ARGV[1])
 set_count(KEYS[1], F.post.ncomments, redis.call('LLEN', KEYS[3]))
 redis.call('DEL', KEYS[2])
