@@ -26,7 +26,7 @@ import (
 func TestSlowBodyAttack(t *testing.T) {
 	redistest.Slow(t, "a gateway process and 320 connections held for seconds")
 	gw := faulttest.StartGateway(t, "slowbodies", redistest.WithEnv(t, faulttest.Env{"REDIS_PREFIX": redistest.Prefix(t), "PRODUCTION": "true",
-		"MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir()}))
+		"MEDIA_SIGNING_KEY": testSecret, "MEDIA_DIR": t.TempDir(), "SMTP_URL": "smtp://127.0.0.1:9"}))
 	host := strings.TrimPrefix(gw.URL, "http://")
 	for _, phase := range []struct {
 		name string
