@@ -93,4 +93,3 @@ func deleteAs(ctx context.Context, id string, del func(ctx context.Context, view
 	}
 	return id, nil
 }
-
