@@ -5,7 +5,8 @@
 // acknowledges it (XACK, then XDEL) only when the handler succeeded. An
 // entry whose worker died, or whose handler failed, stays in the group's
 // pending list; after MinIdle any worker claims it (XAUTOCLAIM) and runs
-// it again, so the handler must be idempotent. An entry delivered more
+// it again, so the handler must be idempotent. A job still running is
+// never claimed: its worker keeps its entry fresh (keep.go). An entry delivered more
 // than MaxDeliveries times is moved to a dead-letter stream and counted.
 //
 // The package knows nothing of posts or timelines: the jobs are string
@@ -382,14 +383,20 @@ func (w *Worker) deadLetter(ctx context.Context, m redis.XMessage, deliveries in
 // handleAll runs the jobs, Concurrency at a time, each to its end even
 // when ctx is cancelled meanwhile (within JobTimeout).
 func (w *Worker) handleAll(ctx context.Context, msgs []redis.XMessage) {
+	if len(msgs) == 0 {
+		return
+	}
 	jctx := context.WithoutCancel(ctx)
+	k := w.keep()
+	defer k.halt()
 	sem := make(chan struct{}, w.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for _, m := range msgs {
 		sem <- struct{}{}
 		wg.Add(1)
+		k.add(m.ID)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { k.del(m.ID); <-sem; wg.Done() }()
 			w.handleOne(jctx, m)
 		}()
 	}

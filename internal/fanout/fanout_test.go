@@ -389,3 +389,42 @@ func TestIdleWorkersKeepEachOther(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// TestRunningJobIsNotClaimed: a job that runs ten times MinIdle on a live
+// worker is not taken by another worker looking for stale entries; it
+// runs once, and a job whose handler then fails is still retried.
+func TestRunningJobIsNotClaimed(t *testing.T) {
+	rdb, cfg := queue(t)
+	cfg.MinIdle, cfg.ClaimEvery, cfg.Block = 60*time.Millisecond, time.Millisecond, 10*time.Millisecond
+	var runs atomic.Int64
+	started := make(chan struct{}, 4)
+	h := func(_ context.Context, job map[string]string) error {
+		n := runs.Add(1)
+		started <- struct{}{}
+		time.Sleep(10 * cfg.MinIdle) // the job's own work, the subject here
+		if job["n"] == "0" && n == 1 {
+			return errors.New("fails on its first run")
+		}
+		return nil
+	}
+	a, b := cfg, cfg
+	a.Consumer, b.Consumer = "a", "b"
+	wa, wb := newWorker(t, rdb, a, h), newWorker(t, rdb, b, h)
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	addJobs(t, rdb, cfg.Stream, 1)
+	wg.Go(func() { _ = wa.Run(ctx) })
+	<-started
+	wg.Go(func() { _ = wb.Run(ctx) })
+	redistest.Eventually(t, 20*time.Second, "the job done", func() bool {
+		return rdb.XLen(context.Background(), cfg.Stream).Val() == 0
+	})
+	// One failed run, then one retry after MinIdle: two runs, not more.
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("the job ran %d times, want 2 (one failure, one retry)", n)
+	}
+	if claimed := wa.Stats().Claimed + wb.Stats().Claimed; claimed != 1 {
+		t.Fatalf("%d claims, want 1 (the failed run's retry)", claimed)
+	}
+}
