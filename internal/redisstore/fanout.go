@@ -112,7 +112,7 @@ func (s *FanoutService) fanOutPost(ctx context.Context, post, author, repost str
 		deliverToLists(ctx, s.rdb, s.keys, post, author)); err != nil {
 		return err
 	}
-	only, err := onlyAudience(ctx, s.rdb, s.keys, post, row.post.Visibility)
+	only, err := listedAudience(ctx, s.rdb, s.keys, post, row.post.Visibility)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func (s *FanoutService) fanOutDelete(ctx context.Context, post, author, repost, 
 		return err
 	}
 	// The reader's index before the audience that names its sets.
-	if err := s.unindexOnlyTo(ctx, post, author); err != nil {
+	if err := s.unindexListed(ctx, post, author); err != nil {
 		return err
 	}
 	_, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {

@@ -179,6 +179,11 @@ func (k Keys) NotToPosts(u string) string { return k.userKey(u, ":notposts") }
 // id: one zset per (author, listed reader) pair.
 func (k Keys) OnlyToPosts(u, reader string) string { return k.userKey(u, ":onlyto:"+reader) }
 
+// NotToListed is u's NOT_TO posts whose audience lists reader (hidden
+// from them), scored by id: one zset per (author, listed reader) pair, so
+// that reader's scans of NotToPosts step over them inside Redis.
+func (k Keys) NotToListed(u, reader string) string { return k.userKey(u, ":notto:"+reader) }
+
 // Home is u's home timeline as filled by fan-out, capped; in hybrid mode
 // it expires with HomeMark when u stops reading (timeline_homelist.go).
 func (k Keys) Home(u string) string { return k.userKey(u, ":home") }

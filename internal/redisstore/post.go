@@ -302,7 +302,7 @@ func (s *PostService) claimedRepost(ctx context.Context, reposter, original, cla
 		// Its writer may have died between the hash and the fan-out job:
 		// publish again (idempotent) what the author's timeline lacks.
 		if err := s.rdb.ZScore(ctx, s.keys.UserPosts(reposter), id).Err(); isNil(err) {
-			only, err := onlyAudience(ctx, s.rdb, s.keys, id, p.Visibility)
+			only, err := listedAudience(ctx, s.rdb, s.keys, id, p.Visibility)
 			if err != nil {
 				return nil, err
 			}
@@ -342,9 +342,9 @@ func postHash(p *social.Post) []any {
 
 // publish queues the fan-out job of a new post and writes what its author
 // sees at once. The worker repeats these writes when it finds them missing.
-// pulled announces the post on the pulled live channel too; only is an
-// ONLY_TO post's audience.
-func (s *PostService) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, only []string, pulled bool) error {
+// pulled announces the post on the pulled live channel too; listed is
+// the readers an ONLY_TO or NOT_TO post's audience lists.
+func (s *PostService) publish(ctx context.Context, id, authorID, repostOf string, vis social.Visibility, listed []string, pulled bool) error {
 	job := []any{jobOp, opPost, jobPost, id, jobAuthor, authorID}
 	if repostOf != "" {
 		job = append(job, jobRepost, repostOf)
@@ -354,7 +354,7 @@ func (s *PostService) publish(ctx context.Context, id, authorID, repostOf string
 		// A retried XADD queues the job twice: harmless, fan-out is
 		// idempotent.
 		xadd = p.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(s.keys, s.set.feed.FanoutShards, id), Values: job})
-		s.queuePublished(ctx, p, id, authorID, repostOf, vis, only)
+		s.queuePublished(ctx, p, id, authorID, repostOf, vis, listed)
 		if pulled {
 			announce(ctx, s.set.publishCmd, p, s.keys.LivePulled(), homeEntry(id, authorID))
 		}
@@ -368,10 +368,11 @@ func (s *PostService) publish(ctx context.Context, id, authorID, repostOf string
 }
 
 // queuePublished queues the idempotent writes that put a post in its
-// author's timelines (with the reader's index: only is an ONLY_TO post's
-// audience) and link a repost to its original.
-func (s *PostService) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility, only []string) {
-	keys := append([]string{s.keys.UserPosts(authorID), s.keys.Home(authorID), s.keys.HomeMark(authorID)}, postIndexKeys(s.keys, authorID, vis, only)...)
+// author's timelines (with the reader's index: listed is the readers an
+// ONLY_TO or NOT_TO post's audience lists) and link a repost to its
+// original.
+func (s *PostService) queuePublished(ctx context.Context, p redis.Pipeliner, id, authorID, repostOf string, vis social.Visibility, listed []string) {
+	keys := append([]string{s.keys.UserPosts(authorID), s.keys.Home(authorID), s.keys.HomeMark(authorID)}, postIndexKeys(s.keys, authorID, vis, listed)...)
 	authorPostScript.EvalSha(ctx, p, keys, id, homeEntry(id, authorID), s.set.feed.HomeCap, s.keys.LiveUser(authorID), publishCommand(s.set.publishCmd))
 	if repostOf != "" {
 		repostLinkScript.EvalSha(ctx, p, []string{s.keys.Post(repostOf), s.keys.PostReposts(repostOf)}, id)

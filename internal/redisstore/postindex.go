@@ -22,11 +22,13 @@ import (
 // the reader may see, not what is hidden from them. An anonymous reader
 // reads PublicPosts alone, the author UserPosts.
 //
-// The one rule the index cannot keep is NOT_TO's: a NOT_TO post listing
-// the reader is in NotToPosts, which every signed-in reader scans, so
-// readers screen what NotToPosts gives them (screen, post_screen.go).
-// Those are posts an author wrote against that very reader, one at a
-// time, each listing them by name.
+// A NOT_TO post listing the reader is in NotToPosts, which every
+// signed-in reader scans, and also in NotToListed(author, reader): the
+// scan (authorWindowScript) steps over those inside Redis, so neither a
+// page's length nor its hasNextPage nor its cursor depends on them.
+// Readers still screen what NotToPosts gives them (screen,
+// post_screen.go): posts written before NotToListed existed are in it
+// only once MigratePostIndexes has run.
 //
 // authorPostScript writes a post into UserPosts and its index sets in one
 // step; removePost and the delete job take it out (the job reads the
@@ -34,36 +36,42 @@ import (
 // written before the index existed.
 
 // postIndexKeys are the sets of the reader's index a post of author
-// belongs in, by its visibility: PublicPosts (also for a post of an older
-// layout without one), NotToPosts, or the OnlyToPosts of each reader only
-// lists (the author reads UserPosts and needs none). At most
-// social.MaxAudienceSize + 1 keys (a repost's audience adds its
-// original's author).
-func postIndexKeys(k Keys, author string, vis social.Visibility, only []string) []string {
+// belongs in, by its visibility and the readers its audience lists:
+// PublicPosts (also for a post of an older layout without one),
+// NotToPosts with the NotToListed of each listed reader, or the
+// OnlyToPosts of each listed reader (the author reads UserPosts and needs
+// none). At most social.MaxAudienceSize + 2 keys (a repost's audience
+// adds its original's author).
+func postIndexKeys(k Keys, author string, vis social.Visibility, listed []string) []string {
+	var keys []string
+	per := k.OnlyToPosts
 	switch vis {
 	case social.NotTo:
-		return []string{k.NotToPosts(author)}
+		keys, per = []string{k.NotToPosts(author)}, k.NotToListed
 	case social.OnlyTo:
-		keys := make([]string, 0, len(only))
-		for _, u := range only {
-			if u != author {
-				keys = append(keys, k.OnlyToPosts(author, u))
-			}
-		}
-		return keys
+	default:
+		return []string{k.PublicPosts(author)}
 	}
-	return []string{k.PublicPosts(author)}
+	for _, u := range listed {
+		if u != author {
+			keys = append(keys, per(author, u))
+		}
+	}
+	return keys
 }
 
 // queueUnindex queues taking post id of author out of UserPosts and every
-// set of the index that may hold it (only: the readers its ONLY_TO
-// audience lists, nil when not known yet). ZREM is idempotent.
-func queueUnindex(ctx context.Context, p redis.Pipeliner, k Keys, author, id string, only []string) {
+// set of the index that may hold it (listed: the readers its audience
+// lists, nil when not known yet). ZREM is idempotent.
+func queueUnindex(ctx context.Context, p redis.Pipeliner, k Keys, author, id string, listed []string) {
 	p.ZRem(ctx, k.UserPosts(author), id)
 	p.ZRem(ctx, k.PublicPosts(author), id)
 	p.ZRem(ctx, k.NotToPosts(author), id)
-	for _, key := range postIndexKeys(k, author, social.OnlyTo, only) {
-		p.ZRem(ctx, key, id)
+	for _, u := range listed {
+		if u != author {
+			p.ZRem(ctx, k.OnlyToPosts(author, u), id)
+			p.ZRem(ctx, k.NotToListed(author, u), id)
+		}
 	}
 }
 
@@ -84,7 +92,7 @@ func (r *authorRead) Val() []string {
 }
 
 // NotTo is the ids read from NotToPosts: those whose audience may list the
-// reader, to be screened.
+// reader (when NotToListed lacks them), to be screened.
 func (r *authorRead) NotTo() []string {
 	_, not := r.reply()
 	return not
@@ -129,34 +137,48 @@ func queueAuthorWindow(ctx context.Context, p redis.Pipeliner, k Keys, author, r
 	if w.newestFirst {
 		dir = "rev"
 	}
-	keys := []string{k.PublicPosts(author), k.NotToPosts(author), k.OnlyToPosts(author, reader)}
+	keys := []string{k.PublicPosts(author), k.NotToPosts(author), k.OnlyToPosts(author, reader), k.NotToListed(author, reader)}
 	return &authorRead{merged: authorWindowScript.EvalSha(ctx, p, keys, w.from, w.to, w.count, dir)}
 }
 
-// onlyAudience is the audience of post id when vis is ONLY_TO (nil
-// otherwise): what the post's index sets are named by.
-func onlyAudience(ctx context.Context, rdb redis.UniversalClient, k Keys, id string, vis social.Visibility) ([]string, error) {
-	if vis != social.OnlyTo {
+// listedAudience is the readers the audience of post id lists when vis
+// is ONLY_TO or NOT_TO (nil otherwise): what the post's per-reader index
+// sets are named by.
+func listedAudience(ctx context.Context, rdb redis.UniversalClient, k Keys, id string, vis social.Visibility) ([]string, error) {
+	var key string
+	switch vis {
+	case social.OnlyTo:
+		key = k.PostOnlyTo(id)
+	case social.NotTo:
+		key = k.PostNotTo(id)
+	default:
 		return nil, nil
 	}
-	only, err := rdb.SMembers(ctx, k.PostOnlyTo(id)).Result()
+	listed, err := rdb.SMembers(ctx, key).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load audience of post %s: %w", id, err)
 	}
-	return only, nil
+	return listed, nil
 }
 
-// unindexOnlyTo takes a deleted post out of the OnlyToPosts sets of its
-// audience (PostOnlyTo, empty for a post of another visibility). The
-// delete job runs it before it deletes the audience: a job cut short
-// runs it again.
-func (s *FanoutService) unindexOnlyTo(ctx context.Context, post, author string) error {
-	only, err := onlyAudience(ctx, s.rdb, s.keys, post, social.OnlyTo)
-	if err != nil || len(only) == 0 {
-		return err
+// unindexListed takes a deleted post out of the per-reader sets of its
+// audience (OnlyToPosts or NotToListed of the readers PostOnlyTo or
+// PostNotTo lists; both are read, as the hash may be gone). The delete job
+// runs it before it deletes the audience: a job cut short runs it again.
+func (s *FanoutService) unindexListed(ctx context.Context, post, author string) error {
+	var only, not *redis.StringSliceCmd
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		only, not = p.SMembers(ctx, s.keys.PostOnlyTo(post)), p.SMembers(ctx, s.keys.PostNotTo(post))
+		return nil
+	}); err != nil {
+		return fmt.Errorf("load audience of post %s: %w", post, err)
 	}
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		queueUnindex(ctx, p, s.keys, author, post, only)
+	listed := append(only.Val(), not.Val()...)
+	if len(listed) == 0 {
+		return nil
+	}
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		queueUnindex(ctx, p, s.keys, author, post, listed)
 		return nil
 	})
 	if err != nil {

@@ -13,8 +13,9 @@ import (
 
 // layoutPostIndex is the field of Keys.Layout that records the backfill
 // of the reader's index: "at:<user id>" once every user up to that id is
-// indexed, "done" at the end.
-const layoutPostIndex = "postindex"
+// indexed, "done" at the end. Its name changes when the index gains sets
+// (postindex2: NotToListed), so that the backfill runs again.
+const layoutPostIndex = "postindex2"
 
 // indexFields are what the backfill reads of a post's hash: whether it
 // exists, and its visibility.
@@ -85,7 +86,8 @@ func (s *DB) indexAuthor(ctx context.Context, author string) (int64, error) {
 }
 
 // indexPosts indexes ids, posts of author: their visibility, then the
-// audiences of the ONLY_TO ones, then one authorIndexScript each.
+// audiences of the ONLY_TO and NOT_TO ones, then one authorIndexScript
+// each.
 func (s *DB) indexPosts(ctx context.Context, author string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
@@ -101,7 +103,7 @@ func (s *DB) indexPosts(ctx context.Context, author string, ids []string) error 
 	if err := pipelineErr(cmds, err); err != nil {
 		return fmt.Errorf("read visibility of %d posts of user %s: %w", len(ids), author, err)
 	}
-	only := make([]*redis.StringSliceCmd, len(ids))
+	listed := make([]*redis.StringSliceCmd, len(ids))
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			v := rows[i].Val()
@@ -113,8 +115,11 @@ func (s *DB) indexPosts(ctx context.Context, author string, ids []string) error 
 			if vis[i] = social.Visibility(name); vis[i] == "" {
 				vis[i] = social.Public
 			}
-			if vis[i] == social.OnlyTo {
-				only[i] = p.SMembers(ctx, s.keys.PostOnlyTo(id))
+			switch vis[i] {
+			case social.OnlyTo:
+				listed[i] = p.SMembers(ctx, s.keys.PostOnlyTo(id))
+			case social.NotTo:
+				listed[i] = p.SMembers(ctx, s.keys.PostNotTo(id))
 			}
 		}
 		return nil
@@ -127,8 +132,8 @@ func (s *DB) indexPosts(ctx context.Context, author string, ids []string) error 
 				continue
 			}
 			var audience []string
-			if only[i] != nil {
-				audience = only[i].Val()
+			if listed[i] != nil {
+				audience = listed[i].Val()
 			}
 			keys := append([]string{s.keys.UserPosts(author)}, postIndexKeys(s.keys, author, vis[i], audience)...)
 			authorIndexScript.EvalSha(ctx, p, keys, id)

@@ -53,9 +53,10 @@ func (c *pageCounter) take() (cmds, hashes int) {
 	return cmds, hashes
 }
 
-// outsiderNet is an author whose posts are hidden ONLY_TO posts to
-// someone else (none when hidden is 0) around five others: three public,
-// one ONLY_TO the reader, one NOT_TO the outsider.
+// outsiderNet is an author whose posts are hidden posts (none when hidden
+// is 0) around five others: three public, one ONLY_TO the reader, one
+// NOT_TO the outsider. The hidden ones are ONLY_TO someone else, or, with
+// notToOutsider, NOT_TO the outsider (hidden from the outsider alone).
 type outsiderNet struct {
 	s                               *redisstore.Store
 	counter                         *pageCounter
@@ -64,7 +65,7 @@ type outsiderNet struct {
 	public, toReader, notOutsider   []string
 }
 
-func newOutsiderNet(t *testing.T, hidden int, mode redisstore.FeedMode) *outsiderNet {
+func newOutsiderNet(t *testing.T, hidden int, notToOutsider bool, mode redisstore.FeedMode) *outsiderNet {
 	t.Helper()
 	rdb := redistest.Client(t)
 	n := &outsiderNet{rdb: rdb, counter: &pageCounter{}}
@@ -102,7 +103,11 @@ func newOutsiderNet(t *testing.T, hidden int, mode redisstore.FeedMode) *outside
 			}
 		}
 		if i < hidden {
-			_, err := n.s.CreatePost(ctx, n.author, social.NewPost{Content: fmt.Sprint("hidden ", i), OnlyTo: []string{n.else_}})
+			in := social.NewPost{Content: fmt.Sprint("hidden ", i), OnlyTo: []string{n.else_}}
+			if notToOutsider {
+				in = social.NewPost{Content: fmt.Sprint("hidden ", i), NotTo: []string{n.outsider}}
+			}
+			_, err := n.s.CreatePost(ctx, n.author, in)
 			feedOK(t, err)
 		}
 	}
@@ -158,52 +163,63 @@ func items(pages []social.Connection[string]) []string {
 }
 
 // TestPagesOfOutsider: an author with 5 000 ONLY_TO posts to someone else
-// and five others. A reader's pages (the user's timeline, and the home
-// timeline in pull mode, which reads the author's posts at read time)
-// return the posts they may see, newest first, and cost the same Redis
-// commands, page by page, as the pages of an author without the hidden
-// posts: the reader's index never reads them. A signed-in outsider who
-// may see only the public posts gets exactly the anonymous reader's
-// pages, hasNextPage and cursors included.
+// (or 3 000 NOT_TO posts naming the outsider) and five others. A reader's
+// pages (the user's timeline, and the home timeline in pull mode, which
+// reads the author's posts at read time) return the posts they may see,
+// newest first, and cost the same Redis commands, page by page, as the
+// pages of an author without the hidden posts: the reader's index never
+// returns them. A signed-in outsider who may see only the public posts
+// gets exactly the anonymous reader's pages, hasNextPage and cursors
+// included.
 func TestPagesOfOutsider(t *testing.T) {
-	const hidden = 5000
-	for _, home := range []bool{false, true} {
-		name := "userTimeline"
-		if home {
-			name = "home, pull mode"
+	for _, kind := range []struct {
+		name   string
+		hidden int
+		notTo  bool
+	}{{"ONLY_TO another", 5000, false}, {"NOT_TO the outsider", 3000, true}} {
+		for _, home := range []bool{false, true} {
+			name := kind.name + ", userTimeline"
+			if home {
+				name = kind.name + ", home, pull mode"
+			}
+			t.Run(name, func(t *testing.T) { outsiderPages(t, kind.hidden, kind.notTo, home) })
 		}
-		t.Run(name, func(t *testing.T) {
-			big := newOutsiderNet(t, hidden, redisstore.Pull)
-			small := newOutsiderNet(t, 0, redisstore.Pull)
-			for _, c := range []struct {
-				name   string
-				viewer func(n *outsiderNet) string
-				want   func(n *outsiderNet) []string
-			}{
-				{"reader", func(n *outsiderNet) string { return n.reader }, func(n *outsiderNet) []string {
-					return byIDDesc(n.public, n.toReader, n.notOutsider)
-				}},
-				{"outsider", func(n *outsiderNet) string { return n.outsider }, func(n *outsiderNet) []string { return byIDDesc(n.public) }},
-			} {
-				t.Run(c.name, func(t *testing.T) {
-					pages, cmds, hashes := big.walk(t, c.viewer(big), home)
-					if got, want := items(pages), c.want(big); !slices.Equal(got, want) {
-						t.Fatalf("paged %v, want %v", got, want)
-					}
-					_, smallCmds, smallHashes := small.walk(t, c.viewer(small), home)
-					if !slices.Equal(cmds, smallCmds) || !slices.Equal(hashes, smallHashes) {
-						t.Errorf("commands a page %v, post hashes read %v; without the %d hidden posts %v, %v",
-							cmds, hashes, hidden, smallCmds, smallHashes)
-					}
-					t.Logf("%d pages: commands a page %v, post hashes read %v; Redis CPU a page %.0f µs, without the hidden posts %.0f µs",
-						len(pages), cmds, hashes, big.cpuPerPage(t, c.viewer(big), home), small.cpuPerPage(t, c.viewer(small), home))
-					if c.name == "outsider" && !home {
-						anonymous, _, _ := big.walk(t, "", false)
-						if !slices.EqualFunc(pages, anonymous, sameConnection) {
-							t.Errorf("the outsider got %v\nthe anonymous reader %v", pages, anonymous)
-						}
-					}
-				})
+	}
+}
+
+func outsiderPages(t *testing.T, hidden int, notTo, home bool) {
+	big := newOutsiderNet(t, hidden, notTo, redisstore.Pull)
+	small := newOutsiderNet(t, 0, notTo, redisstore.Pull)
+	for _, c := range []struct {
+		name   string
+		viewer func(n *outsiderNet) string
+		want   func(n *outsiderNet) []string
+	}{
+		{"reader", func(n *outsiderNet) string { return n.reader }, func(n *outsiderNet) []string {
+			return byIDDesc(n.public, n.toReader, n.notOutsider)
+		}},
+		{"outsider", func(n *outsiderNet) string { return n.outsider }, func(n *outsiderNet) []string { return byIDDesc(n.public) }},
+	} {
+		if notTo && c.name == "reader" {
+			continue // the hidden posts are the reader's to see
+		}
+		t.Run(c.name, func(t *testing.T) {
+			pages, cmds, hashes := big.walk(t, c.viewer(big), home)
+			if got, want := items(pages), c.want(big); !slices.Equal(got, want) {
+				t.Fatalf("paged %v, want %v", got, want)
+			}
+			_, smallCmds, smallHashes := small.walk(t, c.viewer(small), home)
+			if !slices.Equal(cmds, smallCmds) || !slices.Equal(hashes, smallHashes) {
+				t.Errorf("commands a page %v, post hashes read %v; without the %d hidden posts %v, %v",
+					cmds, hashes, hidden, smallCmds, smallHashes)
+			}
+			t.Logf("%d pages: commands a page %v, post hashes read %v; Redis CPU a page %.0f µs, without the hidden posts %.0f µs",
+				len(pages), cmds, hashes, big.cpuPerPage(t, c.viewer(big), home), small.cpuPerPage(t, c.viewer(small), home))
+			if c.name == "outsider" && !home {
+				anonymous, _, _ := big.walk(t, "", false)
+				if !slices.EqualFunc(pages, anonymous, sameConnection) {
+					t.Errorf("the outsider got %v\nthe anonymous reader %v", pages, anonymous)
+				}
 			}
 		})
 	}
@@ -229,8 +245,8 @@ func byIDDesc(lists ...[]string) []string {
 }
 
 // indexOf reads the reader's index of author: each set's name (public,
-// not, or the reader an only set is of) → its members, for the readers
-// given; empty sets left out.
+// not, or the reader an only or notto set is of) → its members, for the
+// readers given; empty sets left out.
 func indexOf(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient, author string, readers ...string) map[string][]string {
 	t.Helper()
 	ctx := context.Background()
@@ -238,6 +254,7 @@ func indexOf(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient, autho
 	keys := map[string]string{"public": k.PublicPosts(author), "not": k.NotToPosts(author)}
 	for _, r := range readers {
 		keys["only "+r] = k.OnlyToPosts(author, r)
+		keys["notto "+r] = k.NotToListed(author, r)
 	}
 	out := map[string][]string{}
 	for name, key := range keys {
@@ -274,13 +291,13 @@ func TestPostIndexFollowsWrites(t *testing.T) {
 		ofR  map[string][]string
 	}{
 		{"written", func() error { return nil },
-			map[string][]string{"public": {pub.ID}, "not": {not.ID}, "only " + r: {only.ID}, "only " + v: {only.ID}},
-			map[string][]string{"not": {quote.ID}, "only " + a: {repost.ID}, "only " + v: {repost.ID}}},
+			map[string][]string{"public": {pub.ID}, "not": {not.ID}, "notto " + x: {not.ID}, "only " + r: {only.ID}, "only " + v: {only.ID}},
+			map[string][]string{"not": {quote.ID}, "notto " + x: {quote.ID}, "only " + a: {repost.ID}, "only " + v: {repost.ID}}},
 		{"quote deleted", func() error { return s.DeletePost(ctx, r, quote.ID) },
-			map[string][]string{"public": {pub.ID}, "not": {not.ID}, "only " + r: {only.ID}, "only " + v: {only.ID}},
+			map[string][]string{"public": {pub.ID}, "not": {not.ID}, "notto " + x: {not.ID}, "only " + r: {only.ID}, "only " + v: {only.ID}},
 			map[string][]string{"only " + a: {repost.ID}, "only " + v: {repost.ID}}},
 		{"ONLY_TO original deleted, its plain repost with it", func() error { return s.DeletePost(ctx, a, only.ID) },
-			map[string][]string{"public": {pub.ID}, "not": {not.ID}},
+			map[string][]string{"public": {pub.ID}, "not": {not.ID}, "notto " + x: {not.ID}},
 			map[string][]string{}},
 		{"the others deleted", func() error {
 			feedOK(t, s.DeletePost(ctx, a, pub.ID))
@@ -346,7 +363,7 @@ func TestMigratePostIndexes(t *testing.T) {
 		feedOK(t, rdb.Del(ctx, k.PublicPosts(author)).Err())
 		feedOK(t, rdb.Del(ctx, k.NotToPosts(author)).Err())
 		for _, r := range u {
-			feedOK(t, rdb.Del(ctx, k.OnlyToPosts(author, r)).Err())
+			feedOK(t, rdb.Del(ctx, k.OnlyToPosts(author, r), k.NotToListed(author, r)).Err())
 		}
 	}
 	page := func(author string) []string {
@@ -357,7 +374,7 @@ func TestMigratePostIndexes(t *testing.T) {
 	unindex(a)
 	unindex(b)
 	// A run that stopped after a: a is not indexed again.
-	feedOK(t, rdb.HSet(ctx, s.Keys().Layout(), "postindex", "at:"+a).Err())
+	feedOK(t, rdb.HSet(ctx, s.Keys().Layout(), "postindex2", "at:"+a).Err())
 	if got := page(b); len(got) != 0 {
 		t.Fatalf("before the backfill v sees %v of b", got)
 	}
@@ -376,7 +393,7 @@ func TestMigratePostIndexes(t *testing.T) {
 		t.Errorf("a, before the recorded place, was indexed again: %v", got)
 	}
 	// From the start: everyone.
-	feedOK(t, rdb.HDel(ctx, s.Keys().Layout(), "postindex").Err())
+	feedOK(t, rdb.HDel(ctx, s.Keys().Layout(), "postindex2").Err())
 	if _, err := s.MigratePostIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}

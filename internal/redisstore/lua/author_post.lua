@@ -1,7 +1,7 @@
 -- This script puts a post in its author's own timelines: UserPosts
 -- (ZADD of score = id, idempotent), the sets of the reader's index the
--- post belongs in (PublicPosts, NotToPosts, or OnlyToPosts of each reader
--- its audience lists: postindex.go), and the author's home list (ordered
+-- post belongs in (PublicPosts, NotToPosts with NotToListed of each reader
+-- its audience lists, or OnlyToPosts of each reader it lists: postindex.go), and the author's home list (ordered
 -- insert that skips an entry already there). UserPosts and the index
 -- change in one step, so they never disagree.
 --
@@ -9,7 +9,7 @@
 -- their slot), once: a repeat by the worker inserts and announces nothing.
 --
 -- KEYS: UserPosts, Home, HomeMark, then the index sets (at most
--- social.MaxAudienceSize + 1), all of the author's slot. ARGV: post id,
+-- social.MaxAudienceSize + 2), all of the author's slot. ARGV: post id,
 -- home entry, cap, live channel, the publish command (SPUBLISH; PUBLISH
 -- on the embedded development Redis).
 

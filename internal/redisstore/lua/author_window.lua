@@ -1,37 +1,76 @@
 -- This script reads one window of an author's posts as a signed-in reader
 -- other than the author may see them by audience: the merge of the
 -- author's PublicPosts, NotToPosts and OnlyToPosts(author, reader), the
--- reader's index (keys.go), cut to count. It never reads a post addressed
--- only to others, so its cost follows what the reader may see. One
--- command in the author's slot, where three range reads would be three.
+-- reader's index (keys.go), less the NOT_TO posts that list the reader
+-- (NotToListed(author, reader)), cut to count. It never returns a post
+-- whose audience leaves the reader out, so what a page shows, and whether
+-- it says more follow, rest on posts the reader may see. One command in
+-- the author's slot, where several range reads would be several.
 --
--- KEYS: PublicPosts, NotToPosts, OnlyToPosts(author, reader), all of the
--- author's slot. ARGV: the bound the window starts from and the one it
--- runs to, in ZRANGEBYSCORE's syntax ("(123", "-inf", "+inf"), count,
--- "rev" for newest first (else oldest first).
+-- KEYS: PublicPosts, NotToPosts, OnlyToPosts(author, reader),
+-- NotToListed(author, reader), all of the author's slot. ARGV: the bound
+-- the window starts from and the one it runs to, in ZRANGEBYSCORE's
+-- syntax ("(123", "-inf", "+inf"), count, "rev" for newest first (else
+-- oldest first).
 -- Returns {ids, not}: up to count ids in order, and those of them that
--- came from NotToPosts (their audience may list the reader: the caller
--- screens them).
+-- came from NotToPosts (posts written before NotToListed existed may
+-- still list the reader until the index backfill ran: the caller screens
+-- them).
+--
+-- NotToPosts is read in chunks of count, refilled 256 at a time past the
+-- posts it steps over, at most skipBound of them a call: each is a post
+-- its author wrote naming this reader, about 1 µs of Redis work. Past the
+-- bound the window ends at the last post stepped over, as if the author's
+-- posts ended there for this reader: a bounded call, at the price of
+-- older posts of an author who wrote over skipBound posts against one
+-- reader.
 
 local rev = ARGV[4] == 'rev'
 local cmd = rev and 'ZREVRANGEBYSCORE' or 'ZRANGEBYSCORE'
 local n = tonumber(ARGV[3])
-local lists, at = {}, {}
-for i = 1, #KEYS do
+local skipBound = 10000
+local refill = math.max(n, 256)
+local lists, at, full = {}, {}, {}
+for i = 1, 3 do
   lists[i] = redis.call(cmd, KEYS[i], ARGV[1], ARGV[2], 'LIMIT', 0, n)
-  at[i] = 1
+  at[i], full[i] = 1, #lists[i] == n
 end
+
+-- next id of list i, refilling NotToPosts past what was stepped over.
+local skipped, stop = 0, nil
+local function head(i)
+  local id = lists[i][at[i]]
+  while i == 2 do
+    if id == nil then
+      if not full[2] then return nil end
+      if skipped >= skipBound then stop = tonumber(lists[2][#lists[2]]) return nil end
+      local last = lists[2][#lists[2]]
+      lists[2] = redis.call(cmd, KEYS[2], '(' .. last, ARGV[2], 'LIMIT', 0, refill)
+      at[2], full[2] = 1, #lists[2] == refill
+      id = lists[2][1]
+    elseif redis.call('ZSCORE', KEYS[4], id) then
+      skipped = skipped + 1
+      at[2] = at[2] + 1
+      id = lists[2][at[2]]
+    else
+      break
+    end
+  end
+  return id
+end
+
 local ids, nots = {}, {}
 while #ids < n do
   local best, bv = nil, nil
-  for i = 1, #KEYS do
-    local id = lists[i][at[i]]
+  for i = 1, 3 do
+    local id = head(i)
     if id then
       local v = tonumber(id)
       if best == nil or (rev and v > bv) or (not rev and v < bv) then best, bv = i, v end
     end
   end
   if best == nil then break end
+  if stop and ((rev and bv < stop) or (not rev and bv > stop)) then break end
   local id = lists[best][at[best]]
   at[best] = at[best] + 1
   -- A post is in one of the sets; a repeat would be skipped.
