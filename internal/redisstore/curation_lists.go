@@ -148,15 +148,16 @@ func (s *CurationService) AddToList(ctx context.Context, ownerID, lid string, us
 	}
 	k := s.keys
 	// One pipeline: whether the owner follows each user, the list's size,
-	// and each user's newest posts (the backfill).
+	// and each user's newest posts the owner may see (the backfill, read
+	// through the reader's index).
 	var follows *redis.FloatSliceCmd
 	var size *redis.IntCmd
-	posts := make([]*redis.StringSliceCmd, len(users))
-	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	posts := make([]*authorRead, len(users))
+	if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		follows = p.ZMScore(ctx, k.Following(ownerID), users...)
 		size = p.ZCard(ctx, k.ListMembers(ownerID, lid))
 		for i, u := range users {
-			posts[i] = p.ZRevRange(ctx, k.UserPosts(u), 0, listBackfill-1)
+			posts[i] = queueAuthorWindow(ctx, p, k, u, ownerID, authorWindow{from: "+inf", to: "-inf", count: listBackfill, newestFirst: true})
 		}
 		return nil
 	}); err != nil {

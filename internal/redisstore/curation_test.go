@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -254,10 +255,21 @@ func TestListTimeline(t *testing.T) {
 		feedOK(t, s.Follow(ctx, owner, x))
 	}
 	early := feedPost(t, s, a, social.NewPost{}) // before the list: backfilled
+	// Before the list too, but hidden from the owner: the backfill reads
+	// the owner's view of a's posts and leaves them out.
+	earlyHidden := []string{
+		feedPost(t, s, a, social.NewPost{OnlyTo: []string{b}}).ID,
+		feedPost(t, s, a, social.NewPost{NotTo: []string{owner}}).ID,
+	}
 	l, err := s.CreateList(ctx, owner, "ab")
 	feedOK(t, err)
 	_, err = s.AddToList(ctx, owner, l.ID, []string{a, b})
 	feedOK(t, err)
+	for _, id := range earlyHidden {
+		if err := rdb.ZScore(ctx, s.Keys().ListFeed(owner, l.ID), id+":"+a).Err(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("the backfill put post %s, hidden from the owner, in the list's feed (%v)", id, err)
+		}
+	}
 	var want []string
 	for i := range 6 {
 		want = append(want, feedPost(t, s, []string{a, b}[i%2], social.NewPost{}).ID)

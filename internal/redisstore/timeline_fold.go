@@ -66,9 +66,11 @@ func newStoryFold(keys Keys, cache *rcache.Cache[[]any], r *listRound) *storyFol
 }
 
 // queuePulled queues the reads of the pulled authors' posts above the
-// cursor (downwards, the cursor's own post too) and at or above bottom.
-// A downward page at or below bottom (or the first page) needs none.
-func (f *storyFold) queuePulled(ctx context.Context, p redis.Pipeliner, authors []string, cursor int64, newer bool) {
+// cursor (downwards, the cursor's own post too) and at or above bottom,
+// as reader may see them (the reader's index: a repost hidden from the
+// reader folds nothing). A downward page at or below bottom (or the
+// first page) needs none.
+func (f *storyFold) queuePulled(ctx context.Context, p redis.Pipeliner, reader string, authors []string, cursor int64, newer bool) {
 	f.pulled = nil
 	lo := ""
 	switch {
@@ -82,8 +84,8 @@ func (f *storyFold) queuePulled(ctx context.Context, p redis.Pipeliner, authors 
 		return
 	}
 	for _, a := range authors {
-		f.pulled = append(f.pulled, &pullSource{author: a, cmd: &authorRead{plain: p.ZRevRangeByScore(ctx, f.keys.UserPosts(a),
-			&redis.ZRangeBy{Max: "+inf", Min: lo, Count: foldWindow})}})
+		f.pulled = append(f.pulled, &pullSource{author: a, cmd: queueAuthorWindow(ctx, p, f.keys, a, reader,
+			authorWindow{from: "+inf", to: lo, count: foldWindow, newestFirst: true})})
 	}
 }
 

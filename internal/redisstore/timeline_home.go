@@ -190,7 +190,7 @@ func (h *homePage) readMore(ctx context.Context, round int, list *listRound) (re
 			queued = true
 		}
 		if round == 0 {
-			h.window.queuePulled(ctx, p, list.pulled, h.before, false)
+			h.window.queuePulled(ctx, p, h.viewer, list.pulled, h.before, false)
 		}
 		if !queued {
 			return errNothingQueued

@@ -192,7 +192,7 @@ func (n *newerPage) readRound(ctx context.Context, k int) (bool, error) {
 			}
 		}
 		if !n.pulledRead {
-			n.window.queuePulled(ctx, p, n.pulled, n.start, true)
+			n.window.queuePulled(ctx, p, n.viewer, n.pulled, n.start, true)
 		}
 		return nil
 	})
