@@ -116,7 +116,7 @@ func (c *Config) settings() []app.Setting {
 	shared = append(shared, app.Bool(&c.FanoutWorker, "fanout-worker", "FANOUT_WORKER", "true", "run a fan-out worker inside the gateway (cmd/worker runs more)"))
 	shared = append(shared, c.Mail.Settings()...)
 	shared = append(shared, app.Bool(&c.RequireVerifiedEmail, "require-verified-email", "REQUIRE_VERIFIED_EMAIL", "false", "refuse posts and comments from accounts whose e-mail address is not confirmed yet"))
-	def := gqlguard.DefaultLimits(20000)
+	def := gqlguard.DefaultLimits(gqlguard.DefaultCost)
 	own := []app.Setting{
 		app.String(&c.ListenAddr, "listen", "LISTEN_ADDR", ":8080", "address to listen on (127.0.0.1:0 picks a free port)"),
 		app.String(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "", "a separate address serving /metrics only (for operators: keep it off the public network); empty: /metrics on LISTEN_ADDR, and nowhere with PRODUCTION=true"),

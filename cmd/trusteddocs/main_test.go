@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/socialgw/gateway/graph"
+	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/trusted"
 )
 
@@ -43,7 +44,10 @@ func TestAppManifestCurrent(t *testing.T) {
 
 // TestAppOperationsListed: every operation the app's sources name (read
 // here with a plain pattern, not the tool's scanner) is in the manifest,
-// and every listed document is valid against the schema.
+// and every listed document is valid against the schema and passes the
+// gateway's default limits (cost, depth, size) with the variables the
+// guard assumes when none are given: an app whose view asks for more
+// than the gateway allows would only fail in a browser.
 func TestAppOperationsListed(t *testing.T) {
 	docs, err := trusted.Load(appManifest)
 	if err != nil {
@@ -54,7 +58,11 @@ func TestAppOperationsListed(t *testing.T) {
 	_ = json.Unmarshal(b, &m)
 	listed := map[string]bool{}
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	guard := gqlguard.New(gqlguard.DefaultLimits(gqlguard.DefaultCost), graph.GuardModel(schema))
 	for _, op := range m.Operations {
+		if _, err := guard.Check(op.Body, op.Name, nil); err != nil {
+			t.Errorf("%s %s is refused by the default limits: %v", op.Type, op.Name, err)
+		}
 		listed[op.Type+" "+op.Name] = true
 		q, err := parser.ParseQuery(&ast.Source{Input: op.Body})
 		if err != nil {

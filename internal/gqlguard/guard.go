@@ -228,6 +228,9 @@ func show(n int64) string {
 	return fmt.Sprint(n)
 }
 
+// DefaultCost is the COMPLEXITY_LIMIT the gateway starts with.
+const DefaultCost = 20000
+
 // DefaultLimits are the limits the gateway starts with (docs/security.md
 // says why each): they keep gqlparser's validation under about 15 ms of
 // CPU on the worst document they let through, and pass every document a

@@ -9,7 +9,10 @@ const BOOKMARK = gql`mutation Bookmark($id: ID!) { bookmark(postId: $id) { id vi
 const UNBOOKMARK = gql`mutation Unbookmark($id: ID!) { unbookmark(postId: $id) { id viewerHasBookmarked } }`;
 const PIN = gql`mutation Pin($id: ID!) { pinPost(id: $id) { id pinned } }`;
 const UNPIN = gql`mutation Unpin($id: ID!) { unpinPost(id: $id) { id pinned } }`;
-const LISTS = gql`query Lists { lists { id title members(first: 100) { edges { node { id name } } } } }`;
+// Up to 100 lists of up to 500 members: the view shows each list's 30
+// newest members and how many more it has, which keeps the query within
+// the gateway's default complexity limit.
+const LISTS = gql`query Lists { lists { id title members(first: 30) { totalCount edges { node { id name } } } } }`;
 const CREATE_LIST = gql`mutation CreateList($title: String!) { createList(title: $title) { id title } }`;
 const DELETE_LIST = gql`mutation DeleteList($id: ID!) { deleteList(id: $id) }`;
 const ADD = gql`mutation AddToList($id: ID!, $users: [ID!]!) { addToList(listId: $id, userIds: $users) { id } }`;
@@ -71,14 +74,29 @@ export class Curation {
     if (view === 'lists') await this.showLists();
   }
 
+  // showPosts shows the first page of a view's posts, with a More
+  // button while the view has older ones: each click appends the next
+  // page, read from the last page's endCursor.
   async showPosts(title, query, vars, field) {
     const { el } = this;
-    const res = await this.client.query(query, { first: 20, ...vars }, { requestPolicy: 'network-only' }).toPromise();
-    if (this.showError(res)) return;
-    const edges = res.data[field].edges;
-    this.panel.replaceChildren(el('h2', { textContent: title }),
-      edges.length ? el('div', { className: 'view-posts' }, ...edges.map((e) => this.renderPost(e.node)))
-        : el('p', { className: 'empty', textContent: 'Nothing here yet.' }));
+    const posts = el('div', { className: 'view-posts' });
+    const more = el('button', { type: 'button', className: 'more', textContent: 'More', hidden: true });
+    const empty = el('p', { className: 'empty', textContent: 'Nothing here yet.', hidden: true });
+    let after = null;
+    const page = async () => {
+      more.disabled = true;
+      const res = await this.client.query(query, { first: 20, after, ...vars }, { requestPolicy: 'network-only' }).toPromise();
+      more.disabled = false;
+      if (this.showError(res)) return;
+      const { edges, pageInfo } = res.data[field];
+      posts.append(...edges.map((e) => this.renderPost(e.node)));
+      after = pageInfo.endCursor;
+      more.hidden = !pageInfo.hasNextPage;
+      empty.hidden = posts.childElementCount > 0;
+    };
+    more.addEventListener('click', page);
+    this.panel.replaceChildren(el('h2', { textContent: title }), posts, empty, more);
+    await page();
   }
 
   async showLists() {
@@ -128,7 +146,9 @@ export class Curation {
       act('Delete', 'delete-list', async () => {
         if (!this.showError(await mutate(this.client, DELETE_LIST, { id: l.id }))) this.showLists();
       }),
-      el('ul', { className: 'members' }, ...members), add);
+      el('ul', { className: 'members' }, ...members,
+        l.members.totalCount > members.length ? el('li', { className: 'more-members', textContent: `and ${l.members.totalCount - members.length} more` }) : null),
+      add);
     li.dataset.id = l.id;
     li.dataset.title = l.title;
     return li;

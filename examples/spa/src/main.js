@@ -47,13 +47,13 @@ const NEWER = gql`
   }
   ${POST_FIELDS}`;
 const BOOKMARKS = gql`
-  query Bookmarks($first: Int!) {
-    bookmarks(first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
+  query Bookmarks($first: Int!, $after: String) {
+    bookmarks(first: $first, after: $after) { edges { node { ...PostFields } } pageInfo { hasNextPage endCursor } }
   }
   ${POST_FIELDS}`;
 const LIST_TIMELINE = gql`
-  query ListTimeline($id: ID!, $first: Int!) {
-    listTimeline(listId: $id, first: $first) { edges { node { ...PostFields } } pageInfo { hasNextPage } }
+  query ListTimeline($id: ID!, $first: Int!, $after: String) {
+    listTimeline(listId: $id, first: $first, after: $after) { edges { node { ...PostFields } } pageInfo { hasNextPage endCursor } }
   }
   ${POST_FIELDS}`;
 const TAG_PAGE = gql`
