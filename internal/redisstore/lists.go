@@ -25,7 +25,8 @@ import (
 // may see it, index by index, with an error per key (a malformed cursor,
 // say) or one error for all. A user's followers and following are empty
 // for a viewer the user blocked, and their common following for a viewer
-// either of the two blocked (social.SeesGraphOf).
+// either of the two blocked (social.SeesGraphOf); comments and answers
+// leave out those of users on either side of a block with the viewer.
 func (s *TimelineService) ListPages(ctx context.Context, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
 	return listPages(ctx, s.rdb, s.keys, viewerID, keys)
 }
@@ -41,8 +42,12 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 	firsts := make([]int, len(keys))
 	queued := false
 	shared := newCommonShared()
+	// The viewer's blocks, both ways, when a comment page is read: their
+	// comments are left out (social.WithoutCommentsOf).
+	blocks := &visibility{viewer: viewerID}
 	_, err := pipelined(ctx, rdb, func(p redis.Pipeliner) error {
 		shared.reset() // sent again: queue the shared reads again
+		blocks.blocks, blocks.blocked = nil, nil
 		for i, k := range keys {
 			var err error
 			switch k.List {
@@ -58,6 +63,9 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 				}
 			case readplan.ListComments, readplan.ListReplies:
 				comments[i], err = queueCommentPage(ctx, p, ks, k)
+				if comments[i] != nil && viewerID != "" && blocks.blocks == nil {
+					blocks.blocks = p.SUnion(ctx, ks.Blocks(viewerID), ks.BlockedBy(viewerID))
+				}
 			case readplan.ListCommonFollowing:
 				// Made once: a walk pays for its first chunk when made.
 				if common[i] == nil {
@@ -96,7 +104,7 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 				post = k.With
 			}
 			c, err := commentsFromReply(post, firsts[i], comments[i])
-			out[i].Comments, errs[i] = c, wrapList(k, err)
+			out[i].Comments, errs[i] = social.WithoutCommentsOf(c, blocks.hidden), wrapList(k, err)
 		}
 	}
 	if err := walkCommon(ctx, rdb, common, shared); err != nil {

@@ -259,6 +259,22 @@ func (v *visibility) comments(i, first int) (social.Connection[*social.Comment],
 	return unpackComments(v.ids[i], r.packed, r.counts.Comments, first)
 }
 
+// hidden tells whether user u is on either side of a block with the
+// viewer (false for an anonymous viewer), building the set from the
+// pipeline's read on first use.
+func (v *visibility) hidden(u string) bool {
+	if v.viewer == "" || v.blocks == nil {
+		return false
+	}
+	if v.blocked == nil {
+		v.blocked = make(map[string]bool)
+		for _, b := range v.blocks.Val() {
+			v.blocked[b] = true
+		}
+	}
+	return v.blocked[u]
+}
+
 // access applies the visibility policy (social.PostAccess) to the i-th
 // post with the facts the pipeline read.
 func (v *visibility) access(i int) social.Access {
@@ -266,12 +282,7 @@ func (v *visibility) access(i int) social.Access {
 	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
 		return social.PostAccess(v.viewer, p, social.AccessFacts{})
 	}
-	if v.blocked == nil {
-		v.blocked = make(map[string]bool)
-		for _, u := range v.blocks.Val() {
-			v.blocked[u] = true
-		}
-	}
+	v.hidden("")
 	// A post has one audience set, PostOnlyTo or PostNotTo as its vis
 	// says, and the viewer's a flag mirrors membership of it.
 	in := strings.Contains(v.viewerFlags(i), "a")

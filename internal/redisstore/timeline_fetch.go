@@ -50,6 +50,10 @@ type pageFetch struct {
 	marks    map[string]markCmds
 	comments map[string]*redis.Cmd
 	users    map[string]userRead
+	// seen is a visibility check the fetch joined, which knows the
+	// viewer's blocks; blocks, their read when none did (queueLate).
+	seen   *visibility
+	blocks *visibility
 	// queuedUsers counts the reads of users that went to Redis (the
 	// others the profile cache served).
 	queuedUsers int
@@ -98,6 +102,7 @@ func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility,
 			continue
 		}
 		f.checked[id] = checkedPost{v, i}
+		f.seen = v
 		if w.Comments >= packedComments {
 			// More than the hash packs (one more than asked tells
 			// whether there is a next page).
@@ -169,6 +174,11 @@ func (f *pageFetch) finish(ctx context.Context, c social.Connection[*social.Post
 // It returns how many reads it queued.
 func (f *pageFetch) queueLate(ctx context.Context, p redis.Pipeliner, page *readplan.Page, posts []*social.Post) int {
 	w, late := f.w, 0
+	if w.Comments > 0 && f.seen == nil && f.blocks == nil && f.viewer != "" {
+		// The comments' authors are screened against the viewer's blocks.
+		f.blocks = &visibility{viewer: f.viewer, blocks: p.SUnion(ctx, f.posts.keys.Blocks(f.viewer), f.posts.keys.BlockedBy(f.viewer))}
+		late++
+	}
 	for _, post := range posts {
 		if _, ok := f.counts[post.ID]; w.Counts && !ok && !done(page.Counts, post.ID) {
 			f.counts[post.ID] = queueCounts(ctx, p, f.posts.keys, post.ID)
@@ -290,18 +300,33 @@ func (f *pageFetch) readMarks(page *readplan.Page, id string) {
 }
 
 // readComments moves the first comments of a post into the page: from its
-// hash when that tells (cm), else from stage 3's commentRowsScript.
+// hash when that tells (cm), else from stage 3's commentRowsScript; those
+// of users on either side of a block with the viewer left out.
 func (f *pageFetch) readComments(page *readplan.Page, id string) error {
 	if c, ok := f.comments[id]; ok {
 		cc, err := commentsFromReply(id, f.w.Comments, c)
 		if err != nil {
 			return fmt.Errorf("first comments of post %s: %w", id, err)
 		}
-		page.Comments[id] = cc
+		page.Comments[id] = social.WithoutCommentsOf(cc, f.hiddenAuthor())
 	} else if c, ok := f.checked[id]; ok {
 		if cc, ok := c.v.comments(c.i, f.w.Comments); ok {
-			page.Comments[id] = cc
+			page.Comments[id] = social.WithoutCommentsOf(cc, f.hiddenAuthor())
 		}
+	}
+	return nil
+}
+
+// hiddenAuthor is the viewer's block test (nil for an anonymous viewer):
+// from a visibility check the fetch joined, else from queueLate's read.
+func (f *pageFetch) hiddenAuthor() func(string) bool {
+	switch {
+	case f.viewer == "":
+		return nil
+	case f.seen != nil:
+		return f.seen.hidden
+	case f.blocks != nil:
+		return f.blocks.hidden
 	}
 	return nil
 }

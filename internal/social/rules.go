@@ -291,3 +291,35 @@ func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
 	}
 	return Visible
 }
+
+// WithoutCommentsOf leaves out of a page of comments (or of answers)
+// those whose author is hidden from the viewer (hidden: a block either
+// way), as their posts are. A page that loses any keeps its place: End is
+// the cursor of the last comment read, so the next page starts past the
+// ones left out, and HasNext stays as the read found it. Counts stay:
+// commentsCount is the post's, not the viewer's.
+func WithoutCommentsOf(c Connection[*Comment], hidden func(author string) bool) Connection[*Comment] {
+	if hidden == nil {
+		return c
+	}
+	keep := 0
+	for _, cm := range c.Items {
+		if !hidden(cm.AuthorID) {
+			keep++
+		}
+	}
+	if keep == len(c.Items) {
+		return c
+	}
+	out := c
+	out.Items, out.Cursors = make([]*Comment, 0, keep), make([]string, 0, keep)
+	if c.HasNext {
+		out.End = c.EndCursor()
+	}
+	for i, cm := range c.Items {
+		if !hidden(cm.AuthorID) {
+			out.Items, out.Cursors = append(out.Items, cm), append(out.Cursors, c.Cursors[i])
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package social_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -171,3 +172,42 @@ func TestCheckNewPostSpoiler(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+func TestWithoutCommentsOf(t *testing.T) {
+	page := func(authors string, hasNext bool) social.Connection[*social.Comment] {
+		var c social.Connection[*social.Comment]
+		for i, a := range strings.Split(authors, "") {
+			c.Items = append(c.Items, &social.Comment{ID: fmt.Sprint(i + 1), AuthorID: a})
+			c.Cursors = append(c.Cursors, "c"+fmt.Sprint(i+1))
+		}
+		c.HasNext, c.Total = hasNext, 9
+		return c
+	}
+	hidden := func(a string) bool { return a == "x" }
+	for _, tc := range []struct {
+		name    string
+		in      social.Connection[*social.Comment]
+		hide    func(string) bool
+		ids     []string
+		end     string
+		hasNext bool
+	}{
+		{"none hidden", page("abc", true), hidden, []string{"1", "2", "3"}, "c3", true},
+		{"no viewer", page("axc", true), nil, []string{"1", "2", "3"}, "c3", true},
+		{"middle hidden", page("axc", true), hidden, []string{"1", "3"}, "c3", true},
+		{"last hidden: the next page starts past it", page("abx", true), hidden, []string{"1", "2"}, "c3", true},
+		{"all hidden: empty, and goes on", page("xx", true), hidden, nil, "c2", true},
+		{"last page", page("ax", false), hidden, []string{"1"}, "c1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := social.WithoutCommentsOf(tc.in, tc.hide)
+			var ids []string
+			for _, c := range got.Items {
+				ids = append(ids, c.ID)
+			}
+			if !slices.Equal(ids, tc.ids) || got.EndCursor() != tc.end || got.HasNext != tc.hasNext || got.Total != 9 || len(got.Cursors) != len(got.Items) {
+				t.Errorf("got %v end %q hasNext %v total %d", ids, got.EndCursor(), got.HasNext, got.Total)
+			}
+		})
+	}
+}
