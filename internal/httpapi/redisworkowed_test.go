@@ -21,10 +21,11 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// TestRedisWorkBudget: an operation that makes Redis read an author's
-// 300 posts hidden from the signed-in viewer (NOT_TO them, which a page
-// reads and drops; some 300 to 800 units of work past
-// the free 200) spends a budget of 500 units a minute; the address's next request is refused
+// TestRedisWorkBudget: an operation that makes Redis step over an
+// author's 1 000 posts hidden from the signed-in viewer (NOT_TO them,
+// which the reader's index steps over inside Redis and charges to the
+// operation's read budget, spent at 2 000; over 1 000 units of work past
+// the free 250) spends a budget of 500 units a minute; the address's next request is refused
 // with 429 and Retry-After before its body is read, and a signed-in
 // user's next operation from another address too, with RATE_LIMITED;
 // another client goes on. Over a websocket, whose operations get their
@@ -36,7 +37,7 @@ func TestRedisWorkBudget(t *testing.T) {
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	}})
 	author, user, other := s.Register(t, "work"), s.Register(t, "work"), s.Register(t, "work")
-	for i := range 300 {
+	for i := range 1000 {
 		if _, err := s.Store.CreatePost(context.Background(), author.ID, social.NewPost{Content: "hidden " + strconv.Itoa(i), NotTo: []string{user.ID, other.ID}}); err != nil {
 			t.Fatal(err)
 		}

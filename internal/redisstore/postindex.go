@@ -80,6 +80,10 @@ func queueUnindex(ctx context.Context, p redis.Pipeliner, k Keys, author, id str
 type authorRead struct {
 	plain  *redis.StringSliceCmd // the author's or an anonymous reader's read
 	merged *redis.Cmd            // authorWindowScript's reply
+	// ctx is the operation whose read budget pays for the posts the
+	// script stepped over, once, when the reply is first read.
+	ctx     context.Context
+	charged bool
 }
 
 // Val is the ids read, in the window's order.
@@ -103,8 +107,12 @@ func (r *authorRead) reply() (ids, not []string) {
 		return nil, nil
 	}
 	v, _ := r.merged.Slice()
-	if len(v) == 2 {
+	if len(v) == 3 {
 		ids, not = strs(v[0]), strs(v[1])
+		if skipped, _ := v[2].(int64); !r.charged && skipped > 0 {
+			social.ChargeReadBudget(r.ctx, int(skipped))
+		}
+		r.charged = true
 	}
 	return ids, not
 }
@@ -138,7 +146,7 @@ func queueAuthorWindow(ctx context.Context, p redis.Pipeliner, k Keys, author, r
 		dir = "rev"
 	}
 	keys := []string{k.PublicPosts(author), k.NotToPosts(author), k.OnlyToPosts(author, reader), k.NotToListed(author, reader)}
-	return &authorRead{merged: authorWindowScript.EvalSha(ctx, p, keys, w.from, w.to, w.count, dir)}
+	return &authorRead{merged: authorWindowScript.EvalSha(ctx, p, keys, w.from, w.to, w.count, dir), ctx: ctx}
 }
 
 // listedAudience is the readers the audience of post id lists when vis

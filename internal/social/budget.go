@@ -57,6 +57,16 @@ func ReadBudgetLeft(ctx context.Context) int {
 	return int(max(b.left.Load(), 0))
 }
 
+// ChargeReadBudget spends n candidates of the operation's budget that
+// the store read already (a script that stepped over hidden posts), past
+// what is left if need be: the work was done, and the operation's later
+// reads find the budget spent.
+func ChargeReadBudget(ctx context.Context, n int) {
+	if b, ok := readStateOf(ctx); ok && n > 0 {
+		b.left.Add(-int64(n))
+	}
+}
+
 // TakeReadBudget spends up to want candidates of the operation's budget
 // and returns how many it may read (want when the context has none).
 func TakeReadBudget(ctx context.Context, want int) int {

@@ -12,10 +12,11 @@
 -- the window starts from and the one it runs to, in ZRANGEBYSCORE's
 -- syntax ("(123", "-inf", "+inf"), count, "rev" for newest first (else
 -- oldest first).
--- Returns {ids, not}: up to count ids in order, and those of them that
--- came from NotToPosts (posts written before NotToListed existed may
+-- Returns {ids, not, skipped}: up to count ids in order, those of them
+-- that came from NotToPosts (posts written before NotToListed existed may
 -- still list the reader until the index backfill ran: the caller screens
--- them).
+-- them), and how many posts it stepped over (the caller charges them to
+-- the operation's read budget, as Redis work done).
 --
 -- NotToPosts is read in chunks of count, refilled 256 at a time past the
 -- posts it steps over, at most skipBound of them a call: each is a post
@@ -79,4 +80,4 @@ while #ids < n do
     if best == 2 then nots[#nots + 1] = id end
   end
 end
-return {ids, nots}
+return {ids, nots, skipped}
