@@ -70,8 +70,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, log); err != nil {
 			return err
 		}
+		ew, err := app.NewExportWorker(rdb, redisstore.NewExportService(store, redisstore.DefaultExports()), files, log)
+		if err != nil {
+			return err
+		}
+		// Stopped last, when run returns.
+		defer app.StartExports(context.WithoutCancel(ctx), ew, log)(cfg.ShutdownTimeout)
 	} else {
-		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files, and files no post names, are left in place")
+		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files, and files no post names, are left in place, and no data exports are prepared")
 	}
 	w, err := app.NewWorker(rdb, jobs, cfg.Feed.Worker, log)
 	if err != nil {
