@@ -118,6 +118,7 @@ type archive struct {
 	w    *Worker
 	zw   *zip.Writer
 	user string
+	buf  []byte // copies the media files
 }
 
 // file starts a file of the archive.

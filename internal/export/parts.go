@@ -131,7 +131,12 @@ func (a *archive) copyFile(ctx context.Context, name, key string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r); err != nil {
+	// Through the archive's one buffer: the blob reader's own WriteTo
+	// would allocate one for each file.
+	if a.buf == nil {
+		a.buf = make([]byte, 32<<10)
+	}
+	if _, err := io.CopyBuffer(f, struct{ io.Reader }{r}, a.buf); err != nil {
 		return fmt.Errorf("archive %s: %w", name, err)
 	}
 	return nil
