@@ -31,9 +31,8 @@ func TestBrowserSPAAccount(t *testing.T) {
 	logIn := func(what, password string, then chromedp.Action) {
 		b.run(t, what,
 			chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-			chromedp.SetValue(`#login input[name=login]`, "", chromedp.ByQuery),
+			chromedp.Evaluate(`document.getElementById('login').reset()`, nil),
 			chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
-			chromedp.SetValue(`#login input[name=password]`, "", chromedp.ByQuery),
 			chromedp.SendKeys(`#login input[name=password]`, password, chromedp.ByQuery),
 			chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
 			then,
@@ -52,7 +51,7 @@ func TestBrowserSPAAccount(t *testing.T) {
 		poll(`document.getElementById('password-error').innerText !== ''`, 20*time.Second),
 	)
 	b.run(t, "change the password",
-		chromedp.SetValue(`#password-form input[name=currentPassword]`, "", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#password-form input[name=currentPassword]').value = ''`, nil),
 		chromedp.SendKeys(`#password-form input[name=currentPassword]`, oldPassword, chromedp.ByQuery),
 		chromedp.Click(`#password-form button[type=submit]`, chromedp.ByQuery),
 		poll(`document.getElementById('password-status').innerText.startsWith('Password changed')`, 30*time.Second),
