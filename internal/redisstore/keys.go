@@ -6,8 +6,9 @@ import (
 )
 
 // Keys builds every Redis key of the gateway; nothing else in the module
-// spells a key. docs/data-model.md lists each one with its type, writer and
-// bound.
+// spells a key (its methods are here, and data exports' in
+// keys_export.go). docs/data-model.md lists each one with its type, writer
+// and bound.
 //
 // Hash tags: every key that belongs to one user carries {u<id>} and every
 // key that belongs to one post carries {p<id>}, so the multi-key scripts
@@ -102,29 +103,6 @@ func (k Keys) MailDead() string { return k.prefix + "{mail}:dead" }
 
 // MailAlive prefixes the liveness keys of MailQueue's workers.
 func (k Keys) MailAlive() string { return k.prefix + "{mail}:alive:" }
-
-// Data exports (export.go).
-
-// Export is u's latest data export: the export record (exportRecord).
-func (k Keys) Export(u string) string { return k.userKey(u, ":export") }
-
-// ExportQueue is the stream of data exports to prepare, read by the
-// export workers (internal/export) on the fan-out queue's code.
-func (k Keys) ExportQueue() string { return k.prefix + "{export}:jobs" }
-
-// ExportDead is ExportQueue's dead-letter stream.
-func (k Keys) ExportDead() string { return k.prefix + "{export}:dead" }
-
-// ExportAlive prefixes the liveness keys of ExportQueue's workers.
-func (k Keys) ExportAlive() string { return k.prefix + "{export}:alive:" }
-
-// UserLikes is the zset of the posts u likes, scored by when (ms): what
-// u's data export lists as likes.
-func (k Keys) UserLikes(u string) string { return k.userKey(u, ":likes") }
-
-// UserComments is the zset of the comments u wrote, scored by when (ms):
-// what u's data export lists as comments.
-func (k Keys) UserComments(u string) string { return k.userKey(u, ":comments") }
 
 // Social graph (all in the owning user's slot).
 
