@@ -36,14 +36,17 @@ func (r *commentResolver) Replies(ctx context.Context, obj *social.Comment, firs
 	return r.read.ReplyList(ctx, obj, first, after)
 }
 
+// Status is the resolver for the status field.
 func (r *dataExportResolver) Status(ctx context.Context, obj *social.DataExport) (model.ExportStatus, error) {
 	return exportStatus(obj), nil
 }
 
+// URL is the resolver for the url field.
 func (r *dataExportResolver) URL(ctx context.Context, obj *social.DataExport) (*string, error) {
 	return exportURL(r.Resolver, obj), nil
 }
 
+// Bytes is the resolver for the bytes field.
 func (r *dataExportResolver) Bytes(ctx context.Context, obj *social.DataExport) (*int, error) {
 	return exportBytes(obj), nil
 }
@@ -107,6 +110,7 @@ func (r *mutationResolver) ResendVerification(ctx context.Context) (bool, error)
 	return r.resendVerification(ctx)
 }
 
+// RequestDataExport is the resolver for the requestDataExport field.
 func (r *mutationResolver) RequestDataExport(ctx context.Context) (*social.DataExport, error) {
 	return r.requestDataExport(ctx)
 }
@@ -413,6 +417,7 @@ func (r *queryResolver) SearchUsers(ctx context.Context, prefix string, first *i
 	return r.searchUsers(ctx, prefix, first)
 }
 
+// DataExport is the resolver for the dataExport field.
 func (r *queryResolver) DataExport(ctx context.Context) (*social.DataExport, error) {
 	return r.dataExport(ctx)
 }
