@@ -31,6 +31,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Comment() CommentResolver
+	DataExport() DataExportResolver
 	List() ListResolver
 	Mutation() MutationResolver
 	Notification() NotificationResolver
@@ -70,6 +71,14 @@ type ComplexityRoot struct {
 	CommentEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	DataExport struct {
+		Bytes     func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Status    func(childComplexity int) int
+		URL       func(childComplexity int) int
 	}
 
 	List struct {
@@ -121,6 +130,7 @@ type ComplexityRoot struct {
 		RemoveFollower        func(childComplexity int, userID string) int
 		RemoveFromList        func(childComplexity int, listID string, userIds []string) int
 		RenameList            func(childComplexity int, id string, title string) int
+		RequestDataExport     func(childComplexity int) int
 		RequestPasswordReset  func(childComplexity int, email string) int
 		ResendVerification    func(childComplexity int) int
 		ResetPassword         func(childComplexity int, token string, newPassword string) int
@@ -202,6 +212,7 @@ type ComplexityRoot struct {
 	Query struct {
 		Bookmarks     func(childComplexity int, first *int, after *string) int
 		Comment       func(childComplexity int, id string) int
+		DataExport    func(childComplexity int) int
 		ListTimeline  func(childComplexity int, listID string, first *int, after *string, before *string) int
 		Lists         func(childComplexity int) int
 		Me            func(childComplexity int) int
@@ -284,6 +295,12 @@ type CommentResolver interface {
 	InReplyTo(ctx context.Context, obj *social.Comment) (*social.Comment, error)
 	Replies(ctx context.Context, obj *social.Comment, first *int, after *string) (*model.CommentConnection, error)
 }
+type DataExportResolver interface {
+	Status(ctx context.Context, obj *social.DataExport) (model.ExportStatus, error)
+
+	URL(ctx context.Context, obj *social.DataExport) (*string, error)
+	Bytes(ctx context.Context, obj *social.DataExport) (*int, error)
+}
 type ListResolver interface {
 	Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error)
 }
@@ -299,6 +316,7 @@ type MutationResolver interface {
 	ChangeEmail(ctx context.Context, newEmail string, password string) (bool, error)
 	VerifyEmail(ctx context.Context, token string) (*social.User, error)
 	ResendVerification(ctx context.Context) (bool, error)
+	RequestDataExport(ctx context.Context) (*social.DataExport, error)
 	Follow(ctx context.Context, userID string) (*social.User, error)
 	Unfollow(ctx context.Context, userID string) (*social.User, error)
 	Block(ctx context.Context, userID string) (*social.User, error)
@@ -369,6 +387,7 @@ type QueryResolver interface {
 	TagTimeline(ctx context.Context, tag string, first *int, after *string) (*model.Timeline, error)
 	TrendingTags(ctx context.Context, first *int) ([]*social.TagTrend, error)
 	SearchUsers(ctx context.Context, prefix string, first *int) ([]*social.User, error)
+	DataExport(ctx context.Context) (*social.DataExport, error)
 }
 type SubscriptionResolver interface {
 	TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error)
@@ -519,6 +538,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CommentEdge.Node(childComplexity), true
+
+	case "DataExport.bytes":
+		if e.ComplexityRoot.DataExport.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataExport.Bytes(childComplexity), true
+	case "DataExport.createdAt":
+		if e.ComplexityRoot.DataExport.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataExport.CreatedAt(childComplexity), true
+	case "DataExport.id":
+		if e.ComplexityRoot.DataExport.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataExport.ID(childComplexity), true
+	case "DataExport.status":
+		if e.ComplexityRoot.DataExport.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataExport.Status(childComplexity), true
+	case "DataExport.url":
+		if e.ComplexityRoot.DataExport.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DataExport.URL(childComplexity), true
 
 	case "List.id":
 		if e.ComplexityRoot.List.ID == nil {
@@ -877,6 +927,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RenameList(childComplexity, args["id"].(string), args["title"].(string)), true
+	case "Mutation.requestDataExport":
+		if e.ComplexityRoot.Mutation.RequestDataExport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.RequestDataExport(childComplexity), true
 	case "Mutation.requestPasswordReset":
 		if e.ComplexityRoot.Mutation.RequestPasswordReset == nil {
 			break
@@ -1319,6 +1375,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Comment(childComplexity, args["id"].(string)), true
+	case "Query.dataExport":
+		if e.ComplexityRoot.Query.DataExport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.DataExport(childComplexity), true
 
 	case "Query.listTimeline":
 		if e.ComplexityRoot.Query.ListTimeline == nil {
@@ -1869,6 +1931,8 @@ type Query {
   trendingTags(first: Int = 10): [TagTrend!]!
   "Users whose name or display name starts with prefix (case-insensitive), most followed first: for mention autocomplete and search."
   searchUsers(prefix: String!, first: Int = 10): [User!]!
+  "The viewer's latest data export, or null (none yet, or its archive is no longer served: 7 days after it was ready)."
+  dataExport: DataExport
 }
 
 type Mutation {
@@ -1895,6 +1959,8 @@ type Mutation {
   verifyEmail(token: String!): User!
   "E-mail the viewer's pending confirmation token again."
   resendVerification: Boolean!
+  "Start preparing an archive of everything the account holds; dataExport tells when it is ready. One export at a time, at most one a day: a second request while one is being prepared, or less than a day after the latest, is refused (BAD_USER_INPUT) and changes nothing. A failed export may be asked for again at once."
+  requestDataExport: DataExport!
 
   "Follow a user. Idempotent. Returns the followed user."
   follow(userId: ID!): User!
@@ -2316,6 +2382,21 @@ type List {
   "The members, most recently added first; first is 1 to 100."
   members(first: Int = 20, after: String): UserConnection!
 }
+
+enum ExportStatus {
+  PENDING
+  READY
+  FAILED
+}
+
+type DataExport {
+  id: ID!
+  status: ExportStatus!
+  createdAt: Time!
+  "Once READY: a signed, expiring address of the archive (a zip of JSON files and the account's media). Whoever holds it may fetch the archive until it expires (at most an hour); read dataExport again for a fresh one."
+  url: String
+  bytes: Int
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2378,6 +2459,22 @@ func (ec *executionContext) childFields_CommentEdge(ctx context.Context, field g
 		return ec.fieldContext_CommentEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CommentEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_DataExport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DataExport_id(ctx, field)
+	case "status":
+		return ec.fieldContext_DataExport_status(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_DataExport_createdAt(ctx, field)
+	case "url":
+		return ec.fieldContext_DataExport_url(ctx, field)
+	case "bytes":
+		return ec.fieldContext_DataExport_bytes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DataExport", field.Name)
 }
 
 func (ec *executionContext) childFields_List(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4364,6 +4461,121 @@ func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _DataExport_id(ctx context.Context, field graphql.CollectedField, obj *social.DataExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataExport_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataExport_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataExport", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DataExport_status(ctx context.Context, field graphql.CollectedField, obj *social.DataExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataExport_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DataExport().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ExportStatus) graphql.Marshaler {
+			return ec.marshalNExportStatus2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐExportStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataExport_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataExport", field, true, true, errors.New("field of type ExportStatus does not have child fields"))
+}
+
+func (ec *executionContext) _DataExport_createdAt(ctx context.Context, field graphql.CollectedField, obj *social.DataExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataExport_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DataExport_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataExport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _DataExport_url(ctx context.Context, field graphql.CollectedField, obj *social.DataExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataExport_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DataExport().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataExport_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataExport", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DataExport_bytes(ctx context.Context, field graphql.CollectedField, obj *social.DataExport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DataExport_bytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DataExport().Bytes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DataExport_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DataExport", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _List_id(ctx context.Context, field graphql.CollectedField, obj *social.List) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5170,6 +5382,38 @@ func (ec *executionContext) _Mutation_resendVerification(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_Mutation_resendVerification(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_requestDataExport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestDataExport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().RequestDataExport(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.DataExport) graphql.Marshaler {
+			return ec.marshalNDataExport2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐDataExport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestDataExport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataExport(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_follow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -8033,6 +8277,38 @@ func (ec *executionContext) fieldContext_Query_searchUsers(ctx context.Context, 
 	if fc.Args, err = ec.field_Query_searchUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_dataExport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_dataExport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().DataExport(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.DataExport) graphql.Marshaler {
+			return ec.marshalODataExport2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐDataExport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_dataExport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DataExport(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -10961,6 +11237,163 @@ func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var dataExportImplementors = []string{"DataExport"}
+
+func (ec *executionContext) _DataExport(ctx context.Context, sel ast.SelectionSet, obj *social.DataExport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dataExportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DataExport")
+		case "id":
+			out.Values[i] = ec._DataExport_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DataExport_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._DataExport_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "url":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DataExport_url(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "bytes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DataExport_bytes(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var listImplementors = []string{"List"}
 
 func (ec *executionContext) _List(ctx context.Context, sel ast.SelectionSet, obj *social.List) graphql.Marshaler {
@@ -11261,6 +11694,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "resendVerification":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_resendVerification(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestDataExport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestDataExport(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -12952,6 +13392,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "dataExport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_dataExport(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -14473,9 +14935,29 @@ func (ec *executionContext) unmarshalNCreatePostInput2githubᚗcomᚋsocialgwᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNDataExport2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐDataExport(ctx context.Context, sel ast.SelectionSet, v *social.DataExport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DataExport(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNEditPostInput2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐEditPostInput(ctx context.Context, v any) (model.EditPostInput, error) {
 	res, err := ec.unmarshalInputEditPostInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNExportStatus2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐExportStatus(ctx context.Context, v any) (model.ExportStatus, error) {
+	var res model.ExportStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExportStatus2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐExportStatus(ctx context.Context, sel ast.SelectionSet, v model.ExportStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -15163,6 +15645,13 @@ func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋsocialgwᚋgateway
 		return graphql.Null
 	}
 	return ec._Comment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalODataExport2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐDataExport(ctx context.Context, sel ast.SelectionSet, v *social.DataExport) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DataExport(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {

@@ -125,6 +125,8 @@ type Resolver struct {
 	Attachments *Attachments
 	// Profile edits profiles and addresses their pictures (profile.go).
 	Profile *ProfileEditor
+	// Exports are the viewer's data exports (dataexport.go); nil: none.
+	Exports Exports
 
 	// The read path: set by NewExecution (reading) for production; this
 	// package's tests set them to build the variants they compare with

@@ -36,6 +36,21 @@ func (r *commentResolver) Replies(ctx context.Context, obj *social.Comment, firs
 	return r.read.ReplyList(ctx, obj, first, after)
 }
 
+// Status is the resolver for the status field.
+func (r *dataExportResolver) Status(ctx context.Context, obj *social.DataExport) (model.ExportStatus, error) {
+	return exportStatus(obj), nil
+}
+
+// URL is the resolver for the url field.
+func (r *dataExportResolver) URL(ctx context.Context, obj *social.DataExport) (*string, error) {
+	return exportURL(r.Resolver, obj), nil
+}
+
+// Bytes is the resolver for the bytes field.
+func (r *dataExportResolver) Bytes(ctx context.Context, obj *social.DataExport) (*int, error) {
+	return exportBytes(obj), nil
+}
+
 func (r *listResolver) Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error) {
 	return r.listMembers(ctx, obj, first, after)
 }
@@ -93,6 +108,11 @@ func (r *mutationResolver) VerifyEmail(ctx context.Context, token string) (*soci
 // ResendVerification is the resolver for the resendVerification field.
 func (r *mutationResolver) ResendVerification(ctx context.Context) (bool, error) {
 	return r.resendVerification(ctx)
+}
+
+// RequestDataExport is the resolver for the requestDataExport field.
+func (r *mutationResolver) RequestDataExport(ctx context.Context) (*social.DataExport, error) {
+	return r.requestDataExport(ctx)
 }
 
 // Follow is the resolver for the follow field.
@@ -397,6 +417,11 @@ func (r *queryResolver) SearchUsers(ctx context.Context, prefix string, first *i
 	return r.searchUsers(ctx, prefix, first)
 }
 
+// DataExport is the resolver for the dataExport field.
+func (r *queryResolver) DataExport(ctx context.Context) (*social.DataExport, error) {
+	return r.dataExport(ctx)
+}
+
 // TimelineUpdated is the resolver for the timelineUpdated field.
 func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
 	return r.timelineUpdated(ctx, since)
@@ -509,6 +534,8 @@ func (r *userResolver) PinnedPosts(ctx context.Context, obj *social.User) ([]*so
 
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
 
+func (r *Resolver) DataExport() DataExportResolver { return &dataExportResolver{r} }
+
 func (r *Resolver) List() ListResolver { return &listResolver{r} }
 
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -525,6 +552,7 @@ func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
 type (
 	commentResolver      struct{ *Resolver }
+	dataExportResolver   struct{ *Resolver }
 	listResolver         struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	notificationResolver struct{ *Resolver }

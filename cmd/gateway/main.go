@@ -140,11 +140,20 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 		return nil, err
 	}
 	stopMail := app.StartMail(context.WithoutCancel(ctx), mw, gw.Mail, log)
+	stopExports := func(time.Duration) {}
+	if gw.Exports != nil && files != nil {
+		ew, err := app.NewExportWorker(rdb, gw.Exports, files, log)
+		if err != nil {
+			return nil, err
+		}
+		stopExports = app.StartExports(context.WithoutCancel(ctx), ew, log)
+	}
 	stopFanout := app.StartWorker(context.WithoutCancel(ctx), w, gw.Store, log)
 	return func(timeout time.Duration) {
 		deadline := time.Now().Add(timeout)
 		stopFanout(timeout)
 		stopMail(time.Until(deadline))
+		stopExports(time.Until(deadline))
 	}, nil
 }
 

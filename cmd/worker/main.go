@@ -59,20 +59,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	var sweeper *mediastore.Sweeper
-	if cfg.Media.Configured() {
-		files, closeFiles, err := cfg.Media.Open(ctx, log)
-		if err != nil {
-			return err
-		}
-		defer closeFiles()
-		db.SetFiles(files)
-		if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, log); err != nil {
-			return err
-		}
-	} else {
-		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files, and files no post names, are left in place")
+	sweeper, stopFiles, err := startFiles(ctx, cfg, store, log)
+	if err != nil {
+		return err
 	}
+	defer stopFiles(cfg.ShutdownTimeout) // last, when run returns
 	w, err := app.NewWorker(rdb, jobs, cfg.Feed.Worker, log)
 	if err != nil {
 		return err
@@ -124,6 +115,42 @@ func logStats(ctx context.Context, log *slog.Logger, w *fanout.Pool, jobs *redis
 		return
 	}
 	log.Info("fan-out worker", attrs...)
+}
+
+// startFiles opens the media bucket, when one is configured, and starts
+// what works on it: the sweep of files no post names and the export
+// worker. stop ends the export worker and closes the bucket.
+func startFiles(ctx context.Context, cfg *app.WorkerConfig, store *redisstore.Store, log *slog.Logger) (sweeper *mediastore.Sweeper, stop func(time.Duration), err error) {
+	if !cfg.Media.Configured() {
+		log.Warn("no MEDIA_URL or MEDIA_DIR: deleted posts' media files, and files no post names, are left in place, and no data exports are prepared")
+		return nil, func(time.Duration) {}, nil
+	}
+	files, closeFiles, err := cfg.Media.Open(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	store.SetFiles(files)
+	if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, log); err != nil {
+		closeFiles()
+		return nil, nil, err
+	}
+	stopExports, err := startExports(ctx, store, files, log)
+	if err != nil {
+		closeFiles()
+		return nil, nil, err
+	}
+	return sweeper, func(timeout time.Duration) { stopExports(timeout); closeFiles() }, nil
+}
+
+// startExports runs a worker of the data export queue, which writes the
+// archives into files; stop waits for the export it is writing.
+func startExports(ctx context.Context, store *redisstore.Store, files *mediastore.Store, log *slog.Logger) (stop func(time.Duration), err error) {
+	w, err := app.NewExportWorker(store.Client(), redisstore.NewExportService(store, redisstore.DefaultExports()), files, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("export worker started", "consumer", w.Config().Consumer)
+	return app.StartExports(context.WithoutCancel(ctx), w, log), nil
 }
 
 // startMail runs a worker of the mail queue, which sends the account

@@ -188,6 +188,63 @@ type UserEdge struct {
 	Node   *social.User `json:"node"`
 }
 
+type ExportStatus string
+
+const (
+	ExportStatusPending ExportStatus = "PENDING"
+	ExportStatusReady   ExportStatus = "READY"
+	ExportStatusFailed  ExportStatus = "FAILED"
+)
+
+var AllExportStatus = []ExportStatus{
+	ExportStatusPending,
+	ExportStatusReady,
+	ExportStatusFailed,
+}
+
+func (e ExportStatus) IsValid() bool {
+	switch e {
+	case ExportStatusPending, ExportStatusReady, ExportStatusFailed:
+		return true
+	}
+	return false
+}
+
+func (e ExportStatus) String() string {
+	return string(e)
+}
+
+func (e *ExportStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ExportStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ExportStatus", str)
+	}
+	return nil
+}
+
+func (e ExportStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ExportStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ExportStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type MediaKind string
 
 const (

@@ -21,6 +21,7 @@ import (
 	"github.com/socialgw/gateway/graph"
 	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/auth"
+	"github.com/socialgw/gateway/internal/export"
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/loader"
@@ -106,8 +107,12 @@ type MediaConfig struct {
 	SigningKey []byte
 	// URLTTL is how long a signed address holds (15 minutes when 0).
 	URLTTL time.Duration
-	// BaseURL is put before /media/… in addresses ("": relative).
+	// BaseURL is put before /media/… in addresses ("": relative), and
+	// before /exports/… in data exports' addresses.
 	BaseURL string
+	// Exports bounds data exports (redisstore.DefaultExports when zero);
+	// their archives are kept in Files (none without it).
+	Exports redisstore.ExportConfig
 }
 
 // Abuse configures the abuse controls.
@@ -179,6 +184,10 @@ type Gateway struct {
 	// MediaAddresses makes for the resolvers.
 	Media          http.Handler
 	MediaAddresses *httpapi.MediaAddresses
+	// Exports keeps data exports and their queue (nil without Files);
+	// ExportFiles serves their archives at httpapi.ExportPath.
+	Exports     *redisstore.ExportService
+	ExportFiles http.Handler
 	// Limiter spends the rate-limit budgets.
 	Limiter *ratelimit.Limiter
 	// Mail keeps e-mail tokens and the mail queue, which the workers
@@ -245,6 +254,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		// A deleted post's files go with its fan-out delete job.
 		store.SetFiles(cfg.Media.Files)
 	}
+	g.wireExports(store, cfg)
 	// /media/ spends the address's request budget as /query does.
 	media := g.wireProfiles(store, cfg.Media.Files, g.MediaAddresses.Handler(files, store.PostService, g.Auth))
 	g.Media = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(media)
@@ -328,6 +338,34 @@ func (g *Gateway) idempotency(timeout time.Duration) operation.IdempotencyKeys {
 	return g.Store.Idempotency(cfg)
 }
 
+// wireExports gives the resolvers the data exports, kept in the media
+// files' blob store, and makes the handler of their archives, which
+// spends the address's request budget as /query does.
+func (g *Gateway) wireExports(store *redisstore.Store, cfg Config) {
+	addr := &httpapi.ExportAddresses{Key: g.MediaAddresses.Key, Base: cfg.Media.BaseURL}
+	var files httpapi.ExportFiles // nil: none served
+	if cfg.Media.Files != nil {
+		ec := cfg.Media.Exports
+		if ec == (redisstore.ExportConfig{}) {
+			ec = redisstore.DefaultExports()
+		}
+		g.Exports = redisstore.NewExportService(store, ec)
+		g.Resolver.Exports = exports{g.Exports, addr}
+		files = cfg.Media.Files
+	}
+	h := addr.Handler(files, g.Exports)
+	g.ExportFiles = httpapi.ClientBudget(g.Limiter, cfg.Abuse.TrustedProxies, ratelimit.NewTarpit())(h)
+}
+
+// exports is what the resolvers call Exports: the store's export service
+// and the archives' addresses.
+type exports struct {
+	*redisstore.ExportService
+	addr *httpapi.ExportAddresses
+}
+
+func (e exports) ExportURL(x *social.DataExport) string { return e.addr.URL(x) }
+
 // newMediaAddresses returns the addresses of posts' files of cfg: signed
 // with its key, or with a random one when it has none.
 func newMediaAddresses(cfg Config) *httpapi.MediaAddresses {
@@ -398,6 +436,11 @@ var (
 	_ graph.MediaFiles    = (*mediastore.Store)(nil)
 	_ httpapi.MediaFiles  = (*mediastore.Store)(nil)
 	_ graph.MediaURLs     = (*httpapi.MediaAddresses)(nil)
+	_ graph.Exports       = exports{}
+	_ httpapi.ExportFiles = (*mediastore.Store)(nil)
+	_ export.Files        = (*mediastore.Store)(nil)
+	_ export.Source       = (*redisstore.ExportService)(nil)
+	_ export.Records      = (*redisstore.ExportService)(nil)
 	_ redisstore.Files    = (*mediastore.Store)(nil)
 	_ loader.Reader       = loaderReads{}
 	_ social.AccountStore = (*redisstore.AccountService)(nil)

@@ -51,3 +51,11 @@ func ViewerStamp(seq func(context.Context) (int64, error)) func(context.Context)
 		return v.UserID, n, err
 	}
 }
+
+// exportPrefix is where data exports' archives are stored, apart from
+// media files (the sweep lists only keyPrefix).
+const exportPrefix = "exports/"
+
+// ExportKey is the key of userID's data export archive: one per account,
+// which each new export replaces.
+func ExportKey(userID string) string { return exportPrefix + userID + ".zip" }

@@ -150,3 +150,50 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 		keys = append(keys, o.Key)
 	}
 }
+
+// Write streams into the bucket, under key, what fill writes, and
+// returns its size. The object is written whole or not at all: when fill
+// or the write fails, the write is aborted and an earlier object under
+// key is left as it was.
+func (s *Store) Write(ctx context.Context, key, mime string, fill func(io.Writer) error) (int64, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{ContentType: mime})
+	if err != nil {
+		return 0, fmt.Errorf("store %s: %w", key, err)
+	}
+	cw := &counter{w: w}
+	if err := fill(cw); err != nil {
+		cancel()
+		_ = w.Close()
+		return 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, fmt.Errorf("store %s: %w", key, err)
+	}
+	return cw.n, nil
+}
+
+// counter counts the bytes written through it.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// WriteExport writes userID's data export archive (ExportKey) with
+// Write, replacing the previous one.
+func (s *Store) WriteExport(ctx context.Context, userID string, fill func(io.Writer) error) (int64, error) {
+	return s.Write(ctx, ExportKey(userID), "application/zip", fill)
+}
+
+// OpenExport opens userID's data export archive: NOT_FOUND when there is
+// none.
+func (s *Store) OpenExport(ctx context.Context, userID string) (io.ReadSeekCloser, error) {
+	return s.Open(ctx, ExportKey(userID))
+}

@@ -3,6 +3,7 @@ package mediastore_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"testing"
 
@@ -70,6 +71,47 @@ func TestSave(t *testing.T) {
 			}
 			if _, err := s.Open(ctx, m.Key); social.ErrorCode(err) != social.NotFound {
 				t.Errorf("Open after Delete = %v, want NOT_FOUND", err)
+			}
+		})
+	}
+}
+
+// An export archive is written whole or not at all: a fill that fails
+// leaves the earlier archive as it was, on both kinds of bucket.
+func TestWriteExport(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range buckets(t) {
+		t.Run(name, func(t *testing.T) {
+			s := mediastore.New(open(t))
+			defer s.Close()
+			read := func() string {
+				t.Helper()
+				r, err := s.OpenExport(ctx, "42")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				b, _ := io.ReadAll(r)
+				return string(b)
+			}
+			if _, err := s.OpenExport(ctx, "42"); social.ErrorCode(err) != social.NotFound {
+				t.Fatalf("OpenExport before any = %v, want NOT_FOUND", err)
+			}
+			big := bytes.Repeat([]byte("x"), 6<<20) // more than one S3 part
+			n, err := s.WriteExport(ctx, "42", func(w io.Writer) error { _, err := w.Write(big); return err })
+			if err != nil || n != int64(len(big)) || read() != string(big) {
+				t.Fatalf("WriteExport = %d, %v", n, err)
+			}
+			failed := errors.New("the account's data could not be read")
+			_, err = s.WriteExport(ctx, "42", func(w io.Writer) error {
+				_, _ = io.WriteString(w, "half an archive")
+				return failed
+			})
+			if !errors.Is(err, failed) || read() != string(big) {
+				t.Fatalf("a failed write: %v; the earlier archive kept: %v", err, read() == string(big))
+			}
+			if keys, _ := s.Keys(ctx); len(keys) != 0 {
+				t.Errorf("archives listed among media files: %v", keys)
 			}
 		})
 	}

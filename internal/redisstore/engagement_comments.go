@@ -62,6 +62,11 @@ func (s *EngagementService) addComment(ctx context.Context, viewerID, postAuthor
 	if err != nil {
 		return nil, err
 	}
+	// The author's own index (data exports); a comment deleted with its
+	// post is skipped there.
+	if err := s.rdb.ZAddNX(ctx, s.keys.UserComments(viewerID), redis.Z{Score: float64(c.CreatedAt.UnixMilli()), Member: c.ID}).Err(); err != nil {
+		return nil, fmt.Errorf("index comment %s of %s: %w", c.ID, viewerID, err)
+	}
 	if err := s.notifyComment(ctx, c.ID, postID, viewerID, postAuthor, mentions, to.author); err != nil {
 		return nil, err
 	}
@@ -186,6 +191,9 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	commentNotified.decode(&c, hash.Val())
 	if c.comment.AuthorID == "" {
 		return nil // deleted by an earlier run, which queued the jobs
+	}
+	if err := s.rdb.ZRem(ctx, s.keys.UserComments(c.comment.AuthorID), commentID).Err(); err != nil {
+		return fmt.Errorf("unindex comment %s of %s: %w", commentID, c.comment.AuthorID, err)
 	}
 	return s.notifyComment(ctx, commentID, postID, c.comment.AuthorID, postAuthor.Val(), c.mentions, c.replyTo)
 }

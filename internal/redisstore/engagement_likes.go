@@ -56,6 +56,9 @@ func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) e
 	var like *redis.Cmd
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		like = likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "like")
+		// The liker's own index (data exports), which checks each entry
+		// against the likers: one left by a post that is gone is skipped.
+		p.ZAddNX(ctx, s.keys.UserLikes(viewerID), redis.Z{Score: float64(s.set.now().UnixMilli()), Member: postID})
 		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})
@@ -78,6 +81,7 @@ func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string)
 	}
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "unlike")
+		p.ZRem(ctx, s.keys.UserLikes(viewerID), postID)
 		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})

@@ -176,8 +176,30 @@ var (
 // allRecords are the store's records, for the scripts (luaPrelude) and
 // the tests.
 func allRecords() []recordInfo {
-	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info(), noteRecord.info()}
+	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info(), noteRecord.info(), exportRecord.info()}
 }
+
+// exportRecord is a user's latest data export (Keys.Export): written
+// whole when it is requested (export_request.lua), its state, size and
+// end set once when its job ends (export_settle.lua).
+var exportRecord = newRecord("export",
+	field[social.DataExport]{"id", fixed, text(func(r *social.DataExport) *string { return &r.ID })},
+	field[social.DataExport]{"created", fixed, millis(func(r *social.DataExport) *time.Time { return &r.CreatedAt })},
+	field[social.DataExport]{"st", mutable, codec[social.DataExport]{
+		get: func(r *social.DataExport) (string, bool) { return string(r.Status), true },
+		set: func(r *social.DataExport, v string, _ bool) { r.Status = social.ExportStatus(v) }}},
+	field[social.DataExport]{"bytes", mutable, codec[social.DataExport]{
+		get: func(r *social.DataExport) (string, bool) { return strconv.FormatInt(r.Bytes, 10), r.Bytes > 0 },
+		set: func(r *social.DataExport, v string, _ bool) { r.Bytes, _ = strconv.ParseInt(v, 10, 64) }}},
+	field[social.DataExport]{"ends", mutable, codec[social.DataExport]{
+		get: func(r *social.DataExport) (string, bool) { return msString(r.Until), !r.Until.IsZero() },
+		set: func(r *social.DataExport, v string, ok bool) {
+			r.Until = time.Time{}
+			if ok && v != "" {
+				r.Until = msTime(v)
+			}
+		}}},
+)
 
 // The codecs of the records' fields.
 

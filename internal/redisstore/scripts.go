@@ -31,6 +31,10 @@ var (
 	emailReserveScript = newScript("email_reserve.lua")
 	emailSettleScript  = newScript("email_settle.lua")
 
+	// Data exports (export.go).
+	exportRequestScript = newScript("export_request.lua")
+	exportSettleScript  = newScript("export_settle.lua")
+
 	// Sessions and persisted queries (session.go, apq.go).
 	rotateScript = newScript("rotate_session.lua")
 	apqAddScript = newScript("apq_add.lua")

@@ -184,6 +184,7 @@ func start(tb testing.TB, rdb redis.UniversalClient, cfg gateway.Config) *Server
 	mux := http.NewServeMux()
 	mux.Handle("/", g.Query)
 	mux.Handle(httpapi.MediaPath, g.Media)
+	mux.Handle(httpapi.ExportPath, g.ExportFiles)
 	// Requests log (internal errors, with their request id) to the test.
 	var h http.Handler = reqlog.Middleware(log, mux)
 	if len(cfg.CORSOrigins) > 0 || cfg.Tracer != nil {
