@@ -113,12 +113,16 @@ func (r *Reader) CommentList(ctx context.Context, postID string, first *int, aft
 func (r *Reader) commentConnection(ctx context.Context, c social.Connection[*social.Comment], prefetched bool) (*model.CommentConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
 	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "CommentConnection", "CommentEdge")
+	if err := r.ahead.comments(ctx, c.Items, sel.child(oc, "Comment", "author"), prefetched); err != nil {
+		return nil, err
+	}
+	c, err := shownComments(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	edges := make([]*model.CommentEdge, len(c.Items))
 	for i, cm := range c.Items {
 		edges[i] = &model.CommentEdge{Cursor: c.Cursors[i], Node: cm}
-	}
-	if err := r.ahead.comments(ctx, c.Items, sel.child(oc, "Comment", "author"), prefetched); err != nil {
-		return nil, err
 	}
 	r.ahead.lists(ctx, []objects{{typ: "Comment", comments: c.Items, sel: sel}})
 	return &model.CommentConnection{Edges: edges, PageInfo: PageInfo(c), TotalCount: c.Total}, nil
@@ -489,4 +493,28 @@ func unique(ids []string) []string {
 		}
 	}
 	return out
+}
+
+// shownComments leaves out the comments whose authors readers cannot see
+// (a suspended account's: the users loader has them nil). The authors
+// are in the loader's cache when the selection asks for them (the
+// read-ahead above); else this costs one batch.
+func shownComments(ctx context.Context, c social.Connection[*social.Comment]) (social.Connection[*social.Comment], error) {
+	ids := make([]string, len(c.Items))
+	for i, cm := range c.Items {
+		ids[i] = cm.AuthorID
+	}
+	users, err := loader.For(ctx).Users.LoadAll(ctx, ids)
+	if err != nil {
+		return c, err
+	}
+	out := c
+	out.Items, out.Cursors = nil, nil
+	for i, u := range users {
+		if u != nil {
+			out.Items = append(out.Items, c.Items[i])
+			out.Cursors = append(out.Cursors, c.Cursors[i])
+		}
+	}
+	return out, nil
 }

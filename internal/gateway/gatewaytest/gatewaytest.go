@@ -82,6 +82,8 @@ type Options struct {
 	Clock func() time.Time
 	// Accounts tunes the account e-mail flows.
 	Accounts *gateway.AccountConfig
+	// Moderation names the moderators (none by default).
+	Moderation *gateway.ModerationConfig
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -97,6 +99,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 	var tracer trace.TracerProvider
 	var docs *trusted.Documents
 	var clock func() time.Time
+	var mod gateway.ModerationConfig
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -134,6 +137,9 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Clock != nil {
 			clock = o.Clock
 		}
+		if o.Moderation != nil {
+			mod = *o.Moderation
+		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -159,6 +165,7 @@ func New(tb testing.TB, opts ...Options) *Server {
 		Tracer:              tracer,
 		Trusted:             docs,
 		Accounts:            accountsOf(opts),
+		Moderation:          mod,
 	}
 	return start(tb, rdb, cfg)
 }
