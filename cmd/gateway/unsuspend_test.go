@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/socialgw/gateway/internal/gateway"
-	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
 
