@@ -11,8 +11,9 @@ import (
 )
 
 // maxResolvedReports bounds the resolved reports kept: the oldest go,
-// hashes and all, when a report past it is resolved.
-const maxResolvedReports = 10_000
+// hashes and all, when a report past it is resolved (a variable for the
+// tests).
+var maxResolvedReports = 10_000
 
 // ModerationService keeps reports and suspensions (Keys.Report…,
 // Keys.Suspended, the profile's susp field). Suspension here is only the

@@ -99,7 +99,6 @@ func New(tb testing.TB, opts ...Options) *Server {
 	var tracer trace.TracerProvider
 	var docs *trusted.Documents
 	var clock func() time.Time
-	var mod gateway.ModerationConfig
 	// miniredis, the fallback without redis-server, has only classic
 	// pub/sub.
 	lc := gateway.LiveConfig{Classic: !redistest.Real()}
@@ -137,9 +136,6 @@ func New(tb testing.TB, opts ...Options) *Server {
 		if o.Clock != nil {
 			clock = o.Clock
 		}
-		if o.Moderation != nil {
-			mod = *o.Moderation
-		}
 	}
 	if rdb == nil {
 		rdb = redistest.Client(tb)
@@ -165,9 +161,21 @@ func New(tb testing.TB, opts ...Options) *Server {
 		Tracer:              tracer,
 		Trusted:             docs,
 		Accounts:            accountsOf(opts),
-		Moderation:          mod,
+		Moderation:          moderationOf(opts),
 	}
 	return start(tb, rdb, cfg)
+}
+
+// moderationOf is the last Options.Moderation of opts (none: no
+// moderators).
+func moderationOf(opts []Options) gateway.ModerationConfig {
+	var m gateway.ModerationConfig
+	for _, o := range opts {
+		if o.Moderation != nil {
+			m = *o.Moderation
+		}
+	}
+	return m
 }
 
 // Share starts a second gateway with s's configuration on s's Redis and
