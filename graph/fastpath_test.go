@@ -114,7 +114,28 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 		      edges { node { id content inReplyTo { id } author { name } } } } } } } } } } }`, nil, false},
 		{"two root fields", n.viewer.Token, `{ a: timeline(first: 2) { edges { node { id } } } me { name } b: timeline(first: 3) { pageInfo { endCursor } } }`, nil, true},
 	}
-	for _, tc := range cases {
+	// A suspended author's posts and profile are missing on every path,
+	// the fast one as the ordinary one.
+	suspect := authorOf(t, n) // the author of the newest post
+	suspended := []struct {
+		name, token, query string
+		vars               map[string]any
+		fast               bool
+	}{
+		{"suspended: reference first=20", n.viewer.Token, ref, map[string]any{"first": 20}, true},
+		{"suspended: no comments", n.viewer.Token, `{ timeline(first: 30) { edges { node { id author { name } repostOf { id author { name } } } } } }`, nil, true},
+		{"suspended: user timeline", n.viewer.Token,
+			`query($u: ID!) { userTimeline(userId: $u) { edges { node { id } } } }`, map[string]any{"u": suspect}, true},
+	}
+	for i, tc := range append(cases, suspended...) {
+		if i == len(cases) {
+			if err := gateway.NewModeration(n.s.Store, nil, gateway.ModerationConfig{}).Suspend(context.Background(), suspect); err != nil {
+				t.Fatal(err)
+			}
+			if authorOf(t, n) == suspect {
+				t.Fatal("the suspended author's post is still the newest of the timeline")
+			}
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			_, want := gatewaytest.PostRaw(t, generic, tc.token, tc.query, tc.vars)
 			served := stats.Served()

@@ -36,7 +36,8 @@ var update = flag.Bool("update", false, "rewrite the golden responses under test
 // go test ./graph -run TestGolden -update rewrites the .json files; review
 // the diff before committing it.
 func TestGolden(t *testing.T) {
-	s := newFeedServer(t, redisstore.Push)
+	// Alice moderates (98_reports).
+	s := newFeedServerWith(t, gatewaytest.Options{Moderation: &gateway.ModerationConfig{Moderators: []string{"alice_1"}}}, redisstore.Push)
 	users := map[string]string{}
 	for _, name := range []string{"alice", "bob", "carol"} {
 		users[name] = s.Register(t, name).Token

@@ -34,12 +34,19 @@ type feedServer struct {
 
 func newFeedServer(t *testing.T, mode redisstore.FeedMode, tune ...func(*redisstore.FeedConfig)) *feedServer {
 	t.Helper()
+	return newFeedServerWith(t, gatewaytest.Options{}, mode, tune...)
+}
+
+// newFeedServerWith is newFeedServer with other options besides the feed's.
+func newFeedServerWith(t *testing.T, o gatewaytest.Options, mode redisstore.FeedMode, tune ...func(*redisstore.FeedConfig)) *feedServer {
+	t.Helper()
 	cfg := redisstore.DefaultFeed()
 	cfg.Mode = mode
 	for _, f := range tune {
 		f(&cfg)
 	}
-	s := gatewaytest.New(t, gatewaytest.Options{Feed: &cfg})
+	o.Feed = &cfg
+	s := gatewaytest.New(t, o)
 	return &feedServer{Server: s, w: gatewaytest.NewFanout(t, s)}
 }
 

@@ -121,6 +121,8 @@ type Resolver struct {
 	Curation   Curation
 	// Discovery is tag pages, trends and user search (discovery.go).
 	Discovery Discovery
+	// Moderation is reports and moderators' actions (moderation.go).
+	Moderation Moderation
 	// Attachments stores posts' files and addresses them (attachments.go).
 	Attachments *Attachments
 	// Profile edits profiles and addresses their pictures (profile.go).

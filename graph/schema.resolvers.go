@@ -226,6 +226,14 @@ func (r *mutationResolver) RemoveFromList(ctx context.Context, listID string, us
 	return r.listChange(ctx, func(o string) (*social.List, error) { return r.Curation.RemoveFromList(ctx, o, listID, userIds) })
 }
 
+func (r *mutationResolver) Report(ctx context.Context, input model.ReportInput) (*social.Report, error) {
+	return r.report(ctx, input)
+}
+
+func (r *mutationResolver) ResolveReport(ctx context.Context, id string, action model.ModerationAction) (*social.Report, error) {
+	return r.resolveReport(ctx, id, action)
+}
+
 // Kind is the resolver for the kind field.
 func (r *notificationResolver) Kind(ctx context.Context, obj *social.Notification) (model.NotificationKind, error) {
 	return model.NotificationKind(obj.Kind), nil
@@ -422,6 +430,30 @@ func (r *queryResolver) DataExport(ctx context.Context) (*social.DataExport, err
 	return r.dataExport(ctx)
 }
 
+func (r *queryResolver) Reports(ctx context.Context, status *model.ReportStatus, first *int, after *string) (*model.ReportConnection, error) {
+	return r.reports(ctx, status, first, after)
+}
+
+func (r *reportResolver) Status(ctx context.Context, obj *social.Report) (model.ReportStatus, error) {
+	return model.ReportStatus(obj.Status), nil
+}
+
+func (r *reportResolver) Post(ctx context.Context, obj *social.Report) (*social.Post, error) {
+	return reportedPost(ctx, obj)
+}
+
+func (r *reportResolver) Comment(ctx context.Context, obj *social.Report) (*social.Comment, error) {
+	return reportedComment(ctx, obj)
+}
+
+func (r *reportResolver) User(ctx context.Context, obj *social.Report) (*social.User, error) {
+	return reportedUser(ctx, obj)
+}
+
+func (r *reportResolver) Action(ctx context.Context, obj *social.Report) (*model.ModerationAction, error) {
+	return reportAction(obj), nil
+}
+
 // TimelineUpdated is the resolver for the timelineUpdated field.
 func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
 	return r.timelineUpdated(ctx, since)
@@ -546,6 +578,8 @@ func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) Report() ReportResolver { return &reportResolver{r} }
+
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 func (r *Resolver) User() UserResolver { return &userResolver{r} }
@@ -558,6 +592,7 @@ type (
 	notificationResolver struct{ *Resolver }
 	postResolver         struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
+	reportResolver       struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }
 	userResolver         struct{ *Resolver }
 )

@@ -18,6 +18,7 @@ import (
 	"github.com/socialgw/gateway/internal/gqlguard"
 	"github.com/socialgw/gateway/internal/httpapi"
 	"github.com/socialgw/gateway/internal/live"
+	"github.com/socialgw/gateway/internal/moderation"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/tracing"
@@ -47,6 +48,8 @@ type Config struct {
 	GraphiQL      bool
 	Introspection bool
 	CORSOrigins   []string
+	// Moderators are the user names allowed to read and resolve reports.
+	Moderators []string
 
 	MaxBodyBytes        int64
 	MaxBodyMemory       int64
@@ -132,6 +135,7 @@ func (c *Config) settings() []app.Setting {
 		app.String(&c.graphiql, "graphiql", "GRAPHIQL", "", "true/false: serve GraphiQL at / (empty: on unless production)"),
 		app.String(&c.introspection, "introspection", "INTROSPECTION", "", "true/false: allow schema introspection and field suggestions (empty: on unless production)"),
 		app.List(&c.CORSOrigins, "cors-origins", "CORS_ORIGINS", "", "comma-separated origins allowed to call the API from a browser"),
+		app.List(&c.Moderators, "moderators", "MODERATORS", "", "comma-separated user names allowed to read and resolve reports"),
 		app.Int64(&c.MaxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "1048576", "largest request body; larger ones get 413"),
 		app.Int64(&c.MaxBodyMemory, "max-body-memory", "MAX_BODY_MEMORY", "67108864", "bytes of JSON request bodies being read at once, all requests together (each counts what it has sent), one client address at most an eighth (at least MAX_BODY_BYTES); past it a request gets 503 with Retry-After, past an address's share 429"),
 		app.Int64(&c.MinBodyRate, "min-body-rate", "MIN_BODY_RATE", "4096", "least rate, in bytes a second over each 5 s, at which a POST body must arrive; a slower one is cut with 408; 0 disables"),
@@ -208,6 +212,7 @@ func (c *Config) abuseSettings() []app.Setting {
 		limit(auth.RuleResetAddress, "RATE_LIMIT_RESET_ADDRESS", "password-reset requests per address asked for, whether an account has it or not"),
 		limit(auth.RuleMailUser, "RATE_LIMIT_MAIL_USER", "e-mails an account asks to be sent (changeEmail, resendVerification)"),
 		limit(auth.RulePasswordUser, "RATE_LIMIT_PASSWORD_USER", "password checks of a signed-in account (changePassword, changeEmail)"),
+		limit(moderation.RuleReport, "RATE_LIMIT_REPORT", "reports a user may file (besides at most 20 open at once)"),
 		{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Def: "", Usage: "comma-separated proxy addresses or CIDRs whose X-Forwarded-For names the client address",
 			Set: func(v string) (err error) { c.Abuse.TrustedProxies, err = ratelimit.ParseProxies(v); return err }},
 		app.Duration(&c.Abuse.RefreshGrace, "refresh-grace", "REFRESH_GRACE", "15s", "how long a rotated refresh token still yields the same successor (two tabs, retries) before reuse revokes the session"),

@@ -39,10 +39,14 @@ func main() {
 	app.Main("gateway", true, func(ctx context.Context, args []string) error { return command(ctx, args, os.Getenv, os.Stderr) })
 }
 
-// command runs the subcommand args name (healthcheck), or the gateway.
+// command runs the subcommand args name (healthcheck, unsuspend), or the
+// gateway.
 func command(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "healthcheck" {
 		return healthcheck(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "unsuspend" {
+		return unsuspend(ctx, args[1:], getenv, stderr)
 	}
 	return run(ctx, args, getenv, stderr, nil)
 }
@@ -276,8 +280,9 @@ func gatewayConfig(cfg *Config, tokens auth.TokenOptions, files *mediastore.Stor
 		// The embedded Redis has no client tracking: openRedis says so.
 		ProfileCache: redisstore.ProfileCache{Size: map[bool]int{true: cfg.ProfileCache.Size}[cfg.RedisURL != ""],
 			MaxAge: cfg.ProfileCache.MaxAge, Log: log},
-		PostCache: cfg.PostCache,
-		Accounts:  gateway.AccountConfig{ResetTokenTTL: cfg.Mail.ResetTTL, RequireVerifiedEmail: cfg.RequireVerifiedEmail},
+		PostCache:  cfg.PostCache,
+		Accounts:   gateway.AccountConfig{ResetTokenTTL: cfg.Mail.ResetTTL, RequireVerifiedEmail: cfg.RequireVerifiedEmail},
+		Moderation: gateway.ModerationConfig{Moderators: cfg.Moderators, Log: log},
 		// The embedded Redis has only classic pub/sub.
 		Live: gateway.LiveConfig{Classic: cfg.RedisURL == "", Log: log,
 			MaxPerUser: cfg.LiveMaxPerUser, MaxSubscriptions: cfg.LiveMaxSubscriptions},

@@ -147,6 +147,25 @@ type RegisterInput struct {
 	Password string `json:"password"`
 }
 
+type ReportConnection struct {
+	Edges    []*ReportEdge `json:"edges"`
+	PageInfo *PageInfo     `json:"pageInfo"`
+}
+
+type ReportEdge struct {
+	Cursor string         `json:"cursor"`
+	Node   *social.Report `json:"node"`
+}
+
+type ReportInput struct {
+	// Exactly one of postId, commentId, userId.
+	PostID    *string `json:"postId,omitempty"`
+	CommentID *string `json:"commentId,omitempty"`
+	UserID    *string `json:"userId,omitempty"`
+	// 1 to 500 characters.
+	Reason string `json:"reason"`
+}
+
 type Subscription struct {
 }
 
@@ -300,6 +319,66 @@ func (e MediaKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+type ModerationAction string
+
+const (
+	// Close the report; nothing changes.
+	ModerationActionDismiss ModerationAction = "DISMISS"
+	// Delete the reported post or comment.
+	ModerationActionRemoveContent ModerationAction = "REMOVE_CONTENT"
+	// Suspend the reported account (or the reported content's author): it cannot log in, and what it made is hidden until lifted.
+	ModerationActionSuspendUser ModerationAction = "SUSPEND_USER"
+)
+
+var AllModerationAction = []ModerationAction{
+	ModerationActionDismiss,
+	ModerationActionRemoveContent,
+	ModerationActionSuspendUser,
+}
+
+func (e ModerationAction) IsValid() bool {
+	switch e {
+	case ModerationActionDismiss, ModerationActionRemoveContent, ModerationActionSuspendUser:
+		return true
+	}
+	return false
+}
+
+func (e ModerationAction) String() string {
+	return string(e)
+}
+
+func (e *ModerationAction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ModerationAction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ModerationAction", str)
+	}
+	return nil
+}
+
+func (e ModerationAction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ModerationAction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ModerationAction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 type NotificationKind string
 
 const (
@@ -362,6 +441,61 @@ func (e *NotificationKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e NotificationKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ReportStatus string
+
+const (
+	ReportStatusOpen     ReportStatus = "OPEN"
+	ReportStatusResolved ReportStatus = "RESOLVED"
+)
+
+var AllReportStatus = []ReportStatus{
+	ReportStatusOpen,
+	ReportStatusResolved,
+}
+
+func (e ReportStatus) IsValid() bool {
+	switch e {
+	case ReportStatusOpen, ReportStatusResolved:
+		return true
+	}
+	return false
+}
+
+func (e ReportStatus) String() string {
+	return string(e)
+}
+
+func (e *ReportStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ReportStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ReportStatus", str)
+	}
+	return nil
+}
+
+func (e ReportStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ReportStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ReportStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

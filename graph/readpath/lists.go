@@ -113,12 +113,16 @@ func (r *Reader) CommentList(ctx context.Context, postID string, first *int, aft
 func (r *Reader) commentConnection(ctx context.Context, c social.Connection[*social.Comment], prefetched bool) (*model.CommentConnection, error) {
 	oc := graphql.GetOperationContext(ctx)
 	sel := fieldSel(graphql.GetFieldContext(ctx).Field).nodes(oc, "CommentConnection", "CommentEdge")
+	if err := r.ahead.comments(ctx, c.Items, sel.child(oc, "Comment", "author"), prefetched); err != nil {
+		return nil, err
+	}
+	c, err := shownComments(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	edges := make([]*model.CommentEdge, len(c.Items))
 	for i, cm := range c.Items {
 		edges[i] = &model.CommentEdge{Cursor: c.Cursors[i], Node: cm}
-	}
-	if err := r.ahead.comments(ctx, c.Items, sel.child(oc, "Comment", "author"), prefetched); err != nil {
-		return nil, err
 	}
 	r.ahead.lists(ctx, []objects{{typ: "Comment", comments: c.Items, sel: sel}})
 	return &model.CommentConnection{Edges: edges, PageInfo: PageInfo(c), TotalCount: c.Total}, nil

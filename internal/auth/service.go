@@ -190,6 +190,10 @@ func (s *Service) Login(ctx context.Context, login, password string) (*Result, e
 	if err != nil {
 		return nil, err
 	}
+	if u.Suspended {
+		// Said only to the holder of the password.
+		return nil, social.ErrSuspended
+	}
 	return s.StartSession(ctx, u)
 }
 
@@ -280,9 +284,9 @@ func (s *Service) Refresh(ctx context.Context, refresh string) (*Result, error) 
 		return nil, err
 	}
 	u, err := s.Accounts.User(ctx, uid)
-	if social.IsCode(err, social.NotFound) {
-		// The session outlived its user: end it rather than answer for
-		// an account that is gone.
+	if social.IsCode(err, social.NotFound) || (err == nil && u.Suspended) {
+		// The session outlived its user, or its suspension: end it
+		// rather than answer for an account that is gone or suspended.
 		if err := s.Sessions.RevokeSession(ctx, sid); err != nil {
 			return nil, fmt.Errorf("revoke session of a missing user: %w", err)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/socialgw/gateway/internal/live"
 	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/mediastore"
+	"github.com/socialgw/gateway/internal/moderation"
 	"github.com/socialgw/gateway/internal/operation"
 	"github.com/socialgw/gateway/internal/ratelimit"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -82,6 +83,31 @@ type Config struct {
 	Trusted *trusted.Documents
 	// Accounts tunes the account e-mail flows.
 	Accounts AccountConfig
+	// Moderation names the moderators and bounds reports.
+	Moderation ModerationConfig
+}
+
+// ModerationConfig names the moderators and bounds reports
+// (internal/moderation).
+type ModerationConfig struct {
+	// Moderators are the user names allowed to read and resolve reports
+	// (MODERATORS); none: no one.
+	Moderators []string
+	// MaxOpenPerReporter bounds each reporter's open reports
+	// (moderation.DefaultMaxOpen when 0).
+	MaxOpenPerReporter int
+	// Log receives one line per moderator action (nil: slog's default).
+	Log *slog.Logger
+}
+
+// NewModeration returns the moderation service over store: the
+// gateway's, and the operators' commands' (cmd/gateway unsuspend).
+// budget spends the report rate limit (nil: none).
+func NewModeration(store *redisstore.Store, budget moderation.Budget, cfg ModerationConfig) *moderation.Service {
+	return &moderation.Service{Store: store.ModerationService, Users: store.AccountService,
+		Posts: store.PostService, Comments: store.EngagementService, Sessions: store.SessionService,
+		Search: store.UserSearchService, Budget: budget, Moderators: cfg.Moderators,
+		MaxOpen: cfg.MaxOpenPerReporter, Log: cfg.Log}
 }
 
 // AccountConfig tunes the account e-mail flows (internal/auth, mail.go).
@@ -143,6 +169,7 @@ func DefaultRateLimits() map[string]ratelimit.Limit {
 		auth.RuleResetAddress:      {Count: 3, Per: time.Hour},
 		auth.RuleMailUser:          {Count: 5, Per: time.Hour},
 		auth.RulePasswordUser:      {Count: 10, Per: 15 * time.Minute},
+		moderation.RuleReport:      {Count: 10, Per: time.Hour},
 		ratelimit.RuleUploadUser:   {Count: 100, Per: time.Hour},
 		ratelimit.RuleRedisWork:    {Count: 300_000, Per: time.Minute},
 	}
@@ -234,6 +261,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Curation:   store.CurationService,
 		Discovery:  discovery{store.TagService, store.TrendService, store.UserSearchService},
 		Edits:      store.EditService, Replies: store.ReplyService,
+		Moderation: NewModeration(store, g.Limiter, cfg.Moderation),
 	}
 	g.MediaAddresses = newMediaAddresses(cfg)
 	g.Resolver.Attachments = &graph.Attachments{MaxFiles: cfg.GraphQL.Uploads.WithDefaults().MaxFiles,
@@ -430,6 +458,8 @@ var (
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
 	_ graph.Curation      = (*redisstore.CurationService)(nil)
 	_ graph.Discovery     = discovery{}
+	_ graph.Moderation    = (*moderation.Service)(nil)
+	_ moderation.Store    = (*redisstore.ModerationService)(nil)
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)
 	_ httpapi.PostReader  = (*redisstore.PostService)(nil)

@@ -34,14 +34,16 @@ var examples = []struct{ file, variables string }{
 	{"verifyemail.graphql", `{"token": ""}`},
 	{"requestexport.graphql", ""},
 	{"dataexport.graphql", ""},
+	{"report.graphql", `{"input": {"postId": "", "reason": "spam"}}`},
+	{"reports.graphql", `{"first": 20}`},
 }
 
 // Examples returns the tabs the IDE opens with (when the browser has no
 // saved tabs of its own): the home timeline with cursor paging, publishing
 // a post, the live timeline subscription, notifications and marking them
 // read, editing one's profile, removing a follower, logging in,
-// refreshing, the account's password and e-mail flows, and its data
-// export: one operation
+// refreshing, the account's password and e-mail flows, its data export,
+// reporting and the moderators' queue: one operation
 // a tab, so that Run runs it without asking which.
 // Each query explains itself in its comments; the headers stay empty, for
 // the user's own access token.

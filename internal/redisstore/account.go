@@ -182,9 +182,10 @@ func (s *AccountService) Credentials(ctx context.Context, login string) (string,
 	return id, pw, nil
 }
 
-// User returns one user, or NOT_FOUND.
+// User returns one user, a suspended one too (Suspended says so), or
+// NOT_FOUND.
 func (s *AccountService) User(ctx context.Context, id string) (*social.User, error) {
-	us, err := s.Users(ctx, []string{id})
+	us, err := s.users(ctx, []string{id}, userRead.stored)
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +195,14 @@ func (s *AccountService) User(ctx context.Context, id string) (*social.User, err
 	return us[0], nil
 }
 
-// Users loads users with one pipeline; missing users are nil entries.
+// Users loads users with one pipeline; missing and suspended users are nil
+// entries.
 func (s *AccountService) Users(ctx context.Context, ids []string) ([]*social.User, error) {
+	return s.users(ctx, ids, userRead.user)
+}
+
+// users loads users with one pipeline, each as get reads it.
+func (s *AccountService) users(ctx context.Context, ids []string, get func(userRead) *social.User) ([]*social.User, error) {
 	reads := make([]userRead, len(ids))
 	queued := 0
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -209,7 +216,7 @@ func (s *AccountService) Users(ctx context.Context, ids []string) ([]*social.Use
 	})
 	out := make([]*social.User, len(ids))
 	for i, r := range reads {
-		out[i] = r.user()
+		out[i] = get(r)
 	}
 	if err != nil && queued > 0 {
 		return nil, fmt.Errorf("load %d users: %w", len(ids), err)

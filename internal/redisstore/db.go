@@ -78,6 +78,7 @@ type Store struct {
 	*TagService
 	*TrendService
 	*UserSearchService
+	*ModerationService
 }
 
 // New returns every service over one DB on rdb whose keys start with
@@ -104,6 +105,7 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	st.TagService = NewTagService(st.TimelineService)
 	st.TrendService = NewTrendService(db, DefaultTrends())
 	st.UserSearchService = NewUserSearchService(db)
+	st.ModerationService = NewModerationService(db, eng)
 	return st
 }
 

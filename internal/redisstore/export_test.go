@@ -71,3 +71,10 @@ func (s *PostService) SetPostFields(ctx context.Context, id string, p *social.Po
 func (s *DB) IndexTagUse(ctx context.Context, tag, post, author string, at time.Time) error {
 	return newTagIndex(s.rdb, s.keys, s.set).index(ctx, taggedPost{id: post, author: author, vis: social.Public, created: at, tags: []string{tag}})
 }
+
+// SetMaxResolvedReports replaces the bound of resolved reports kept.
+func SetMaxResolvedReports(n int) (restore func()) {
+	old := maxResolvedReports
+	maxResolvedReports = n
+	return func() { maxResolvedReports = old }
+}

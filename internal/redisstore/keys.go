@@ -6,9 +6,9 @@ import (
 )
 
 // Keys builds every Redis key of the gateway; nothing else in the module
-// spells a key (its methods are here, and data exports' in
-// keys_export.go). docs/data-model.md lists each one with its type, writer
-// and bound.
+// spells a key (its methods are here, data exports' in keys_export.go
+// and moderation's in keys_moderation.go). docs/data-model.md lists each
+// one with its type, writer and bound.
 //
 // Hash tags: every key that belongs to one user carries {u<id>} and every
 // key that belongs to one post carries {p<id>}, so the multi-key scripts

@@ -107,6 +107,10 @@ type visibility struct {
 	settled  bool
 	blocks   *redis.StringSliceCmd // Blocks ∪ BlockedBy
 	blocked  map[string]bool       // built by access on first use
+	// susp is the set of suspended users (Keys.Suspended), read in the
+	// same pipeline, so hiding their posts costs no round trip.
+	susp      *redis.StringSliceCmd
+	suspended map[string]bool // built by access on first use
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
@@ -132,6 +136,9 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	}
 	if v.viewer != "" && len(v.ids) > 0 {
 		v.blocks = p.SUnion(ctx, k.Blocks(v.viewer), k.BlockedBy(v.viewer))
+	}
+	if len(v.ids) > 0 {
+		v.susp = p.SMembers(ctx, k.Suspended())
 	}
 }
 
@@ -280,17 +287,33 @@ func (v *visibility) hidden(u string) bool {
 func (v *visibility) access(i int) social.Access {
 	p := v.post(i)
 	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
-		return social.PostAccess(v.viewer, p, social.AccessFacts{})
+		return social.PostAccess(v.viewer, p, social.AccessFacts{AuthorSuspended: p != nil && v.authorSuspended(p.AuthorID)})
 	}
 	v.hidden("")
 	// A post has one audience set, PostOnlyTo or PostNotTo as its vis
 	// says, and the viewer's a flag mirrors membership of it.
 	in := strings.Contains(v.viewerFlags(i), "a")
 	return social.PostAccess(v.viewer, p, social.AccessFacts{
-		Blocked:  v.blocked[p.AuthorID],
-		InOnlyTo: in && p.Visibility == social.OnlyTo,
-		InNotTo:  in && p.Visibility == social.NotTo,
+		Blocked:         v.blocked[p.AuthorID],
+		InOnlyTo:        in && p.Visibility == social.OnlyTo,
+		InNotTo:         in && p.Visibility == social.NotTo,
+		AuthorSuspended: v.authorSuspended(p.AuthorID),
 	})
+}
+
+// authorSuspended reports whether a moderator suspended the author of a
+// post of the batch.
+func (v *visibility) authorSuspended(author string) bool {
+	if v.susp == nil {
+		return false
+	}
+	if v.suspended == nil {
+		v.suspended = make(map[string]bool)
+		for _, u := range v.susp.Val() {
+			v.suspended[u] = true
+		}
+	}
+	return v.suspended[author]
 }
 
 // posts returns the batch with nil for every post the viewer may not see.

@@ -107,10 +107,12 @@ var profileRecord = newRecord("profile",
 	field[userRow]{"avatar", mutable, profileImage(func(r *userRow) **social.ProfileImage { return &r.user.Avatar })},
 	field[userRow]{"header", mutable, profileImage(func(r *userRow) **social.ProfileImage { return &r.user.Header })},
 	field[userRow]{"ev", mutable, flag(func(r *userRow) *bool { return &r.user.EmailVerified })},
+	// susp is set while a moderator's suspension holds (moderation.go).
+	field[userRow]{"susp", mutable, flag(func(r *userRow) *bool { return &r.user.Suspended })},
 )
 
 // profileRead is what a page reads of a profile: all but the password.
-var profileRead = profileRecord.view("name", "email", "bio", "created", "dname", "avatar", "header", "ev")
+var profileRead = profileRecord.view("name", "email", "bio", "created", "dname", "avatar", "header", "ev", "susp")
 
 // commentRow is a comment hash (Keys.PostComment) as the store reads and
 // writes it.
@@ -167,6 +169,28 @@ var noteRecord = newPackedRecord("note", "|",
 	field[noteRow]{"hwm", mutable, optText(func(r *noteRow) *string { return &r.hwm })},
 )
 
+// reportRecord is a report's hash (Keys.Report): what report_add.lua
+// writes, and the moderator's action, which report_resolve.lua adds.
+var reportRecord = newRecord("report",
+	field[social.Report]{"reporter", fixed, text(func(r *social.Report) *string { return &r.Reporter })},
+	field[social.Report]{"kind", fixed, codec[social.Report]{
+		get: func(r *social.Report) (string, bool) { return string(r.Target.Kind), true },
+		set: func(r *social.Report, v string, _ bool) { r.Target.Kind = social.ReportKind(v) }}},
+	field[social.Report]{"target", fixed, text(func(r *social.Report) *string { return &r.Target.ID })},
+	field[social.Report]{"post", fixed, optText(func(r *social.Report) *string { return &r.Target.PostID })},
+	field[social.Report]{"owner", fixed, text(func(r *social.Report) *string { return &r.Target.Owner })},
+	field[social.Report]{"reason", fixed, text(func(r *social.Report) *string { return &r.Reason })},
+	field[social.Report]{"created", fixed, millis(func(r *social.Report) *time.Time { return &r.CreatedAt })},
+	field[social.Report]{"status", mutable, codec[social.Report]{
+		get: func(r *social.Report) (string, bool) { return string(r.Status), true },
+		set: func(r *social.Report, v string, _ bool) { r.Status = social.ReportStatus(v) }}},
+	field[social.Report]{"action", mutable, codec[social.Report]{
+		get: func(r *social.Report) (string, bool) { return string(r.Action), r.Action != "" },
+		set: func(r *social.Report, v string, _ bool) { r.Action = social.ModerationAction(v) }}},
+	field[social.Report]{"mod", mutable, optText(func(r *social.Report) *string { return &r.Moderator })},
+	field[social.Report]{"resolved", mutable, optMillis(func(r *social.Report) **time.Time { return &r.ResolvedAt })},
+)
+
 // The names other code gives the post hash's fields.
 var (
 	postAuthorField  = postRecord.name("author")
@@ -176,7 +200,7 @@ var (
 // allRecords are the store's records, for the scripts (luaPrelude) and
 // the tests.
 func allRecords() []recordInfo {
-	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info(), noteRecord.info(), exportRecord.info()}
+	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info(), noteRecord.info(), exportRecord.info(), reportRecord.info()}
 }
 
 // exportRecord is a user's latest data export (Keys.Export): written

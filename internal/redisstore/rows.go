@@ -41,10 +41,20 @@ func queueUser(ctx context.Context, p redis.Pipeliner, k Keys, c *rcache.Cache[s
 // queued reports whether r went to Redis.
 func (r userRead) queued() bool { return r.cmd != nil }
 
-// user returns the profile r read, nil when the user does not exist, and
-// offers one read from Redis to the profile cache. Call it once a read,
-// after its pipeline ran.
+// user returns the profile r read as readers see it: nil when the user
+// does not exist or is suspended (a suspended account is hidden
+// everywhere until the suspension is lifted). Call it, or stored, once a
+// read, after its pipeline ran.
 func (r userRead) user() *social.User {
+	if u := r.stored(); u != nil && !u.Suspended {
+		return u
+	}
+	return nil
+}
+
+// stored returns the profile r read, nil when the user does not exist, and
+// offers one read from Redis to the profile cache.
+func (r userRead) stored() *social.User {
 	if r.cmd == nil {
 		return r.hit
 	}

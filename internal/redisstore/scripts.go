@@ -102,6 +102,10 @@ var (
 	deleteCommentScript = newScript("delete_comment.lua", "counts", "packed")
 	commentRowsScript   = newScript("comment_rows.lua", "cursor", "packed")
 
+	// Reports (moderation.go).
+	reportAddScript     = newScript("report_add.lua")
+	reportResolveScript = newScript("report_resolve.lua")
+
 	// Post counters (rows.go).
 	postCountersScript = newScript("post_counters.lua", "counts")
 )

@@ -97,12 +97,15 @@ func (s *SessionService) DenyToken(ctx context.Context, jti string, until time.T
 }
 
 // Revoked implements social.SessionStore with one pipelined round trip: the
-// token is denied, its family is gone, or its user no longer exists.
+// token is denied, its family is gone, or its user no longer exists or is
+// suspended.
 func (s *SessionService) Revoked(ctx context.Context, jti, family, userID string) (bool, error) {
 	var denied, live, user *redis.IntCmd
+	var suspended *redis.BoolCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		denied = p.Exists(ctx, s.keys.Denied(jti))
 		user = p.Exists(ctx, s.keys.User(userID))
+		suspended = p.HExists(ctx, s.keys.User(userID), profileRecord.name("susp"))
 		if family != "" {
 			live = p.Exists(ctx, s.keys.Session(family))
 		}
@@ -111,7 +114,7 @@ func (s *SessionService) Revoked(ctx context.Context, jti, family, userID string
 	if err != nil {
 		return false, err
 	}
-	if denied.Val() > 0 || user.Val() == 0 {
+	if denied.Val() > 0 || user.Val() == 0 || suspended.Val() {
 		return true, nil
 	}
 	return live != nil && live.Val() == 0, nil

@@ -262,13 +262,16 @@ type AccessFacts struct {
 	Blocked bool
 	// InOnlyTo, InNotTo: the viewer is in the post's onlyTo / notTo list.
 	InOnlyTo, InNotTo bool
+	// AuthorSuspended: a moderator suspended the post's author.
+	AuthorSuspended bool
 }
 
 // PostAccess is the visibility policy: whether viewerID ("" when
 // anonymous) may see p (nil when it does not exist). Authors always see
 // their own posts. Anonymous viewers see PUBLIC posts only: a NOT_TO post
 // is hidden from the users it lists, and a reader who drops their token
-// must not become someone it does not list. A signed-in viewer sees
+// must not become someone it does not list. A suspended author's posts
+// are missing to everyone else until the suspension is lifted. A signed-in viewer sees
 // nothing of an author on the other side of a block, ONLY_TO posts only
 // when listed, NOT_TO posts unless listed.
 func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
@@ -277,6 +280,8 @@ func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
 		return Missing
 	case p.AuthorID == viewerID:
 		return Visible
+	case f.AuthorSuspended:
+		return Missing
 	case viewerID == "":
 		if p.Visibility != Public {
 			return Hidden

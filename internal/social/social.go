@@ -25,6 +25,9 @@ type User struct {
 
 	// EmailVerified says whether Email was confirmed (verifyEmail).
 	EmailVerified bool
+	// Suspended: a moderator suspended the account (moderation.go). The
+	// store's reads for display treat it as missing.
+	Suspended bool
 }
 
 // Visibility says who may see a post.

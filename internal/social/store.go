@@ -41,7 +41,8 @@ type SessionStore interface {
 	RevokeSession(ctx context.Context, family string) error
 	DenyToken(ctx context.Context, jti string, until time.Time) error
 	// Revoked reports whether the access token jti was denied, its
-	// session family no longer exists, or its user no longer exists.
+	// session family no longer exists, or its user no longer exists or is
+	// suspended.
 	Revoked(ctx context.Context, jti, family, userID string) (bool, error)
 }
 

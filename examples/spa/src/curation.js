@@ -18,6 +18,7 @@ const DELETE_LIST = gql`mutation DeleteList($id: ID!) { deleteList(id: $id) }`;
 const ADD = gql`mutation AddToList($id: ID!, $users: [ID!]!) { addToList(listId: $id, userIds: $users) { id } }`;
 const REMOVE = gql`mutation RemoveFromList($id: ID!, $users: [ID!]!) { removeFromList(listId: $id, userIds: $users) { id } }`;
 const USER = gql`query UserByName($name: String!) { user(name: $name) { id name } }`;
+const REPORT = gql`mutation ReportPost($id: ID!, $reason: String!) { report(input: {postId: $id, reason: $reason}) { id status } }`;
 
 // Curation wires the buttons and views; bookmarks and listTimeline are
 // the pages' queries (with the home timeline's post fields), renderPost
@@ -33,7 +34,7 @@ export class Curation {
   }
 
   // buttons returns a post's bookmark button, and its pin button when the
-  // viewer wrote it.
+  // viewer wrote it, else its report button.
   buttons(p) {
     const { el } = this;
     const mark = el('button', { className: 'bookmark', type: 'button' });
@@ -48,7 +49,7 @@ export class Curation {
       if (this.showError(res)) return;
       setMark((on ? res.data.unbookmark : res.data.bookmark).viewerHasBookmarked);
     });
-    if (p.author.id !== this.me()?.id) return [mark];
+    if (p.author.id !== this.me()?.id) return [mark, this.reportButton(p)];
     const pin = el('button', { className: 'pin', type: 'button' });
     const setPin = (on) => {
       pin.textContent = on ? 'Pinned' : 'Pin';
@@ -62,6 +63,21 @@ export class Curation {
       setPin((on ? res.data.unpinPost : res.data.pinPost).pinned);
     });
     return [mark, pin];
+  }
+
+  // reportButton reports a post to the moderators with a reason the
+  // viewer types; reporting it again is the same report.
+  reportButton(p) {
+    const b = this.el('button', { className: 'report', type: 'button', textContent: 'Report' });
+    b.addEventListener('click', async () => {
+      const reason = window.prompt('Why report this post to the moderators?');
+      if (!reason || !reason.trim()) return;
+      const res = await mutate(this.client, REPORT, { id: p.id, reason });
+      if (this.showError(res)) return;
+      b.textContent = 'Reported';
+      b.disabled = true;
+    });
+    return b;
   }
 
   // show switches to a view: home, bookmarks or lists.

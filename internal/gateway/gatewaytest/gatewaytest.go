@@ -82,6 +82,8 @@ type Options struct {
 	Clock func() time.Time
 	// Accounts tunes the account e-mail flows.
 	Accounts *gateway.AccountConfig
+	// Moderation names the moderators (none by default).
+	Moderation *gateway.ModerationConfig
 }
 
 // New starts a test server; it is closed when the test ends.
@@ -159,8 +161,21 @@ func New(tb testing.TB, opts ...Options) *Server {
 		Tracer:              tracer,
 		Trusted:             docs,
 		Accounts:            accountsOf(opts),
+		Moderation:          moderationOf(opts),
 	}
 	return start(tb, rdb, cfg)
+}
+
+// moderationOf is the last Options.Moderation of opts (none: no
+// moderators).
+func moderationOf(opts []Options) gateway.ModerationConfig {
+	var m gateway.ModerationConfig
+	for _, o := range opts {
+		if o.Moderation != nil {
+			m = *o.Moderation
+		}
+	}
+	return m
 }
 
 // Share starts a second gateway with s's configuration on s's Redis and
