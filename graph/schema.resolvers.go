@@ -36,6 +36,14 @@ func (r *commentResolver) Replies(ctx context.Context, obj *social.Comment, firs
 	return r.read.ReplyList(ctx, obj, first, after)
 }
 
+func (r *filterResolver) Context(ctx context.Context, obj *social.Filter) ([]model.FilterContext, error) {
+	return filterContextsOf(obj), nil
+}
+
+func (r *filterResolver) ExpiresAt(ctx context.Context, obj *social.Filter) (*time.Time, error) {
+	return obj.ExpiresAt, nil
+}
+
 func (r *listResolver) Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error) {
 	return r.listMembers(ctx, obj, first, after)
 }
@@ -204,6 +212,14 @@ func (r *mutationResolver) AddToList(ctx context.Context, listID string, userIds
 
 func (r *mutationResolver) RemoveFromList(ctx context.Context, listID string, userIds []string) (*social.List, error) {
 	return r.listChange(ctx, func(o string) (*social.List, error) { return r.Curation.RemoveFromList(ctx, o, listID, userIds) })
+}
+
+func (r *mutationResolver) AddFilter(ctx context.Context, input model.FilterInput) (*social.Filter, error) {
+	return r.addFilter(ctx, input)
+}
+
+func (r *mutationResolver) RemoveFilter(ctx context.Context, id string) (string, error) {
+	return r.removeFilter(ctx, id)
 }
 
 // Kind is the resolver for the kind field.
@@ -397,6 +413,10 @@ func (r *queryResolver) SearchUsers(ctx context.Context, prefix string, first *i
 	return r.searchUsers(ctx, prefix, first)
 }
 
+func (r *queryResolver) Filters(ctx context.Context) ([]*social.Filter, error) {
+	return r.viewerFilters(ctx)
+}
+
 // TimelineUpdated is the resolver for the timelineUpdated field.
 func (r *subscriptionResolver) TimelineUpdated(ctx context.Context, since *string) (<-chan *social.Post, error) {
 	return r.timelineUpdated(ctx, since)
@@ -509,6 +529,8 @@ func (r *userResolver) PinnedPosts(ctx context.Context, obj *social.User) ([]*so
 
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
 
+func (r *Resolver) Filter() FilterResolver { return &filterResolver{r} }
+
 func (r *Resolver) List() ListResolver { return &listResolver{r} }
 
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -525,6 +547,7 @@ func (r *Resolver) User() UserResolver { return &userResolver{r} }
 
 type (
 	commentResolver      struct{ *Resolver }
+	filterResolver       struct{ *Resolver }
 	listResolver         struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	notificationResolver struct{ *Resolver }

@@ -223,6 +223,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
 		Curation:   store.CurationService,
+		Filters:    store.FilterService,
 		Discovery:  discovery{store.TagService, store.TrendService, store.UserSearchService},
 		Edits:      store.EditService, Replies: store.ReplyService,
 	}
@@ -391,6 +392,7 @@ var (
 	_ graph.Replies       = (*redisstore.ReplyService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
 	_ graph.Curation      = (*redisstore.CurationService)(nil)
+	_ graph.Filters       = (*redisstore.FilterService)(nil)
 	_ graph.Discovery     = discovery{}
 	_ graph.LiveNotes     = (*live.Notes)(nil)
 	_ live.NoteStore      = (*redisstore.NotificationService)(nil)

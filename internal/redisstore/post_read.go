@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,7 +17,7 @@ import (
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, ids, nil)
+	return postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, ids, nil)
 }
 
 // postReader reads posts' hashes for the services and the page readers:
@@ -25,6 +26,7 @@ type postReader struct {
 	rdb   redis.UniversalClient
 	keys  Keys
 	cache *rcache.Cache[[]any]
+	now   func() time.Time // the clock filters expire by
 }
 
 // visiblePosts is VisiblePosts whose pipeline also carries what along
@@ -38,10 +40,22 @@ type postReader struct {
 // remembered: ids are counted, and one read before its post is written
 // (a guessed next id) must be found once it is.
 func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+	return r.visibleIn(ctx, 0, viewerID, ids, along)
+}
+
+// visibleIn is visiblePosts for a page of context in (0: none), which
+// also leaves out the posts the viewer's keyword filters hide there
+// (filters.go): their filters ride in the check's pipeline.
+func (r postReader) visibleIn(ctx context.Context, in social.FilterContext, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
 	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
+	// A page's check (a context, or extras to bring along) reads the
+	// filters; a lone post's check needs none.
+	filters := newViewerFilters(ctx, viewerID, in != 0 || along != nil)
+	v.filters = filters
 	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := pipelined(ctx, r.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
+		filters.queue(ctx, p, r.keys)
 		if along != nil {
 			along(ctx, p, v)
 		}
@@ -60,6 +74,9 @@ func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []str
 				social.NoteScreened(ctx, viewerID, id, true)
 			}
 		}
+	}
+	if m := filters.matcher(ctx, r.now()); m.Applies(in) {
+		return r.dropFiltered(ctx, m, in, viewerID, posts)
 	}
 	return posts, nil
 }
@@ -107,6 +124,7 @@ type visibility struct {
 	settled  bool
 	blocks   *redis.StringSliceCmd // Blocks ∪ BlockedBy
 	blocked  map[string]bool       // built by access on first use
+	filters  *viewerFilters        // the viewer's, read with a page's check (nil: none)
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {

@@ -50,6 +50,9 @@ type pageFetch struct {
 	marks    map[string]markCmds
 	comments map[string]*redis.Cmd
 	users    map[string]userRead
+	// filters are the viewer's, read with the first check: the first
+	// comments leave out what they hide in COMMENTS.
+	filters *viewerFilters
 	// queuedUsers counts the reads of users that went to Redis (the
 	// others the profile cache served).
 	queuedUsers int
@@ -63,7 +66,7 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	}
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
-		posts: postReader{s.rdb, s.keys, s.set.posts}, profiles: s.set.profiles, viewer: viewerID, w: w,
+		posts: postReader{s.rdb, s.keys, s.set.posts, s.set.now}, profiles: s.set.profiles, viewer: viewerID, w: w,
 		checked:  make(map[string]checkedPost, n),
 		counts:   make(map[string]countCmds),
 		marks:    make(map[string]markCmds, n),
@@ -93,6 +96,9 @@ type checkedPost struct {
 // authors[i], when known, is the author of the i-th.
 func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility, authors []string) {
 	w := f.w
+	if f.filters == nil {
+		f.filters = v.filters
+	}
 	for i, id := range v.ids {
 		if !social.IsID(id) {
 			continue
@@ -290,18 +296,29 @@ func (f *pageFetch) readMarks(page *readplan.Page, id string) {
 }
 
 // readComments moves the first comments of a post into the page: from its
-// hash when that tells (cm), else from stage 3's commentRowsScript.
+// hash when that tells (cm), else from stage 3's commentRowsScript;
+// without those the viewer's filters hide (filteredFirstComments), or
+// not at all when that leaves the page short.
 func (f *pageFetch) readComments(page *readplan.Page, id string) error {
+	var cc social.Connection[*social.Comment]
 	if c, ok := f.comments[id]; ok {
-		cc, err := commentsFromReply(id, f.w.Comments, c)
-		if err != nil {
+		var err error
+		if cc, err = commentsFromReply(id, f.w.Comments, c); err != nil {
 			return fmt.Errorf("first comments of post %s: %w", id, err)
 		}
-		page.Comments[id] = cc
 	} else if c, ok := f.checked[id]; ok {
-		if cc, ok := c.v.comments(c.i, f.w.Comments); ok {
-			page.Comments[id] = cc
+		if cc, ok = c.v.comments(c.i, f.w.Comments); !ok {
+			return nil
 		}
+	} else {
+		return nil
+	}
+	var m *social.Matcher
+	if f.filters != nil {
+		m = f.filters.m // compiled by the check (visibleIn)
+	}
+	if cc, ok := filteredFirstComments(m, f.viewer, cc); ok {
+		page.Comments[id] = cc
 	}
 	return nil
 }
