@@ -233,13 +233,13 @@ func (s *NotificationService) filteredNotes(ctx context.Context, viewerID string
 		return notes, nil
 	}
 	r := postReader{s.rdb, s.keys, s.set.posts, s.set.now}
-	v := r.newVisibility("", ids)
-	if err := v.check(ctx); err != nil {
-		return nil, fmt.Errorf("read the posts of %d notifications: %w", len(ids), err)
+	byID := make(map[string]*social.Post, len(ids))
+	if err := r.readTexts(ctx, ids, byID); err != nil {
+		return nil, fmt.Errorf("notifications of %s: %w", viewerID, err)
 	}
 	posts := make([]*social.Post, len(ids))
-	for i := range ids {
-		posts[i] = v.post(i)
+	for i, id := range ids {
+		posts[i] = byID[id]
 	}
 	kept, err := r.dropFiltered(ctx, m, social.FilterNotifications, viewerID, slices.Clone(posts))
 	if err != nil {
