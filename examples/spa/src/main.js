@@ -16,6 +16,7 @@ import { mutate } from './idempotency.js';
 import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
 import { linkTags, tagFromHash, loadTrends, mentionAutocomplete } from './discovery.js';
 import { ProfileSettings } from './settings.js';
+import { FilterSettings } from './filters.js';
 import { Curation } from './curation.js';
 
 const PAGE = 10;
@@ -108,10 +109,14 @@ const profileSettings = new ProfileSettings({
   client, session, endpoint,
   form: $('profile-form'), preview: $('profile-preview'), status: $('profile-status'), error: $('profile-error'),
 });
+const filterSettings = new FilterSettings({ client, form: $('filter-form'), list: $('filter-list'), error: $('filter-error') });
 $('settings-open').addEventListener('click', () => {
   const open = $('settings').hidden;
   $('settings').hidden = !open;
-  if (open) profileSettings.load();
+  if (open) {
+    profileSettings.load();
+    filterSettings.load();
+  }
 });
 session.addEventListener('change', render);
 
