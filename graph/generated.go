@@ -2412,7 +2412,7 @@ type List {
 
 "Where a keyword filter applies."
 enum FilterContext {
-  "The home timeline (and its live updates' replays)."
+  "The home timeline and its live updates (timelineUpdated)."
   HOME
   "Lists' timelines."
   LISTS

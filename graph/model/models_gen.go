@@ -200,7 +200,7 @@ type UserEdge struct {
 type FilterContext string
 
 const (
-	// The home timeline (and its live updates' replays).
+	// The home timeline and its live updates (timelineUpdated).
 	FilterContextHome FilterContext = "HOME"
 	// Lists' timelines.
 	FilterContextLists FilterContext = "LISTS"

@@ -388,3 +388,37 @@ func TestFilteredComments(t *testing.T) {
 		}
 	}
 }
+
+// TestFilteredLivePosts: the live timeline's delivery check leaves out
+// what the viewer's HOME filters hide, as the home page does.
+func TestFilteredLivePosts(t *testing.T) {
+	s, rdb := feedStore(t, feedConfig(redisstore.Push))
+	w := feedWorker(t, s, rdb)
+	ctx := context.Background()
+	u := feedUsers(t, s, 2)
+	reader, author := u[0], u[1]
+	feedOK(t, s.Follow(ctx, reader, author))
+	kept := feedPost(t, s, author, social.NewPost{Content: "a dog"})
+	hidden := feedPost(t, s, author, social.NewPost{Content: "a Cat"})
+	repost := feedPost(t, s, author, social.NewPost{RepostOf: hidden.ID})
+	drain(t, w)
+	messages := []string{kept.ID + ":" + author, hidden.ID + ":" + author, repost.ID + ":" + author}
+	check := func(want ...bool) {
+		t.Helper()
+		posts, err := s.LivePosts(ctx, reader, messages)
+		feedOK(t, err)
+		for i, p := range posts {
+			if (p != nil) != want[i] {
+				t.Fatalf("post %d sent: %v, want %v", i, p != nil, want[i])
+			}
+		}
+	}
+	check(true, true, true)
+	_, err := s.AddFilter(ctx, reader, social.FilterInput{Phrase: "cat", WholeWord: true, Context: social.FilterHome})
+	feedOK(t, err)
+	check(true, false, false)
+	feedOK(t, s.RemoveFilter(ctx, reader, mustOnlyFilter(t, s, reader)))
+	_, err = s.AddFilter(ctx, reader, social.FilterInput{Phrase: "cat", WholeWord: true, Context: social.FilterPublic})
+	feedOK(t, err)
+	check(true, true, true)
+}
