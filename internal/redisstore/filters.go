@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -166,37 +167,83 @@ func (f *viewerFilters) matcher(ctx context.Context, now time.Time) *social.Matc
 // exists.
 var postText = postRecord.view("author", "content", "repost", "spoiler")
 
+// postTexts is a read of posts' text (postText) joined to a pipeline; a
+// nil *postTexts reads nothing.
+type postTexts struct {
+	ids  []string
+	cmds []*redis.SliceCmd
+}
+
+// cachedOriginals is the read of the originals of those of ids the post
+// cache knows as reposts (nil when none is).
+func (r postReader) cachedOriginals(ids []string) *postTexts {
+	var t *postTexts
+	for _, id := range ids {
+		if !social.IsID(id) {
+			continue
+		}
+		if kept, ok := r.cache.Get(r.keys.Post(id)); ok {
+			if orig, _ := keptStory(kept); orig != "" && social.IsID(orig) {
+				if t == nil {
+					t = &postTexts{}
+				}
+				t.ids = append(t.ids, orig)
+			}
+		}
+	}
+	return t
+}
+
+func (t *postTexts) queue(ctx context.Context, p redis.Pipeliner, k Keys) {
+	if t == nil {
+		return
+	}
+	t.cmds = make([]*redis.SliceCmd, len(t.ids))
+	for i, id := range t.ids {
+		t.cmds[i] = postText.queue(ctx, p, k.Post(id))
+	}
+}
+
+// read is the posts the read found, by id (nil for a nil t).
+func (t *postTexts) read() map[string]*social.Post {
+	if t == nil {
+		return nil
+	}
+	out := make(map[string]*social.Post, len(t.ids))
+	for i, id := range t.ids {
+		var row postRow
+		postText.decode(&row, t.cmds[i].Val())
+		if row.post.AuthorID != "" {
+			row.post.ID = id
+			out[id] = &row.post
+		}
+	}
+	return out
+}
+
 // readTexts reads the text of posts ids into byID, with one pipeline
 // (only what a filter matches: an HMGET of four fields a post).
 func (r postReader) readTexts(ctx context.Context, ids []string, byID map[string]*social.Post) error {
-	cmds := make([]*redis.SliceCmd, len(ids))
+	t := &postTexts{ids: ids}
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = postText.queue(ctx, p, r.keys.Post(id))
-		}
+		t.queue(ctx, p, r.keys)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("read the text of %d posts: %w", len(ids), err)
 	}
-	for i, id := range ids {
-		var row postRow
-		postText.decode(&row, cmds[i].Val())
-		if row.post.AuthorID != "" {
-			row.post.ID = id
-			byID[id] = &row.post
-		}
-	}
+	maps.Copy(byID, t.read())
 	return nil
 }
 
 // dropFiltered sets to nil each post of posts that m hides in context in:
 // its content or spoiler text, or, for a repost, its original's. The
-// viewer's own posts stay. Originals not in posts are read with one
-// pipeline (their hashes, through the post cache), only when a repost's
+// viewer's own posts stay. Originals neither in posts nor in known (read
+// already) are read with one pipeline (readTexts), only when a repost's
 // own text did not match.
-func (r postReader) dropFiltered(ctx context.Context, m *social.Matcher, in social.FilterContext, viewerID string, posts []*social.Post) ([]*social.Post, error) {
-	byID := make(map[string]*social.Post, len(posts))
+func (r postReader) dropFiltered(ctx context.Context, m *social.Matcher, in social.FilterContext, viewerID string, posts []*social.Post, known map[string]*social.Post) ([]*social.Post, error) {
+	byID := make(map[string]*social.Post, len(posts)+len(known))
+	maps.Copy(byID, known)
 	for _, p := range posts {
 		if p != nil {
 			byID[p.ID] = p

@@ -138,9 +138,20 @@ func strictPages(tb testing.TB, first int, page func(social.PageRequest) (social
 
 // TestFilteredPages: in each context, the posts a filter hides leave the
 // page before it is cut: pages stay full, cursors go on with no post
-// skipped or repeated, and the other contexts are not touched.
+// skipped or repeated, and the other contexts are not touched. With the
+// post cache, a home page reads the text of the originals of the reposts
+// it knows in its check's pipeline; without, with one more.
 func TestFilteredPages(t *testing.T) {
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprint("post cache ", cached), func(t *testing.T) { testFilteredPages(t, cached) })
+	}
+}
+
+func testFilteredPages(t *testing.T, cached bool) {
 	s, rdb := feedStore(t, feedConfig(redisstore.Push))
+	if cached {
+		s.CachePosts(1000)
+	}
 	w := feedWorker(t, s, rdb)
 	ctx := context.Background()
 	u := feedUsers(t, s, 3)

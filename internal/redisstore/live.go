@@ -121,7 +121,7 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 	}
 	posts := v.posts()
 	if m := filters.matcher(ctx, s.set.now()); m.Applies(social.FilterHome) {
-		if posts, err = r.dropFiltered(ctx, m, social.FilterHome, viewerID, posts); err != nil {
+		if posts, err = r.dropFiltered(ctx, m, social.FilterHome, viewerID, posts, nil); err != nil {
 			return nil, err
 		}
 	}

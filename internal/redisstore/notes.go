@@ -241,7 +241,7 @@ func (s *NotificationService) filteredNotes(ctx context.Context, viewerID string
 	for i, id := range ids {
 		posts[i] = byID[id]
 	}
-	kept, err := r.dropFiltered(ctx, m, social.FilterNotifications, viewerID, slices.Clone(posts))
+	kept, err := r.dropFiltered(ctx, m, social.FilterNotifications, viewerID, slices.Clone(posts), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -47,15 +47,28 @@ func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []str
 // also leaves out the posts the viewer's keyword filters hide there
 // (filters.go): their filters ride in the check's pipeline.
 func (r postReader) visibleIn(ctx context.Context, in social.FilterContext, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
-	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
 	// A page's check (a context, or extras to bring along) reads the
 	// filters; a lone post's check needs none.
-	filters := newViewerFilters(ctx, viewerID, in != 0 || along != nil)
+	return r.visibleWith(ctx, in, newViewerFilters(ctx, viewerID, in != 0 || along != nil), viewerID, ids, along)
+}
+
+// visibleWith is visibleIn with the viewer's filters given: read in its
+// pipeline unless known. When they are known and apply in in, the text of
+// the originals of the candidates the post cache knows as reposts joins
+// the pipeline too (texts), so that matching a repost on its original
+// costs no round trip of its own.
+func (r postReader) visibleWith(ctx context.Context, in social.FilterContext, filters *viewerFilters, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
 	v.filters = filters
+	var texts *postTexts
+	if filters.known && filters.m.Applies(in) {
+		texts = r.cachedOriginals(ids)
+	}
 	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := pipelined(ctx, r.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		filters.queue(ctx, p, r.keys)
+		texts.queue(ctx, p, r.keys)
 		if along != nil {
 			along(ctx, p, v)
 		}
@@ -76,7 +89,7 @@ func (r postReader) visibleIn(ctx context.Context, in social.FilterContext, view
 		}
 	}
 	if m := filters.matcher(ctx, r.now()); m.Applies(in) {
-		return r.dropFiltered(ctx, m, in, viewerID, posts)
+		return r.dropFiltered(ctx, m, in, viewerID, posts, texts.read())
 	}
 	return posts, nil
 }
