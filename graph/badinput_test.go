@@ -65,6 +65,9 @@ func TestBadInput(t *testing.T) {
 	comment := s.MustDo(t, reader.Token, addCommentDoc, map[string]any{"p": post, "c": "first"}).Str("addComment.id")
 	const editDoc = `mutation($p: ID!, $c: String!) { editPost(id: $p, input: {content: $c}) { id } }`
 	const replyDoc = `mutation($p: ID!, $r: ID!) { addComment(postId: $p, content: "answer", inReplyTo: $r) { id } }`
+	const filterDoc = `mutation($i: FilterInput!) { addFilter(input: $i) { id } }`
+	filter := s.MustDo(t, author.Token, filterDoc, map[string]any{"i": map[string]any{"phrase": "spoilers", "context": []string{"HOME"}}}).Str("addFilter.id")
+	addFilter := func(i map[string]any) badRequest { return gql(reader.Token, filterDoc, map[string]any{"i": i}) }
 	s.MustDo(t, blocked.Token, `mutation { register: updateProfile(input: {bio: "x"}) { id } }`, nil)
 	s.MustDo(t, "", authRegisterDoc, registerVars("alice_fw", "alice.fw@example.com", "password123"))
 	// A user lost with the data: the token outlives it.
@@ -137,6 +140,14 @@ func TestBadInput(t *testing.T) {
 		{"display name with an override", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d, bio: "kept out"}) { id } }`, map[string]any{"d": "\u202egnp.exe"}), 200, "BAD_USER_INPUT"},
 		{"display name on two lines", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": "a\nb"}), 200, "BAD_USER_INPUT"},
 		{"display name too long", gql(author.Token, `mutation($d: String) { updateProfile(input: {displayName: $d}) { id } }`, map[string]any{"d": strings.Repeat("n", 51)}), 200, "BAD_USER_INPUT"},
+		{"filter of an empty phrase", addFilter(map[string]any{"phrase": " \u200b ", "context": []string{"HOME"}}), 200, "BAD_USER_INPUT"},
+		{"filter of an overlong phrase", addFilter(map[string]any{"phrase": strings.Repeat("é", 101), "context": []string{"HOME"}}), 200, "BAD_USER_INPUT"},
+		{"filter of two lines", addFilter(map[string]any{"phrase": "a\nb", "context": []string{"HOME"}}), 200, "BAD_USER_INPUT"},
+		{"filter without a context", addFilter(map[string]any{"phrase": "x", "context": []string{}}), 200, "BAD_USER_INPUT"},
+		{"filter expiring in the past", addFilter(map[string]any{"phrase": "x", "context": []string{"HOME"}, "expiresIn": -1}), 200, "BAD_USER_INPUT"},
+		{"filter expiring now", addFilter(map[string]any{"phrase": "x", "context": []string{"HOME"}, "expiresIn": 0}), 200, "BAD_USER_INPUT"},
+		{"remove another user's filter", gql(reader.Token, `mutation($f: ID!) { removeFilter(id: $f) }`, map[string]any{"f": filter}), 200, "NOT_FOUND"},
+		{"remove an unknown filter", gql(reader.Token, `mutation { removeFilter(id: "99999") }`, nil), 200, "NOT_FOUND"},
 		{"remove yourself as a follower", gql(author.Token, `mutation($u: ID!) { removeFollower(userId: $u) { id } }`, map[string]any{"u": author.ID}), 200, "BAD_USER_INPUT"},
 		{"remove an unknown follower", gql(author.Token, `mutation { removeFollower(userId: "999999") { id } }`, nil), 200, "NOT_FOUND"},
 		// Bytes that are not UTF-8.

@@ -42,11 +42,7 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 	author := n.s.Register(t, "lonely") // no posts: empty pages
 	ref := referenceQueryWithFirst(t)
 	conversation(t, n)
-	cases := []struct {
-		name, token, query string
-		vars               map[string]any
-		fast               bool // the fast path must render it
-	}{
+	cases := []fastCase{
 		{"reference first=1", n.viewer.Token, ref, map[string]any{"first": 1}, true},
 		{"reference first=20", n.viewer.Token, ref, map[string]any{"first": 20}, true},
 		{"reference first=100", n.viewer.Token, ref, map[string]any{"first": 100}, true},
@@ -114,28 +110,37 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 		      edges { node { id content inReplyTo { id } author { name } } } } } } } } } } }`, nil, false},
 		{"two root fields", n.viewer.Token, `{ a: timeline(first: 2) { edges { node { id } } } me { name } b: timeline(first: 3) { pageInfo { endCursor } } }`, nil, true},
 	}
+	runFastCases(t, n, generic, fast, stats, cases)
+
 	// A suspended author's posts and profile are missing on every path,
 	// the fast one as the ordinary one.
 	suspect := authorOf(t, n) // the author of the newest post
-	suspended := []struct {
-		name, token, query string
-		vars               map[string]any
-		fast               bool
-	}{
+	if err := gateway.NewModeration(n.s.Store, nil, gateway.ModerationConfig{}).Suspend(context.Background(), suspect); err != nil {
+		t.Fatal(err)
+	}
+	if authorOf(t, n) == suspect {
+		t.Fatal("the suspended author's post is still the newest of the timeline")
+	}
+	runFastCases(t, n, generic, fast, stats, []fastCase{
 		{"suspended: reference first=20", n.viewer.Token, ref, map[string]any{"first": 20}, true},
 		{"suspended: no comments", n.viewer.Token, `{ timeline(first: 30) { edges { node { id author { name } repostOf { id author { name } } } } } }`, nil, true},
 		{"suspended: user timeline", n.viewer.Token,
 			`query($u: ID!) { userTimeline(userId: $u) { edges { node { id } } } }`, map[string]any{"u": suspect}, true},
-	}
-	for i, tc := range append(cases, suspended...) {
-		if i == len(cases) {
-			if err := gateway.NewModeration(n.s.Store, nil, gateway.ModerationConfig{}).Suspend(context.Background(), suspect); err != nil {
-				t.Fatal(err)
-			}
-			if authorOf(t, n) == suspect {
-				t.Fatal("the suspended author's post is still the newest of the timeline")
-			}
-		}
+	})
+}
+
+// fastCase is a document the fast path and generic execution both run.
+type fastCase struct {
+	name, token, query string
+	vars               map[string]any
+	fast               bool // the fast path must render it
+}
+
+// runFastCases runs each case through generic execution, the fast path
+// and loaders with split batches, and requires the same answers.
+func runFastCases(t *testing.T, n *readPathNet, generic, fast string, stats *readpath.FastStats, cases []fastCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, want := gatewaytest.PostRaw(t, generic, tc.token, tc.query, tc.vars)
 			served := stats.Served()
@@ -155,6 +160,51 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 				t.Fatalf("split batches differ from whole ones\nsplit: %s\nwhole: %s", split, want)
 			}
 		})
+	}
+}
+
+// TestFastPathMatchesGenericFiltered: with keyword filters in every
+// context, the fast path answers as generic execution does (the filters
+// act in the store, below both).
+func TestFastPathMatchesGenericFiltered(t *testing.T) {
+	n := newReadPathNet(t, redisstore.Push)
+	generic := gatewaytest.Serve(t, variantHandler(n.s.Server, graph.GenericOnly, gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000)}))
+	stats := readpath.NewFastStats()
+	fast := gatewaytest.Serve(t, n.s.NewQueryHandler(gateway.QueryOptions{MaxBodyBytes: 1 << 20, Limits: gqlguard.DefaultLimits(100000), FastStats: stats}))
+	conversation(t, n)
+	for _, f := range []string{
+		`{phrase: "post 3", context: [HOME]}`,
+		`{phrase: "post 7", context: [HOME, PUBLIC]}`,
+		`{phrase: "café", wholeWord: false, context: [PUBLIC]}`,
+		`{phrase: "comment 1", context: [COMMENTS]}`,
+	} {
+		n.s.MustDo(t, n.viewer.Token, `mutation { addFilter(input: `+f+`) { id } }`, nil)
+	}
+	ref := referenceQueryWithFirst(t)
+	const page = `query($u: ID!) { userTimeline(userId: $u, first: 7) { edges { cursor node { id content comments(first: 3) { edges { node { id content } } pageInfo { hasNextPage } } } } pageInfo { hasNextPage endCursor } } }`
+	// A page whose first comments the filters leave short of what a
+	// post's comments(first:) asks is handed to the ordinary path, which
+	// reads that post's comments on (fast: false).
+	runFastCases(t, n, generic, fast, stats, []fastCase{
+		{"reference first=1", n.viewer.Token, ref, map[string]any{"first": 1}, true},
+		{"reference first=20", n.viewer.Token, ref, map[string]any{"first": 20}, false},
+		{"reference first=100", n.viewer.Token, ref, map[string]any{"first": 100}, false},
+		{"second page", n.viewer.Token,
+			`query { timeline(first: 5, after: "` + firstCursorAfter(t, n, 5) + `") { edges { cursor node { id content repostOf { content } } } pageInfo { hasNextPage endCursor } } }`, nil, true},
+		{"no comments", n.viewer.Token, `{ timeline(first: 30) { edges { node { id content author { name } repostOf { id content } } } pageInfo { hasNextPage endCursor } } }`, nil, true},
+		{"comments", n.viewer.Token, `{ timeline(first: 30) { edges { node { id comments(first: 2) { totalCount edges { cursor node { id content } } pageInfo { hasNextPage } } } } } }`, nil, false},
+		{"user timeline", n.viewer.Token, page, map[string]any{"u": authorOf(t, n)}, false},
+		{"filters", n.viewer.Token, `{ filters { phrase wholeWord context expiresAt } }`, nil, false},
+	})
+	// And the filters hide what they name, on the fast path too.
+	_, body := gatewaytest.PostRaw(t, fast, n.viewer.Token, `{ timeline(first: 100) { edges { node { content } } } }`, nil)
+	for _, c := range []string{`"post 3"`, `"post 7"`} {
+		if bytes.Contains(body, []byte(c)) {
+			t.Errorf("the home page shows %s, which a filter hides", c)
+		}
+	}
+	if !bytes.Contains(body, []byte(`"post 4"`)) {
+		t.Errorf("the home page lacks post 4, which no filter hides: %s", body)
 	}
 }
 

@@ -32,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Comment() CommentResolver
 	DataExport() DataExportResolver
+	Filter() FilterResolver
 	List() ListResolver
 	Mutation() MutationResolver
 	Notification() NotificationResolver
@@ -82,6 +83,14 @@ type ComplexityRoot struct {
 		URL       func(childComplexity int) int
 	}
 
+	Filter struct {
+		Context   func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Phrase    func(childComplexity int) int
+		WholeWord func(childComplexity int) int
+	}
+
 	List struct {
 		ID      func(childComplexity int) int
 		Members func(childComplexity int, first *int, after *string) int
@@ -108,6 +117,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AddComment            func(childComplexity int, postID string, content string, inReplyTo *string) int
+		AddFilter             func(childComplexity int, input model.FilterInput) int
 		AddToList             func(childComplexity int, listID string, userIds []string) int
 		Block                 func(childComplexity int, userID string) int
 		Bookmark              func(childComplexity int, postID string) int
@@ -128,6 +138,7 @@ type ComplexityRoot struct {
 		PinPost               func(childComplexity int, id string) int
 		RefreshToken          func(childComplexity int, refreshToken string) int
 		Register              func(childComplexity int, input model.RegisterInput) int
+		RemoveFilter          func(childComplexity int, id string) int
 		RemoveFollower        func(childComplexity int, userID string) int
 		RemoveFromList        func(childComplexity int, listID string, userIds []string) int
 		RenameList            func(childComplexity int, id string, title string) int
@@ -216,6 +227,7 @@ type ComplexityRoot struct {
 		Bookmarks     func(childComplexity int, first *int, after *string) int
 		Comment       func(childComplexity int, id string) int
 		DataExport    func(childComplexity int) int
+		Filters       func(childComplexity int) int
 		ListTimeline  func(childComplexity int, listID string, first *int, after *string, before *string) int
 		Lists         func(childComplexity int) int
 		Me            func(childComplexity int) int
@@ -326,6 +338,10 @@ type DataExportResolver interface {
 	URL(ctx context.Context, obj *social.DataExport) (*string, error)
 	Bytes(ctx context.Context, obj *social.DataExport) (*int, error)
 }
+type FilterResolver interface {
+	Context(ctx context.Context, obj *social.Filter) ([]model.FilterContext, error)
+	ExpiresAt(ctx context.Context, obj *social.Filter) (*time.Time, error)
+}
 type ListResolver interface {
 	Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error)
 }
@@ -366,6 +382,8 @@ type MutationResolver interface {
 	DeleteList(ctx context.Context, id string) (string, error)
 	AddToList(ctx context.Context, listID string, userIds []string) (*social.List, error)
 	RemoveFromList(ctx context.Context, listID string, userIds []string) (*social.List, error)
+	AddFilter(ctx context.Context, input model.FilterInput) (*social.Filter, error)
+	RemoveFilter(ctx context.Context, id string) (string, error)
 	Report(ctx context.Context, input model.ReportInput) (*social.Report, error)
 	ResolveReport(ctx context.Context, id string, action model.ModerationAction) (*social.Report, error)
 }
@@ -416,6 +434,7 @@ type QueryResolver interface {
 	SearchUsers(ctx context.Context, prefix string, first *int) ([]*social.User, error)
 	DataExport(ctx context.Context) (*social.DataExport, error)
 	Reports(ctx context.Context, status *model.ReportStatus, first *int, after *string) (*model.ReportConnection, error)
+	Filters(ctx context.Context) ([]*social.Filter, error)
 }
 type ReportResolver interface {
 	Status(ctx context.Context, obj *social.Report) (model.ReportStatus, error)
@@ -606,6 +625,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DataExport.URL(childComplexity), true
 
+	case "Filter.context":
+		if e.ComplexityRoot.Filter.Context == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Context(childComplexity), true
+	case "Filter.expiresAt":
+		if e.ComplexityRoot.Filter.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.ExpiresAt(childComplexity), true
+	case "Filter.id":
+		if e.ComplexityRoot.Filter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.ID(childComplexity), true
+	case "Filter.phrase":
+		if e.ComplexityRoot.Filter.Phrase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.Phrase(childComplexity), true
+	case "Filter.wholeWord":
+		if e.ComplexityRoot.Filter.WholeWord == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Filter.WholeWord(childComplexity), true
+
 	case "List.id":
 		if e.ComplexityRoot.List.ID == nil {
 			break
@@ -715,6 +765,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddComment(childComplexity, args["postId"].(string), args["content"].(string), args["inReplyTo"].(*string)), true
+	case "Mutation.addFilter":
+		if e.ComplexityRoot.Mutation.AddFilter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addFilter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddFilter(childComplexity, args["input"].(model.FilterInput)), true
 	case "Mutation.addToList":
 		if e.ComplexityRoot.Mutation.AddToList == nil {
 			break
@@ -930,6 +991,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Register(childComplexity, args["input"].(model.RegisterInput)), true
+	case "Mutation.removeFilter":
+		if e.ComplexityRoot.Mutation.RemoveFilter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeFilter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveFilter(childComplexity, args["id"].(string)), true
 	case "Mutation.removeFollower":
 		if e.ComplexityRoot.Mutation.RemoveFollower == nil {
 			break
@@ -1439,6 +1511,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.DataExport(childComplexity), true
+	case "Query.filters":
+		if e.ComplexityRoot.Query.Filters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Filters(childComplexity), true
 
 	case "Query.listTimeline":
 		if e.ComplexityRoot.Query.ListTimeline == nil {
@@ -1916,6 +1994,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCreatePostInput,
 		ec.unmarshalInputEditPostInput,
+		ec.unmarshalInputFilterInput,
 		ec.unmarshalInputLocationInput,
 		ec.unmarshalInputLoginInput,
 		ec.unmarshalInputMediaInput,
@@ -2080,6 +2159,8 @@ type Query {
   dataExport: DataExport
   "Reports, for moderators only (FORBIDDEN for anyone else), oldest first; first is 1 to 100. Moderators are the users named in MODERATORS."
   reports(status: ReportStatus = OPEN, first: Int = 20, after: String): ReportConnection!
+  "The viewer's keyword filters that have not expired, oldest first (at most 100). Requires authentication."
+  filters: [Filter!]!
 }
 
 type Mutation {
@@ -2169,6 +2250,18 @@ type Mutation {
   "Add users the viewer follows to a list (at most 500 members). All or nothing: a user not followed, or a list that would pass 500 members, is BAD_USER_INPUT and changes nothing."
   addToList(listId: ID!, userIds: [ID!]!): List!
   removeFromList(listId: ID!, userIds: [ID!]!): List!
+
+  # Safety
+  """
+  Hide posts whose content or spoiler text contains the phrase from the viewer, in the given contexts: a repost by
+  its original's text, a notification by its post's, a comment by its content. The viewer's own posts and comments
+  are never hidden. Matching ignores case (Unicode case folding, NFC); a whole word is bounded by characters that are
+  no letter or digit. A phrase of 1 to 100 characters on one line, at least one context, an expiry in the future; at
+  most 100 filters a user (BAD_USER_INPUT beyond, and nothing is written). An expired filter stops applying at once.
+  """
+  addFilter(input: FilterInput!): Filter!
+  "Remove one of the viewer's filters; returns its id. Any other id is NOT_FOUND."
+  removeFilter(id: ID!): ID!
 
   # Moderation
   """
@@ -2606,6 +2699,39 @@ type DataExport {
   url: String
   bytes: Int
 }
+
+"Where a keyword filter applies."
+enum FilterContext {
+  "The home timeline and its live updates (timelineUpdated)."
+  HOME
+  "Lists' timelines."
+  LISTS
+  "Notifications about a post."
+  NOTIFICATIONS
+  "Users' pages (userTimeline, User.posts) and tag pages."
+  PUBLIC
+  "Comments below posts (their content)."
+  COMMENTS
+}
+
+"A keyword filter of the viewer."
+type Filter {
+  id: ID!
+  phrase: String!
+  "Match whole words only."
+  wholeWord: Boolean!
+  context: [FilterContext!]!
+  "null: never expires."
+  expiresAt: Time
+}
+
+input FilterInput {
+  phrase: String!
+  wholeWord: Boolean = true
+  context: [FilterContext!]!
+  "Seconds until the filter expires; null: never."
+  expiresIn: Int
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2684,6 +2810,22 @@ func (ec *executionContext) childFields_DataExport(ctx context.Context, field gr
 		return ec.fieldContext_DataExport_bytes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DataExport", field.Name)
+}
+
+func (ec *executionContext) childFields_Filter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Filter_id(ctx, field)
+	case "phrase":
+		return ec.fieldContext_Filter_phrase(ctx, field)
+	case "wholeWord":
+		return ec.fieldContext_Filter_wholeWord(ctx, field)
+	case "context":
+		return ec.fieldContext_Filter_context(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Filter_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Filter", field.Name)
 }
 
 func (ec *executionContext) childFields_List(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3200,6 +3342,20 @@ func (ec *executionContext) field_Mutation_addComment_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addFilter_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.FilterInput, error) {
+			return ec.unmarshalNFilterInput2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addToList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3495,6 +3651,20 @@ func (ec *executionContext) field_Mutation_register_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeFilter_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -4891,6 +5061,121 @@ func (ec *executionContext) _DataExport_bytes(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_DataExport_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DataExport", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Filter_id(ctx context.Context, field graphql.CollectedField, obj *social.Filter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Filter_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Filter_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Filter_phrase(ctx context.Context, field graphql.CollectedField, obj *social.Filter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Filter_phrase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phrase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Filter_phrase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Filter_wholeWord(ctx context.Context, field graphql.CollectedField, obj *social.Filter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Filter_wholeWord(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WholeWord, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Filter_wholeWord(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Filter_context(ctx context.Context, field graphql.CollectedField, obj *social.Filter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Filter_context(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Filter().Context(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.FilterContext) graphql.Marshaler {
+			return ec.marshalNFilterContext2ᚕgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContextᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Filter_context(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, true, true, errors.New("field of type FilterContext does not have child fields"))
+}
+
+func (ec *executionContext) _Filter_expiresAt(ctx context.Context, field graphql.CollectedField, obj *social.Filter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Filter_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Filter().ExpiresAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Filter_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Filter", field, true, true, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _List_id(ctx context.Context, field graphql.CollectedField, obj *social.List) (ret graphql.Marshaler) {
@@ -6783,6 +7068,94 @@ func (ec *executionContext) fieldContext_Mutation_removeFromList(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_removeFromList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addFilter(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addFilter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddFilter(ctx, fc.Args["input"].(model.FilterInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.Filter) graphql.Marshaler {
+			return ec.marshalNFilter2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐFilter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addFilter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Filter(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addFilter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeFilter(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeFilter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveFilter(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeFilter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type ID does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeFilter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8758,6 +9131,38 @@ func (ec *executionContext) fieldContext_Query_reports(ctx context.Context, fiel
 	if fc.Args, err = ec.field_Query_reports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_filters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_filters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Filters(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*social.Filter) graphql.Marshaler {
+			return ec.marshalNFilter2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐFilterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_filters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Filter(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -11437,6 +11842,61 @@ func (ec *executionContext) unmarshalInputEditPostInput(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputFilterInput(ctx context.Context, obj any) (model.FilterInput, error) {
+	var it model.FilterInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["wholeWord"]; !present {
+		asMap["wholeWord"] = true
+	}
+
+	fieldsInOrder := [...]string{"phrase", "wholeWord", "context", "expiresIn"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "phrase":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phrase"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phrase = data
+		case "wholeWord":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("wholeWord"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WholeWord = data
+		case "context":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("context"))
+			data, err := ec.unmarshalNFilterContext2ᚕgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContextᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Context = data
+		case "expiresIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresIn"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresIn = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputLocationInput(ctx context.Context, obj any) (model.LocationInput, error) {
 	var it model.LocationInput
 	if obj == nil {
@@ -12224,6 +12684,130 @@ func (ec *executionContext) _DataExport(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var filterImplementors = []string{"Filter"}
+
+func (ec *executionContext) _Filter(ctx context.Context, sel ast.SelectionSet, obj *social.Filter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, filterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Filter")
+		case "id":
+			out.Values[i] = ec._Filter_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "phrase":
+			out.Values[i] = ec._Filter_phrase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wholeWord":
+			out.Values[i] = ec._Filter_wholeWord(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "context":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Filter_context(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "expiresAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Filter_expiresAt(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var listImplementors = []string{"List"}
 
 func (ec *executionContext) _List(ctx context.Context, sel ast.SelectionSet, obj *social.List) graphql.Marshaler {
@@ -12699,6 +13283,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "removeFromList":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_removeFromList(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addFilter":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addFilter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeFilter":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeFilter(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -14268,6 +14866,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_reports(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "filters":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_filters(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -16148,6 +16768,77 @@ func (ec *executionContext) unmarshalNExportStatus2githubᚗcomᚋsocialgwᚋgat
 
 func (ec *executionContext) marshalNExportStatus2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐExportStatus(ctx context.Context, sel ast.SelectionSet, v model.ExportStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNFilter2ᚕᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []*social.Filter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFilter2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐFilter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFilter2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐFilter(ctx context.Context, sel ast.SelectionSet, v *social.Filter) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Filter(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFilterContext2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContext(ctx context.Context, v any) (model.FilterContext, error) {
+	var res model.FilterContext
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFilterContext2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContext(ctx context.Context, sel ast.SelectionSet, v model.FilterContext) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNFilterContext2ᚕgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContextᚄ(ctx context.Context, v any) ([]model.FilterContext, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.FilterContext, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFilterContext2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContext(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNFilterContext2ᚕgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContextᚄ(ctx context.Context, sel ast.SelectionSet, v []model.FilterContext) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFilterContext2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterContext(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNFilterInput2githubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐFilterInput(ctx context.Context, v any) (model.FilterInput, error) {
+	res, err := ec.unmarshalInputFilterInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {

@@ -119,6 +119,8 @@ type Resolver struct {
 	Notes      Notes
 	LiveNotes  LiveNotes
 	Curation   Curation
+	// Filters is the viewer's keyword filters (filters.go).
+	Filters Filters
 	// Discovery is tag pages, trends and user search (discovery.go).
 	Discovery Discovery
 	// Moderation is reports and moderators' actions (moderation.go).

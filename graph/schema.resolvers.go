@@ -51,6 +51,14 @@ func (r *dataExportResolver) Bytes(ctx context.Context, obj *social.DataExport) 
 	return exportBytes(obj), nil
 }
 
+func (r *filterResolver) Context(ctx context.Context, obj *social.Filter) ([]model.FilterContext, error) {
+	return filterContextsOf(obj), nil
+}
+
+func (r *filterResolver) ExpiresAt(ctx context.Context, obj *social.Filter) (*time.Time, error) {
+	return obj.ExpiresAt, nil
+}
+
 func (r *listResolver) Members(ctx context.Context, obj *social.List, first *int, after *string) (*model.UserConnection, error) {
 	return r.listMembers(ctx, obj, first, after)
 }
@@ -224,6 +232,14 @@ func (r *mutationResolver) AddToList(ctx context.Context, listID string, userIds
 
 func (r *mutationResolver) RemoveFromList(ctx context.Context, listID string, userIds []string) (*social.List, error) {
 	return r.listChange(ctx, func(o string) (*social.List, error) { return r.Curation.RemoveFromList(ctx, o, listID, userIds) })
+}
+
+func (r *mutationResolver) AddFilter(ctx context.Context, input model.FilterInput) (*social.Filter, error) {
+	return r.addFilter(ctx, input)
+}
+
+func (r *mutationResolver) RemoveFilter(ctx context.Context, id string) (string, error) {
+	return r.removeFilter(ctx, id)
 }
 
 func (r *mutationResolver) Report(ctx context.Context, input model.ReportInput) (*social.Report, error) {
@@ -434,6 +450,10 @@ func (r *queryResolver) Reports(ctx context.Context, status *model.ReportStatus,
 	return r.reports(ctx, status, first, after)
 }
 
+func (r *queryResolver) Filters(ctx context.Context) ([]*social.Filter, error) {
+	return r.viewerFilters(ctx)
+}
+
 func (r *reportResolver) Status(ctx context.Context, obj *social.Report) (model.ReportStatus, error) {
 	return model.ReportStatus(obj.Status), nil
 }
@@ -568,6 +588,8 @@ func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
 
 func (r *Resolver) DataExport() DataExportResolver { return &dataExportResolver{r} }
 
+func (r *Resolver) Filter() FilterResolver { return &filterResolver{r} }
+
 func (r *Resolver) List() ListResolver { return &listResolver{r} }
 
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -587,6 +609,7 @@ func (r *Resolver) User() UserResolver { return &userResolver{r} }
 type (
 	commentResolver      struct{ *Resolver }
 	dataExportResolver   struct{ *Resolver }
+	filterResolver       struct{ *Resolver }
 	listResolver         struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	notificationResolver struct{ *Resolver }

@@ -68,6 +68,14 @@ type EditPostInput struct {
 	Sensitive *bool `json:"sensitive,omitempty"`
 }
 
+type FilterInput struct {
+	Phrase    string          `json:"phrase"`
+	WholeWord *bool           `json:"wholeWord,omitempty"`
+	Context   []FilterContext `json:"context"`
+	// Seconds until the filter expires; null: never.
+	ExpiresIn *int `json:"expiresIn,omitempty"`
+}
+
 type Location struct {
 	Latitude  float64 `json:"latitude"`
 	Longitude float64 `json:"longitude"`
@@ -259,6 +267,73 @@ func (e *ExportStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ExportStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a keyword filter applies.
+type FilterContext string
+
+const (
+	// The home timeline and its live updates (timelineUpdated).
+	FilterContextHome FilterContext = "HOME"
+	// Lists' timelines.
+	FilterContextLists FilterContext = "LISTS"
+	// Notifications about a post.
+	FilterContextNotifications FilterContext = "NOTIFICATIONS"
+	// Users' pages (userTimeline, User.posts) and tag pages.
+	FilterContextPublic FilterContext = "PUBLIC"
+	// Comments below posts (their content).
+	FilterContextComments FilterContext = "COMMENTS"
+)
+
+var AllFilterContext = []FilterContext{
+	FilterContextHome,
+	FilterContextLists,
+	FilterContextNotifications,
+	FilterContextPublic,
+	FilterContextComments,
+}
+
+func (e FilterContext) IsValid() bool {
+	switch e {
+	case FilterContextHome, FilterContextLists, FilterContextNotifications, FilterContextPublic, FilterContextComments:
+		return true
+	}
+	return false
+}
+
+func (e FilterContext) String() string {
+	return string(e)
+}
+
+func (e *FilterContext) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = FilterContext(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid FilterContext", str)
+	}
+	return nil
+}
+
+func (e FilterContext) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *FilterContext) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e FilterContext) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

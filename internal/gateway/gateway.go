@@ -259,6 +259,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gateway, error) {
 		Engagement: store.EngagementService,
 		Notes:      store.NotificationService,
 		Curation:   store.CurationService,
+		Filters:    store.FilterService,
 		Discovery:  discovery{store.TagService, store.TrendService, store.UserSearchService},
 		Edits:      store.EditService, Replies: store.ReplyService,
 		Moderation: NewModeration(store, g.Limiter, cfg.Moderation),
@@ -457,6 +458,7 @@ var (
 	_ graph.Replies       = (*redisstore.ReplyService)(nil)
 	_ graph.Notes         = (*redisstore.NotificationService)(nil)
 	_ graph.Curation      = (*redisstore.CurationService)(nil)
+	_ graph.Filters       = (*redisstore.FilterService)(nil)
 	_ graph.Discovery     = discovery{}
 	_ graph.Moderation    = (*moderation.Service)(nil)
 	_ moderation.Store    = (*redisstore.ModerationService)(nil)

@@ -33,7 +33,9 @@ func NewCurationService(t *TimelineService) *CurationService {
 func (s *CurationService) now() time.Time { return s.set.now() }
 
 // posts reads posts' hashes and checks them for a viewer.
-func (s *CurationService) posts() postReader { return postReader{s.rdb, s.keys, s.set.posts} }
+func (s *CurationService) posts() postReader {
+	return postReader{s.rdb, s.keys, s.set.posts, s.set.now}
+}
 
 // ListFeedCap is the number of entries a list's timeline keeps, as
 // HOME_CAP bounds a home list: older posts of its members leave it.

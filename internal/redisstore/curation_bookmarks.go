@@ -82,7 +82,7 @@ func (s *CurationService) BookmarksPage(ctx context.Context, viewerID string, p 
 		return nil, err
 	}
 	src := &bookmarkSource{s: s, key: s.keys.Bookmarks(viewerID), pos: pos}
-	return s.readPage(ctx, viewerID, p.First, w, src)
+	return s.readPage(ctx, 0, viewerID, p.First, w, src)
 }
 
 // bookmarkSource reads Bookmarks from a position, round by round.
@@ -115,11 +115,12 @@ type pageSource interface {
 }
 
 // readPage reads a page of up to first posts from src that viewerID may
-// see, round by round as the timelines do (candidates, pageRounds,
+// see, and that their keyword filters do not hide in in (0: none),
+// round by round as the timelines do (candidates, pageRounds,
 // social.TakeReadBudget), with what w asks for: stage 2 of the page fetch
 // joins the first round's check, stage 3 runs once at the end. A page cut
 // short by the read budget ends at the last candidate read (End).
-func (s *CurationService) readPage(ctx context.Context, viewerID string, first int, w readplan.PageWants, src pageSource) (*readplan.Page, error) {
+func (s *CurationService) readPage(ctx context.Context, in social.FilterContext, viewerID string, first int, w readplan.PageWants, src pageSource) (*readplan.Page, error) {
 	f := s.pages.newPageFetch(viewerID, w, first)
 	var out []*social.Post
 	var cursors []string
@@ -144,7 +145,7 @@ func (s *CurationService) readPage(ctx context.Context, viewerID string, first i
 		if round > 0 {
 			fetch = nil // the later rounds' posts get theirs in stage 3
 		}
-		posts, err := s.posts().visiblePosts(ctx, viewerID, ids, fetch.along(authors))
+		posts, err := s.posts().visibleIn(ctx, in, viewerID, ids, fetch.along(authors))
 		if err != nil {
 			return nil, err
 		}

@@ -41,9 +41,9 @@ func (s *CurationService) ListPage(ctx context.Context, ownerID, lid string, p s
 		src.pos = fmt.Sprint(at)
 	}
 	if !newer {
-		return s.readPage(ctx, ownerID, p.First, w, src)
+		return s.readPage(ctx, social.FilterLists, ownerID, p.First, w, src)
 	}
-	page, err := s.readPage(ctx, ownerID, p.First, w, src)
+	page, err := s.readPage(ctx, social.FilterLists, ownerID, p.First, w, src)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,7 @@ type Store struct {
 	*EditService
 	*ReplyService
 	*CurationService
+	*FilterService
 	*TagService
 	*TrendService
 	*UserSearchService
@@ -102,6 +103,7 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		ReplyService:        &ReplyService{rdb: c, keys: k, set: set, eng: eng},
 	}
 	st.CurationService = NewCurationService(st.TimelineService)
+	st.FilterService = NewFilterService(db)
 	st.TagService = NewTagService(st.TimelineService)
 	st.TrendService = NewTrendService(db, DefaultTrends())
 	st.UserSearchService = NewUserSearchService(db)

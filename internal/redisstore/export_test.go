@@ -47,7 +47,7 @@ const NoteExcludedCap = noteExcludedCap
 // CheckedPost reads one post as viewerID may see it, with the counters
 // its hash holds, through the visibility check that pages use.
 func (s *PostService) CheckedPost(ctx context.Context, viewerID, id string) (*social.Post, social.PostCounts, error) {
-	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, []string{id})
+	v := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.newVisibility(viewerID, []string{id})
 	if err := v.check(ctx); err != nil {
 		return nil, social.PostCounts{}, err
 	}

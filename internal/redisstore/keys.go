@@ -418,6 +418,13 @@ func (k Keys) PostBookmarkers(id string) string { return k.postKey(id, ":bookmar
 // (ms); at most social.MaxPins.
 func (k Keys) Pins(u string) string { return k.userKey(u, ":pins") }
 
+// FilterSeq is the INCR counter that hands out keyword filter ids.
+func (k Keys) FilterSeq() string { return k.prefix + "{seq}:filter" }
+
+// Filters is the hash of u's keyword filters: filter id → the filter
+// packed (filterRecord); at most social.MaxFilters that have not expired.
+func (k Keys) Filters(u string) string { return k.userKey(u, ":filters") }
+
 // ListSeq is the INCR counter that hands out list ids.
 func (k Keys) ListSeq() string { return k.prefix + "{seq}:list" }
 

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -27,13 +28,32 @@ import (
 // for a viewer the user blocked, and their common following for a viewer
 // either of the two blocked (social.SeesGraphOf); comments and answers
 // leave out those of users on either side of a block with the viewer.
+//
+// Pages of comments leave out those the viewer's keyword filters hide in
+// COMMENTS (filteredComments), whose filters ride in the pages' pipeline.
 func (s *TimelineService) ListPages(ctx context.Context, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
-	return listPages(ctx, s.rdb, s.keys, viewerID, keys)
+	filters := newViewerFilters(ctx, viewerID, slices.ContainsFunc(keys, isCommentList))
+	out, errs := listPages(ctx, s.rdb, s.keys, viewerID, keys, filters)
+	if len(out) != len(keys) {
+		return out, errs // one error for all
+	}
+	m := filters.matcher(ctx, s.set.now())
+	for i, k := range keys {
+		if errs[i] == nil && isCommentList(k) && m.Applies(social.FilterComments) {
+			out[i].Comments, errs[i] = s.filteredComments(ctx, m, viewerID, k, out[i].Comments)
+		}
+	}
+	return out, errs
+}
+
+func isCommentList(k readplan.ListKey) bool {
+	return k.List == readplan.ListComments || k.List == readplan.ListReplies
 }
 
 // listPages is ListPages, for the single-list reads of the graph and
-// engagement services.
-func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID string, keys []readplan.ListKey) ([]readplan.ListPage, []error) {
+// engagement services (filters nil), with filters' read queued in its
+// pipeline.
+func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID string, keys []readplan.ListKey, filters *viewerFilters) ([]readplan.ListPage, []error) {
 	out := make([]readplan.ListPage, len(keys))
 	errs := make([]error, len(keys))
 	edges := make([]*redis.Cmd, len(keys))
@@ -83,6 +103,9 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 		}
 		if !queued {
 			return errNothingQueued
+		}
+		if filters != nil {
+			filters.queue(ctx, p, ks)
 		}
 		return nil
 	})
@@ -143,7 +166,7 @@ func wrapList(k readplan.ListKey, err error) error {
 // listPage reads one list page (the single-parent reads of graph.go and
 // engagement_likes.go).
 func listPage(ctx context.Context, rdb redis.UniversalClient, keys Keys, viewerID string, k readplan.ListKey) (readplan.ListPage, error) {
-	pages, errs := listPages(ctx, rdb, keys, viewerID, []readplan.ListKey{k})
+	pages, errs := listPages(ctx, rdb, keys, viewerID, []readplan.ListKey{k}, nil)
 	if len(pages) == 0 {
 		return readplan.ListPage{}, errs[0]
 	}

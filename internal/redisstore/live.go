@@ -72,9 +72,11 @@ func (s *FanoutService) announcePulled(ctx context.Context, post, author string)
 // at delivery time: a post is returned when viewerID's home timeline would
 // show it now — its author is the viewer or someone they follow and have
 // not muted (the page script's rule, lua/lib/allow.lua), and the read-time
-// visibility check passes (deleted, audience, blocks either way). The
-// result is aligned with messages; nil for a post not to send (and for a
-// message that is no home entry). One pipeline.
+// visibility check passes (deleted, audience, blocks either way), and
+// the viewer's keyword filters do not hide it in HOME. The result is
+// aligned with messages; nil for a post not to send (and for a message
+// that is no home entry). One pipeline (and, as a page, one more for
+// reposts' originals' text when a filter applies).
 func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages []string) ([]*social.Post, error) {
 	out := make([]*social.Post, len(messages))
 	if !social.IsID(viewerID) || len(messages) == 0 {
@@ -96,11 +98,15 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 	if len(ids) == 0 {
 		return out, nil
 	}
-	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, ids)
+	r := postReader{s.rdb, s.keys, s.set.posts, s.set.now}
+	v := r.newVisibility(viewerID, ids)
+	// The viewer's keyword filters, as the home page applies them.
+	filters := newViewerFilters(ctx, viewerID, true)
 	var allow *redis.Cmd
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		allow = liveAllowScript.EvalSha(ctx, p, homeKeys(s.keys, viewerID), authors...)
 		v.queue(ctx, p)
+		filters.queue(ctx, p, s.keys)
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {
@@ -113,7 +119,13 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 	if err != nil || len(flags) != len(ids) {
 		return nil, fmt.Errorf("check live posts for %s: allow reply %v: %w", viewerID, allow.Val(), err)
 	}
-	for i, p := range v.posts() {
+	posts := v.posts()
+	if m := filters.matcher(ctx, s.set.now()); m.Applies(social.FilterHome) {
+		if posts, err = r.dropFiltered(ctx, m, social.FilterHome, viewerID, posts, nil); err != nil {
+			return nil, err
+		}
+	}
+	for i, p := range posts {
 		if p != nil && flags[i] == 1 && p.AuthorID == authors[i+1] {
 			out[at[i]] = p
 		}

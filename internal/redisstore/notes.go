@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -152,11 +153,12 @@ func (s *NotificationService) notePage(ctx context.Context, viewerID, cursor str
 	if !social.IsID(viewerID) {
 		return 0, 0, nil, social.Errorf(social.Unauthenticated, "authentication required")
 	}
-	read, unread, out, last, full, err := s.notePageOnce(ctx, viewerID, cursor, n, actors, newer)
+	filters := newViewerFilters(ctx, viewerID, true)
+	read, unread, out, last, full, err := s.notePageOnce(ctx, viewerID, cursor, n, actors, newer, filters)
 	for err == nil && full && len(out) < n {
 		var more []*social.Notification
 		// At least 10 a round, so that a run of empty ones costs few.
-		_, _, more, last, full, err = s.notePageOnce(ctx, viewerID, last, max(n-len(out), 10), actors, newer)
+		_, _, more, last, full, err = s.notePageOnce(ctx, viewerID, last, max(n-len(out), 10), actors, newer, filters)
 		out = append(out, more...)
 	}
 	return read, unread, out[:min(len(out), n)], err
@@ -164,11 +166,23 @@ func (s *NotificationService) notePage(ctx context.Context, viewerID, cursor str
 
 // notePageOnce is one read of notePage: also the activity number of the
 // last notification read, aggregated ones without actors included, and
-// whether as many as n were.
-func (s *NotificationService) notePageOnce(ctx context.Context, viewerID, cursor string, n, actors int, newer bool) (read int64, unread int, out []*social.Notification, last string, full bool, err error) {
+// whether as many as n were. The viewer's keyword filters are read in the
+// script's pipeline (the first time), and the notifications about posts
+// they hide in NOTIFICATIONS are left out (filteredNotes).
+func (s *NotificationService) notePageOnce(ctx context.Context, viewerID, cursor string, n, actors int, newer bool, filters *viewerFilters) (read int64, unread int, out []*social.Notification, last string, full bool, err error) {
 	k := s.keys
-	res, err := notePageScript.Run(ctx, s.rdb, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID), k.Blocks(viewerID), k.BlockedBy(viewerID), k.Mutes(viewerID)},
-		k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer), noteExcludedCap).Slice()
+	var page *redis.Cmd
+	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		page = notePageScript.EvalSha(ctx, p, []string{k.Notes(viewerID), k.NoteData(viewerID), k.NoteMeta(viewerID), k.Blocks(viewerID), k.BlockedBy(viewerID), k.Mutes(viewerID)},
+			k.NoteActors(viewerID, ""), cursor, n, actors, boolArg(newer), noteExcludedCap)
+		filters.queue(ctx, p, k)
+		return nil
+	})
+	err = pipelineErr(cmds, err)
+	var res []any
+	if err == nil {
+		res, err = page.Slice()
+	}
 	if err != nil || len(res) != 5 {
 		return 0, 0, nil, "", false, fmt.Errorf("read notifications of %s: %v %w", viewerID, res, err)
 	}
@@ -196,7 +210,48 @@ func (s *NotificationService) notePageOnce(ctx context.Context, viewerID, cursor
 	}
 	more, _ := res[4].(int64)
 	out, err = s.readWindows(ctx, viewerID, out, windows, excludedFor(viewerID, strs(res[3]), more == 1), actors)
+	if err == nil {
+		out, err = s.filteredNotes(ctx, viewerID, filters.matcher(ctx, s.set.now()), out)
+	}
 	return read, int(u), out, last, len(flat) >= 4*n, err
+}
+
+// filteredNotes leaves out of notes those about a post that m hides in
+// NOTIFICATIONS (its text or, for a repost, its original's): one pipeline
+// of the posts' hashes, only when a filter applies there.
+func (s *NotificationService) filteredNotes(ctx context.Context, viewerID string, m *social.Matcher, notes []*social.Notification) ([]*social.Notification, error) {
+	if !m.Applies(social.FilterNotifications) {
+		return notes, nil
+	}
+	var ids []string
+	for _, n := range notes {
+		if social.IsID(n.PostID) {
+			ids = append(ids, n.PostID)
+		}
+	}
+	if len(ids) == 0 {
+		return notes, nil
+	}
+	r := postReader{s.rdb, s.keys, s.set.posts, s.set.now}
+	byID := make(map[string]*social.Post, len(ids))
+	if err := r.readTexts(ctx, ids, byID); err != nil {
+		return nil, fmt.Errorf("notifications of %s: %w", viewerID, err)
+	}
+	posts := make([]*social.Post, len(ids))
+	for i, id := range ids {
+		posts[i] = byID[id]
+	}
+	kept, err := r.dropFiltered(ctx, m, social.FilterNotifications, viewerID, slices.Clone(posts), nil)
+	if err != nil {
+		return nil, err
+	}
+	hidden := map[string]bool{}
+	for i, p := range posts {
+		if p != nil && kept[i] == nil {
+			hidden[p.ID] = true
+		}
+	}
+	return slices.DeleteFunc(notes, func(n *social.Notification) bool { return hidden[n.PostID] }), nil
 }
 
 // MarkNotificationsRead marks viewerID's notifications read up to upTo (a

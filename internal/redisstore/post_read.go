@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,7 +17,7 @@ import (
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, ids, nil)
+	return postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, ids, nil)
 }
 
 // postReader reads posts' hashes for the services and the page readers:
@@ -25,6 +26,7 @@ type postReader struct {
 	rdb   redis.UniversalClient
 	keys  Keys
 	cache *rcache.Cache[[]any]
+	now   func() time.Time // the clock filters expire by
 }
 
 // visiblePosts is VisiblePosts whose pipeline also carries what along
@@ -38,10 +40,35 @@ type postReader struct {
 // remembered: ids are counted, and one read before its post is written
 // (a guessed next id) must be found once it is.
 func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+	return r.visibleIn(ctx, 0, viewerID, ids, along)
+}
+
+// visibleIn is visiblePosts for a page of context in (0: none), which
+// also leaves out the posts the viewer's keyword filters hide there
+// (filters.go): their filters ride in the check's pipeline.
+func (r postReader) visibleIn(ctx context.Context, in social.FilterContext, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+	// A page's check (a context, or extras to bring along) reads the
+	// filters; a lone post's check needs none.
+	return r.visibleWith(ctx, in, newViewerFilters(ctx, viewerID, in != 0 || along != nil), viewerID, ids, along)
+}
+
+// visibleWith is visibleIn with the viewer's filters given: read in its
+// pipeline unless known. When they are known and apply in in, the text of
+// the originals of the candidates the post cache knows as reposts joins
+// the pipeline too (texts), so that matching a repost on its original
+// costs no round trip of its own.
+func (r postReader) visibleWith(ctx context.Context, in social.FilterContext, filters *viewerFilters, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
 	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
+	v.filters = filters
+	var texts *postTexts
+	if filters.known && filters.m.Applies(in) {
+		texts = r.cachedOriginals(ids)
+	}
 	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := pipelined(ctx, r.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
+		filters.queue(ctx, p, r.keys)
+		texts.queue(ctx, p, r.keys)
 		if along != nil {
 			along(ctx, p, v)
 		}
@@ -60,6 +87,9 @@ func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []str
 				social.NoteScreened(ctx, viewerID, id, true)
 			}
 		}
+	}
+	if m := filters.matcher(ctx, r.now()); m.Applies(in) {
+		return r.dropFiltered(ctx, m, in, viewerID, posts, texts.read())
 	}
 	return posts, nil
 }
@@ -111,6 +141,7 @@ type visibility struct {
 	// same pipeline, so hiding their posts costs no round trip.
 	susp      *redis.StringSliceCmd
 	suspended map[string]bool // built by access on first use
+	filters   *viewerFilters  // the viewer's, read with a page's check (nil: none)
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {

@@ -191,6 +191,21 @@ var reportRecord = newRecord("report",
 	field[social.Report]{"resolved", mutable, optMillis(func(r *social.Report) **time.Time { return &r.ResolvedAt })},
 )
 
+// filterRow is a keyword filter as Filters keeps it (Keys.Filters): one
+// value per filter, its fields in filterRecord's order joined by the unit
+// separator (U+001F), which a phrase cannot hold (social.CheckFilter). A
+// filter never changes once written.
+type filterRow struct{ f social.Filter }
+
+var filterRecord = newPackedRecord("filter", "\x1f",
+	field[filterRow]{"expires", fixed, optMillis(func(r *filterRow) **time.Time { return &r.f.ExpiresAt })},
+	field[filterRow]{"whole", fixed, flag(func(r *filterRow) *bool { return &r.f.WholeWord })},
+	field[filterRow]{"ctx", fixed, codec[filterRow]{
+		get: func(r *filterRow) (string, bool) { return strconv.Itoa(int(r.f.Context)), true },
+		set: func(r *filterRow, v string, _ bool) { n, _ := strconv.Atoi(v); r.f.Context = social.FilterContext(n) }}},
+	field[filterRow]{"phrase", fixed, text(func(r *filterRow) *string { return &r.f.Phrase })},
+)
+
 // The names other code gives the post hash's fields.
 var (
 	postAuthorField  = postRecord.name("author")
@@ -200,7 +215,7 @@ var (
 // allRecords are the store's records, for the scripts (luaPrelude) and
 // the tests.
 func allRecords() []recordInfo {
-	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info(), noteRecord.info(), exportRecord.info(), reportRecord.info()}
+	return []recordInfo{postRecord.info(), profileRecord.info(), commentRecord.info(), noteRecord.info(), exportRecord.info(), reportRecord.info(), filterRecord.info()}
 }
 
 // exportRecord is a user's latest data export (Keys.Export): written

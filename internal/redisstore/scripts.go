@@ -112,7 +112,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, authorWindowScript, authorIndexScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript, notePostPurge}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, authorWindowScript, authorIndexScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, notePageScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript, notePostPurge}
 
 //go:embed lua
 var luaFiles embed.FS

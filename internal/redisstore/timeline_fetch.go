@@ -54,6 +54,9 @@ type pageFetch struct {
 	// viewer's blocks; blocks, their read when none did (queueLate).
 	seen   *visibility
 	blocks *visibility
+	// filters are the viewer's, read with the first check: the first
+	// comments leave out what they hide in COMMENTS.
+	filters *viewerFilters
 	// queuedUsers counts the reads of users that went to Redis (the
 	// others the profile cache served).
 	queuedUsers int
@@ -67,7 +70,7 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	}
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
-		posts: postReader{s.rdb, s.keys, s.set.posts}, profiles: s.set.profiles, viewer: viewerID, w: w,
+		posts: postReader{s.rdb, s.keys, s.set.posts, s.set.now}, profiles: s.set.profiles, viewer: viewerID, w: w,
 		checked:  make(map[string]checkedPost, n),
 		counts:   make(map[string]countCmds),
 		marks:    make(map[string]markCmds, n),
@@ -97,6 +100,9 @@ type checkedPost struct {
 // authors[i], when known, is the author of the i-th.
 func (f *pageFetch) queue(ctx context.Context, p redis.Pipeliner, v *visibility, authors []string) {
 	w := f.w
+	if f.filters == nil {
+		f.filters = v.filters
+	}
 	for i, id := range v.ids {
 		if !social.IsID(id) {
 			continue
@@ -301,18 +307,30 @@ func (f *pageFetch) readMarks(page *readplan.Page, id string) {
 
 // readComments moves the first comments of a post into the page: from its
 // hash when that tells (cm), else from stage 3's commentRowsScript; those
-// of users on either side of a block with the viewer left out.
+// of users on either side of a block with the viewer left out, and those
+// the viewer's filters hide (filteredFirstComments), or not at all when
+// that leaves the page short.
 func (f *pageFetch) readComments(page *readplan.Page, id string) error {
+	var cc social.Connection[*social.Comment]
 	if c, ok := f.comments[id]; ok {
-		cc, err := commentsFromReply(id, f.w.Comments, c)
-		if err != nil {
+		var err error
+		if cc, err = commentsFromReply(id, f.w.Comments, c); err != nil {
 			return fmt.Errorf("first comments of post %s: %w", id, err)
 		}
-		page.Comments[id] = social.WithoutCommentsOf(cc, f.hiddenAuthor())
 	} else if c, ok := f.checked[id]; ok {
-		if cc, ok := c.v.comments(c.i, f.w.Comments); ok {
-			page.Comments[id] = social.WithoutCommentsOf(cc, f.hiddenAuthor())
+		if cc, ok = c.v.comments(c.i, f.w.Comments); !ok {
+			return nil
 		}
+	} else {
+		return nil
+	}
+	cc = social.WithoutCommentsOf(cc, f.hiddenAuthor())
+	var m *social.Matcher
+	if f.filters != nil {
+		m = f.filters.m // compiled by the check (visibleIn)
+	}
+	if cc, ok := filteredFirstComments(m, f.viewer, cc); ok {
+		page.Comments[id] = cc
 	}
 	return nil
 }

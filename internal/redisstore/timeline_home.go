@@ -116,18 +116,25 @@ type homePage struct {
 	followees []string      // whom the reader follows, for below the floor
 	pending   []homeItem    // candidates read, in order, not yet checked
 	out       []*social.Post
-	shown     stories    // the stories on the page
-	window    *storyFold // the fold window above the page (timeline_fold.go)
-	checked   int64      // the oldest candidate checked (0: none)
+	shown     stories        // the stories on the page
+	window    *storyFold     // the fold window above the page (timeline_fold.go)
+	filters   *viewerFilters // the viewer's, read with the first list round
+	checked   int64          // the oldest candidate checked (0: none)
 }
 
 func (h *homePage) read(ctx context.Context) (social.Connection[*social.Post], error) {
+	// The viewer's keyword filters ride in the list's round, so that the
+	// first check knows them and reads reposts' originals' text with the
+	// candidates (visibleWith).
+	h.filters = newViewerFilters(ctx, h.viewer, true)
 	list, err := h.s.firstListRound(ctx, h.viewer, func(p redis.Pipeliner, mayPull bool) *redis.Cmd {
+		h.filters.queue(ctx, p, h.s.keys)
 		return h.queueList(ctx, p, candidates(h.first, 0), mayPull)
 	})
 	if err != nil {
 		return social.Connection[*social.Post]{}, err
 	}
+	h.filters.matcher(ctx, h.s.set.now())
 	h.useList(list)
 	h.window = newStoryFold(h.s.keys, h.s.set.posts, list)
 
@@ -310,7 +317,7 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	}
 	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
-	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts}.visibleFolded(ctx, h.viewer, ids, h.fetch.along(authors), h.window)
+	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts, h.s.set.now}.visibleFolded(ctx, h.viewer, ids, h.fetch.along(authors), h.window, h.filters)
 	h.fetch = nil // extras for the first check only, as at readUserPosts
 	if err != nil {
 		return err

@@ -25,7 +25,8 @@ type readBudgetKey struct{}
 type readState struct {
 	left     atomic.Int64
 	mu       sync.Mutex
-	screened map[[2]string]bool // viewer, post: hidden
+	screened map[[2]string]bool  // viewer, post: hidden
+	matchers map[string]*Matcher // viewer: their filters (filter.go)
 }
 
 // WithReadBudget returns a context whose operation may read n candidates

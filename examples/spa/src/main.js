@@ -17,6 +17,7 @@ import { renderBody, editedMark, editButton, renderComment as commentItem } from
 import { linkTags, tagFromHash, loadTrends, mentionAutocomplete } from './discovery.js';
 import { ProfileSettings } from './settings.js';
 import { AccountSettings } from './account.js';
+import { FilterSettings } from './filters.js';
 import { Curation } from './curation.js';
 
 const PAGE = 10;
@@ -110,12 +111,14 @@ const profileSettings = new ProfileSettings({
   form: $('profile-form'), preview: $('profile-preview'), status: $('profile-status'), error: $('profile-error'),
 });
 const accountSettings = new AccountSettings({ client, session, endpoint, $ });
+const filterSettings = new FilterSettings({ client, form: $('filter-form'), list: $('filter-list'), error: $('filter-error') });
 $('settings-open').addEventListener('click', () => {
   const open = $('settings').hidden;
   $('settings').hidden = !open;
   if (open) {
     profileSettings.load();
     accountSettings.load();
+    filterSettings.load();
   }
 });
 session.addEventListener('change', render);
