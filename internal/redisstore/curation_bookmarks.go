@@ -60,7 +60,7 @@ func (s *CurationService) Unbookmark(ctx context.Context, viewerID, postID strin
 
 // mustSee answers NOT_FOUND unless viewerID may see postID.
 func (s *CurationService) mustSee(ctx context.Context, viewerID, postID string) error {
-	posts, err := s.posts().visiblePosts(ctx, viewerID, []string{postID}, nil)
+	posts, err := s.posts().visiblePosts(ctx, viewerID, []string{postID}, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *CurationService) readPage(ctx context.Context, viewerID string, first i
 		if round > 0 {
 			fetch = nil // the later rounds' posts get theirs in stage 3
 		}
-		posts, err := s.posts().visiblePosts(ctx, viewerID, ids, fetch.along(authors))
+		posts, err := s.posts().visiblePosts(ctx, viewerID, ids, authors, fetch.along(authors))
 		if err != nil {
 			return nil, err
 		}

@@ -78,6 +78,8 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 			truth, t.group, t.postID = p.ZScore(ctx, k.Likers(t.target), t.actor), "like:"+t.target, t.target
 		case social.NoteFollow:
 			truth, t.group = p.ZScore(ctx, k.Followers(t.to[0]), t.actor), "follow"
+		case social.NoteFollowRequest:
+			truth, t.group = p.ZScore(ctx, k.FollowRequests(t.to[0]), t.actor), "freq:"+t.actor
 		case social.NoteComment:
 			truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), commentRecord.name("author")), "comment:"+t.target, t.post, t.target
 		case social.NoteReply:

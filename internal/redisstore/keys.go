@@ -111,6 +111,10 @@ func (k Keys) Following(u string) string { return k.userKey(u, ":following") }
 // Followers is the zset of users following u, scored by follow time (ms).
 func (k Keys) Followers(u string) string { return k.userKey(u, ":followers") }
 
+// FollowRequests is the zset of users asking to follow u (a locked
+// account), scored by when they asked (ms).
+func (k Keys) FollowRequests(u string) string { return k.userKey(u, ":followreqs") }
+
 // Blocks is the set of users u blocked.
 func (k Keys) Blocks(u string) string { return k.userKey(u, ":blocks") }
 

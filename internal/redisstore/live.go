@@ -96,7 +96,7 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 	if len(ids) == 0 {
 		return out, nil
 	}
-	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, ids)
+	v := postReader{s.rdb, s.keys, s.set.posts}.newVisibility(viewerID, ids).withAuthors(strs(authors[1:]))
 	var allow *redis.Cmd
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		allow = liveAllowScript.EvalSha(ctx, p, homeKeys(s.keys, viewerID), authors...)

@@ -16,7 +16,7 @@ import (
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, ids, nil)
+	return postReader{s.rdb, s.keys, s.set.posts}.visiblePosts(ctx, viewerID, ids, nil, nil)
 }
 
 // postReader reads posts' hashes for the services and the page readers:
@@ -37,8 +37,8 @@ type postReader struct {
 // another) skip them without asking Redis. A post found missing is not
 // remembered: ids are counted, and one read before its post is written
 // (a guessed next id) must be found once it is.
-func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
-	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
+func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids)).withAuthors(authors)
 	// HGET of a field that is not there answers nil: not an error.
 	cmds, err := pipelined(ctx, r.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
@@ -107,10 +107,23 @@ type visibility struct {
 	settled  bool
 	blocks   *redis.StringSliceCmd // Blocks ∪ BlockedBy
 	blocked  map[string]bool       // built by access on first use
+	authors  []string              // the posts' authors when known before the hashes (withAuthors)
+	locks    authorLocks
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
 	return &visibility{r: r, viewer: viewerID, ids: ids}
+}
+
+// withAuthors tells the check the posts' authors, authors[i] the i-th's
+// ("" or missing where not known): a page knows them from its entries
+// (home and tag entries carry them, a user page is one author's, a
+// repost records its original's). Their locks (authorLocks) are then read
+// in the check's own pipeline; an author learnt only from a hash costs
+// settle one more round trip.
+func (v *visibility) withAuthors(authors []string) *visibility {
+	v.authors = authors
+	return v
 }
 
 // queue adds the commands of the check to a pipeline.
@@ -133,6 +146,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	if v.viewer != "" && len(v.ids) > 0 {
 		v.blocks = p.SUnion(ctx, k.Blocks(v.viewer), k.BlockedBy(v.viewer))
 	}
+	v.locks.queue(ctx, p, k, v.viewer, v.authors)
 }
 
 // settle completes the check once its pipeline ran: the posts whose hash
@@ -145,6 +159,9 @@ func (v *visibility) settle(ctx context.Context) error {
 		return err
 	}
 	v.settled = true
+	if err := v.settleLocks(ctx); err != nil {
+		return err
+	}
 	if v.viewer == "" {
 		return nil
 	}
@@ -264,7 +281,11 @@ func (v *visibility) comments(i, first int) (social.Connection[*social.Comment],
 func (v *visibility) access(i int) social.Access {
 	p := v.post(i)
 	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
-		return social.PostAccess(v.viewer, p, social.AccessFacts{})
+		var f social.AccessFacts
+		if p != nil {
+			f.AuthorLocked = v.locks.locked(p.AuthorID)
+		}
+		return social.PostAccess(v.viewer, p, f)
 	}
 	if v.blocked == nil {
 		v.blocked = make(map[string]bool)
@@ -276,9 +297,11 @@ func (v *visibility) access(i int) social.Access {
 	// says, and the viewer's a flag mirrors membership of it.
 	in := strings.Contains(v.viewerFlags(i), "a")
 	return social.PostAccess(v.viewer, p, social.AccessFacts{
-		Blocked:  v.blocked[p.AuthorID],
-		InOnlyTo: in && p.Visibility == social.OnlyTo,
-		InNotTo:  in && p.Visibility == social.NotTo,
+		Blocked:       v.blocked[p.AuthorID],
+		InOnlyTo:      in && p.Visibility == social.OnlyTo,
+		InNotTo:       in && p.Visibility == social.NotTo,
+		AuthorLocked:  v.locks.locked(p.AuthorID),
+		FollowsAuthor: v.locks.follows[p.AuthorID],
 	})
 }
 

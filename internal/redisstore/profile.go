@@ -62,6 +62,10 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		row.user.DisplayName = *u.DisplayName
 		change("dname", true, *u.DisplayName != "")
 	}
+	if u.Locked != nil {
+		row.user.Locked = *u.Locked
+		change("locked", true, *u.Locked)
+	}
 	change("avatar", u.Avatar != nil || u.RemoveAvatar, u.Avatar != nil)
 	change("header", u.Header != nil || u.RemoveHeader, u.Header != nil)
 	if len(set)+len(del) == 0 {
@@ -101,6 +105,7 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 			return nil, err
 		}
 	}
+
 	var replaced []*social.ProfileImage
 	for _, v := range old {
 		if img := decodeProfileImage(v); img != nil {
@@ -108,6 +113,18 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		}
 	}
 	return replaced, nil
+}
+
+// ApprovePending approves every pending request to follow userID, a
+// batch at a time: what an unlock does once UpdateProfile cleared the
+// flag, so that no request can be added any more (graph_requests.go).
+// A failure leaves the rest pending; calling it again goes on.
+func (s *ProfileService) ApprovePending(ctx context.Context, userID string) error {
+	g := &GraphService{rdb: s.rdb, keys: s.keys, set: s.set}
+	if err := g.approveAll(ctx, userID); err != nil {
+		return fmt.Errorf("unlock %s: %w", userID, err)
+	}
+	return nil
 }
 
 // storedImage is a profile picture as the profile hash keeps it (JSON).

@@ -107,10 +107,11 @@ var profileRecord = newRecord("profile",
 	field[userRow]{"avatar", mutable, profileImage(func(r *userRow) **social.ProfileImage { return &r.user.Avatar })},
 	field[userRow]{"header", mutable, profileImage(func(r *userRow) **social.ProfileImage { return &r.user.Header })},
 	field[userRow]{"ev", mutable, flag(func(r *userRow) *bool { return &r.user.EmailVerified })},
+	field[userRow]{"locked", mutable, flag(func(r *userRow) *bool { return &r.user.Locked })},
 )
 
 // profileRead is what a page reads of a profile: all but the password.
-var profileRead = profileRecord.view("name", "email", "bio", "created", "dname", "avatar", "header", "ev")
+var profileRead = profileRecord.view("name", "email", "bio", "created", "dname", "avatar", "header", "ev", "locked")
 
 // commentRow is a comment hash (Keys.PostComment) as the store reads and
 // writes it.

@@ -45,6 +45,8 @@ var (
 	commonCountScript  = newScript("common_count.lua", "sample")
 	commonSampleScript = newScript("common_sample.lua", "sample")
 	edgePageScript     = newScript("edge_page.lua")
+	// Follow requests to locked accounts (graph_requests.go).
+	followRequestScript = newScript("follow_request.lua")
 
 	// Posts and fan-out (post.go, post_delete.go, fanout.go).
 	postScript         = newScript("post.lua", "flags")

@@ -191,8 +191,8 @@ func keptStory(kept []any) (string, bool) {
 // visibleFolded is visiblePosts (with along's reads) that also queues,
 // on the page's first check, the reads that tell the fold window's
 // stories.
-func (r postReader) visibleFolded(ctx context.Context, viewer string, ids []string, along func(context.Context, redis.Pipeliner, *visibility), fold *storyFold) ([]*social.Post, error) {
-	posts, err := r.visiblePosts(ctx, viewer, ids, func(ctx context.Context, p redis.Pipeliner, v *visibility) {
+func (r postReader) visibleFolded(ctx context.Context, viewer string, ids, authors []string, along func(context.Context, redis.Pipeliner, *visibility), fold *storyFold) ([]*social.Post, error) {
+	posts, err := r.visiblePosts(ctx, viewer, ids, authors, func(ctx context.Context, p redis.Pipeliner, v *visibility) {
 		if along != nil {
 			along(ctx, p, v)
 		}

@@ -262,6 +262,12 @@ type AccessFacts struct {
 	Blocked bool
 	// InOnlyTo, InNotTo: the viewer is in the post's onlyTo / notTo list.
 	InOnlyTo, InNotTo bool
+	// AuthorLocked: the author is a locked account (User.Locked), whose
+	// posts only its followers see; FollowsAuthor: the viewer follows the
+	// author. The lock is the author's, read with the author at read
+	// time, so locking or unlocking an account applies to all its posts
+	// at once, the older ones too.
+	AuthorLocked, FollowsAuthor bool
 }
 
 // PostAccess is the visibility policy: whether viewerID ("" when
@@ -270,13 +276,17 @@ type AccessFacts struct {
 // is hidden from the users it lists, and a reader who drops their token
 // must not become someone it does not list. A signed-in viewer sees
 // nothing of an author on the other side of a block, ONLY_TO posts only
-// when listed, NOT_TO posts unless listed.
+// when listed, NOT_TO posts unless listed. A locked account's posts are
+// seen by its followers only, whatever their audience: anonymous viewers
+// follow no one.
 func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
 	switch {
 	case p == nil:
 		return Missing
 	case p.AuthorID == viewerID:
 		return Visible
+	case f.AuthorLocked && (viewerID == "" || !f.FollowsAuthor):
+		return Hidden
 	case viewerID == "":
 		if p.Visibility != Public {
 			return Hidden

@@ -25,6 +25,9 @@ type User struct {
 
 	// EmailVerified says whether Email was confirmed (verifyEmail).
 	EmailVerified bool
+	// Locked: the account approves each follower (follow requests), and
+	// its posts are seen by its followers only (PostAccess).
+	Locked bool
 }
 
 // Visibility says who may see a post.
