@@ -25,6 +25,8 @@ var examples = []struct{ file, variables string }{
 	{"markread.graphql", `{"upTo": null}`},
 	{"profile.graphql", `{"input": {"displayName": "Alice", "bio": "Hello from GraphiQL"}}`},
 	{"removefollower.graphql", `{"userId": ""}`},
+	{"followrequests.graphql", `{"first": 20}`},
+	{"approvefollow.graphql", `{"userId": ""}`},
 	{"login.graphql", `{"login": "alice", "password": "demo password"}`},
 	{"refresh.graphql", `{"refreshToken": ""}`},
 	{"changepassword.graphql", `{"currentPassword": "demo password", "newPassword": ""}`},
@@ -37,7 +39,8 @@ var examples = []struct{ file, variables string }{
 // Examples returns the tabs the IDE opens with (when the browser has no
 // saved tabs of its own): the home timeline with cursor paging, publishing
 // a post, the live timeline subscription, notifications and marking them
-// read, editing one's profile, removing a follower, logging in,
+// read, editing one's profile, removing a follower, follow requests
+// and their approval, logging in,
 // refreshing, and the account's password and e-mail flows: one operation
 // a tab, so that Run runs it without asking which.
 // Each query explains itself in its comments; the headers stay empty, for

@@ -77,6 +77,34 @@ func (l *authorLocks) locked(author string) bool {
 	return c != nil && c.Val() == "1"
 }
 
+// knownAuthors are the posts' authors known before their hashes arrive:
+// the hint (withAuthors), else the author the post cache holds (fixed,
+// and checked against the hash by the read itself), so that a read of a
+// post by id that this gateway read before knows its author too.
+func (v *visibility) knownAuthors() []string {
+	out := make([]string, len(v.ids))
+	for i := range v.ids {
+		if i < len(v.authors) && v.authors[i] != "" {
+			out[i] = v.authors[i]
+		} else if i < len(v.fixed) && v.fixed[i] != nil {
+			out[i] = cachedAuthor(v.fixed[i])
+		}
+	}
+	return out
+}
+
+// cachedAuthor is the author among a post's cached fixed fields.
+func cachedAuthor(fixed []any) string {
+	at := postRecord.at("author")
+	for j, i := range postCachePlan.keep {
+		if i == at && j < len(fixed) {
+			s, _ := fixed[j].(string)
+			return s
+		}
+	}
+	return ""
+}
+
 // settleLocks reads the locks of the authors the hashes named that no
 // hint did (one more round trip, only then), then the follows.
 func (v *visibility) settleLocks(ctx context.Context) error {

@@ -146,7 +146,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	if v.viewer != "" && len(v.ids) > 0 {
 		v.blocks = p.SUnion(ctx, k.Blocks(v.viewer), k.BlockedBy(v.viewer))
 	}
-	v.locks.queue(ctx, p, k, v.viewer, v.authors)
+	v.locks.queue(ctx, p, k, v.viewer, v.knownAuthors())
 }
 
 // settle completes the check once its pipeline ran: the posts whose hash
