@@ -34,6 +34,11 @@ func (k Keys) Emails() string { return k.prefix + "{acct}:emails" }
 // registration removes its entry when it is done (account.go).
 func (k Keys) RegPending() string { return k.prefix + "{acct}:pending" }
 
+// LockedUsers is the set of locked accounts: what a visibility check
+// reads, one SMISMEMBER for all the authors of its batch (post_lock.go).
+// The profile's locked flag mirrors it in the user's slot.
+func (k Keys) LockedUsers() string { return k.prefix + "{acct}:locked" }
+
 // UserVoid marks a user id whose registration was abandoned and rolled
 // back, so a late profile write of it is refused (account.go). Expires
 // after a day.

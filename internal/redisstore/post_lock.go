@@ -10,23 +10,26 @@ import (
 )
 
 // authorLocks is what a visibility check reads about the authors of its
-// posts for the lock rule (social.AccessFacts.AuthorLocked): each
-// author's locked flag, read from the profile hash (one HGET an author,
-// never from the profile cache: it decides what a reader may see), and,
-// for a signed-in viewer, whether the viewer follows each (one ZMSCORE of
-// the viewer's Following a batch). The lock is a fact of the author, not
-// of the post, so an account that locks or unlocks changes what readers
-// see of all its posts at once, with nothing re-indexed.
+// posts for the lock rule (social.AccessFacts.AuthorLocked): whether each
+// is a locked account (one SMISMEMBER of LockedUsers a batch, never the
+// profile cache: it decides what a reader may see), and, for a signed-in
+// viewer, whether the viewer follows each (followFlagsScript: one ZMSCORE
+// of the viewer's Following a batch, answered as one short string). The lock is a fact of the author, not of the post,
+// so an account that locks or unlocks changes what readers see of all
+// its posts at once, with nothing re-indexed.
 type authorLocks struct {
-	flags   map[string]*redis.StringCmd // author → HGET locked
-	zms     []followRead
+	reads   []lockRead
+	lockedA map[string]bool // built by read
 	follows map[string]bool // built by read
+	seen    map[string]bool // authors queued
 }
 
-// followRead is one ZMSCORE of the viewer's Following for some authors.
-type followRead struct {
+// lockRead is one batch of authors: SMISMEMBER of LockedUsers, and
+// followFlagsScript over the viewer's Following.
+type lockRead struct {
 	authors []string
-	cmd     *redis.Cmd
+	locked  *redis.BoolSliceCmd
+	follows *redis.Cmd // nil for an anonymous viewer
 }
 
 // queue adds the reads of authors' locks not read yet (the viewer
@@ -37,45 +40,51 @@ func (l *authorLocks) queue(ctx context.Context, p redis.Pipeliner, k Keys, view
 		if a == "" || a == viewer || !social.IsID(a) {
 			continue
 		}
-		if _, ok := l.flags[a]; ok {
+		if l.seen[a] {
 			continue
 		}
-		if l.flags == nil {
-			l.flags = make(map[string]*redis.StringCmd, len(authors))
+		if l.seen == nil {
+			l.seen = make(map[string]bool, len(authors))
 		}
-		l.flags[a] = p.HGet(ctx, k.User(a), profileRecord.name("locked"))
+		l.seen[a] = true
 		fresh = append(fresh, a)
 	}
-	if viewer != "" && len(fresh) > 0 {
-		args := append([]any{"ZMSCORE", k.Following(viewer)}, toAny(fresh)...)
-		l.zms = append(l.zms, followRead{authors: fresh, cmd: p.Do(ctx, args...)})
+	if len(fresh) == 0 {
+		return 0
 	}
+	r := lockRead{authors: fresh, locked: p.SMIsMember(ctx, k.LockedUsers(), toAny(fresh)...)}
+	if viewer != "" {
+		r.follows = followFlagsScript.EvalSha(ctx, p, []string{k.Following(viewer)}, toAny(fresh)...)
+	}
+	l.reads = append(l.reads, r)
 	return len(fresh)
 }
 
-// read builds follows from the ZMSCOREs that ran.
+// read takes in the replies of the reads that ran.
 func (l *authorLocks) read() error {
-	for _, z := range l.zms {
-		flags, err := zmscoreFlags(z.cmd)
-		if err != nil {
-			return fmt.Errorf("read follows of locked authors: %w", err)
+	for _, r := range l.reads {
+		var follows string
+		if r.follows != nil {
+			var err error
+			if follows, err = r.follows.Text(); err != nil {
+				return fmt.Errorf("read follows of %d authors: %w", len(r.authors), err)
+			}
 		}
-		if l.follows == nil {
-			l.follows = make(map[string]bool, len(flags))
+		locked := r.locked.Val()
+		if l.lockedA == nil {
+			l.lockedA, l.follows = make(map[string]bool, len(r.authors)), make(map[string]bool, len(r.authors))
 		}
-		for i, a := range z.authors {
-			l.follows[a] = i < len(flags) && flags[i]
+		for i, a := range r.authors {
+			l.lockedA[a] = i < len(locked) && locked[i]
+			l.follows[a] = i < len(follows) && follows[i] == '1'
 		}
 	}
-	l.zms = nil
+	l.reads = nil
 	return nil
 }
 
 // locked reports whether author is a locked account, as read.
-func (l *authorLocks) locked(author string) bool {
-	c := l.flags[author]
-	return c != nil && c.Val() == "1"
-}
+func (l *authorLocks) locked(author string) bool { return l.lockedA[author] }
 
 // knownAuthors are the posts' authors known before their hashes arrive:
 // the hint (withAuthors), else the author the post cache holds (fixed,

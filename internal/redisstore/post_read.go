@@ -198,7 +198,7 @@ func (v *visibility) settle(ctx context.Context) error {
 // check runs the check on its own: its pipeline, then settle.
 func (v *visibility) check(ctx context.Context) error {
 	// HGET of a flag that is not there answers nil: not an error.
-	cmds, err := v.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil })
+	cmds, err := pipelined(ctx, v.r.rdb, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil })
 	if err := pipelineErr(cmds, err); err != nil {
 		return err
 	}

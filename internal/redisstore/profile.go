@@ -92,6 +92,15 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		}
 		oldName = n
 	}
+	// LockedUsers, which visibility checks read, and the profile's flag,
+	// which author windows read, in the order that never shows more than
+	// both allow: a lock adds to the set first, an unlock removes from it
+	// last (a crash between leaves the account hidden, not shown).
+	if u.Locked != nil && *u.Locked {
+		if err := s.rdb.SAdd(ctx, s.keys.LockedUsers(), userID).Err(); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", userID, err)
+		}
+	}
 	old, err := updateProfileScript.Run(ctx, s.rdb, []string{key}, args...).StringSlice()
 	s.set.profiles.Invalidate(key)
 	if isNil(err) {
@@ -103,6 +112,11 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 	if u.DisplayName != nil {
 		if err := indexDisplayName(ctx, s.rdb, s.keys, userID, oldName, *u.DisplayName); err != nil {
 			return nil, err
+		}
+	}
+	if u.Locked != nil && !*u.Locked {
+		if err := s.rdb.SRem(ctx, s.keys.LockedUsers(), userID).Err(); err != nil {
+			return nil, fmt.Errorf("unlock %s: %w", userID, err)
 		}
 	}
 

@@ -79,11 +79,11 @@ func (t tagIndex) index(ctx context.Context, p taggedPost) error {
 	}
 	vis := p.vis
 	if vis == social.Public {
-		locked, err := t.rdb.HGet(ctx, t.keys.User(p.author), profileRecord.name("locked")).Result()
-		if err != nil && !isNil(err) {
+		locked, err := t.rdb.SIsMember(ctx, t.keys.LockedUsers(), p.author).Result()
+		if err != nil {
 			return fmt.Errorf("index post %s: read its author's lock: %w", p.id, err)
 		}
-		if locked == "1" {
+		if locked {
 			vis = social.NotTo
 		}
 	}
