@@ -262,9 +262,11 @@ func TestLockedAudience(t *testing.T) {
 
 // TestLockedUserPageConstant: a non-follower's page of a locked account
 // with many posts is empty at once, without reading them: one window
-// read answers nothing, and the page ends with no next.
+// read (one round trip) answers nothing, and the page ends with no next.
 func TestLockedUserPageConstant(t *testing.T) {
-	s, _ := feedStore(t)
+	s, rdb := feedStore(t)
+	cnt := &tripCounter{}
+	rdb.AddHook(cnt)
 	ctx := context.Background()
 	u := feedUsers(t, s, 2)
 	author, reader := u[0], u[1]
@@ -273,10 +275,16 @@ func TestLockedUserPageConstant(t *testing.T) {
 	}
 	lockAccount(t, s, author, true)
 	for _, viewer := range []string{"", reader} {
-		c, err := userPostIDs(ctx, s, viewer, author, social.PageRequest{First: 100})
-		feedOK(t, err)
+		var c social.Connection[string]
+		trips := cnt.trips(t, func() (err error) {
+			c, err = userPostIDs(ctx, s, viewer, author, social.PageRequest{First: 100})
+			return err
+		})
 		if len(c.Items) != 0 || c.HasNext || c.EndCursor() != "" {
 			t.Fatalf("viewer %q: page %v (next %v), want empty", viewer, c.Items, c.HasNext)
+		}
+		if trips != 1 {
+			t.Errorf("viewer %q: the empty page took %d round trips, want 1", viewer, trips)
 		}
 	}
 }
