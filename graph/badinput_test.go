@@ -150,6 +150,11 @@ func TestBadInput(t *testing.T) {
 		{"remove an unknown filter", gql(reader.Token, `mutation { removeFilter(id: "99999") }`, nil), 200, "NOT_FOUND"},
 		{"remove yourself as a follower", gql(author.Token, `mutation($u: ID!) { removeFollower(userId: $u) { id } }`, map[string]any{"u": author.ID}), 200, "BAD_USER_INPUT"},
 		{"remove an unknown follower", gql(author.Token, `mutation { removeFollower(userId: "999999") { id } }`, nil), 200, "NOT_FOUND"},
+		{"approve a request never made", gql(author.Token, `mutation($u: ID!) { approveFollowRequest(userId: $u) { id } }`, map[string]any{"u": author.ID}), 200, "NOT_FOUND"},
+		{"reject an unknown user's request", gql(author.Token, `mutation { rejectFollowRequest(userId: "999999") { id } }`, nil), 200, "NOT_FOUND"},
+		{"approve a malformed id", gql(author.Token, `mutation { approveFollowRequest(userId: "abc") { id } }`, nil), 200, "NOT_FOUND"},
+		{"follow requests anonymous", gql("", `{ followRequests { totalCount } }`, nil), 200, "UNAUTHENTICATED"},
+		{"follow requests first 0", gql(author.Token, `{ followRequests(first: 0) { totalCount } }`, nil), 200, "BAD_USER_INPUT"},
 		// Bytes that are not UTF-8.
 		{"invalid UTF-8 in a body", badRequest{"POST", "/query", map[string]string{"Content-Type": jsonType},
 			`{"query":"mutation { createPost(input: {content: \"caf` + "\xe9" + `\"}) { id } }"}`}, 400, "BAD_USER_INPUT"},

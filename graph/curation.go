@@ -90,6 +90,15 @@ func (r *Resolver) listMembers(ctx context.Context, l *social.List, first *int, 
 	return r.read.UserList(ctx, readplan.ListKey{List: readplan.ListMembers, Parent: l.OwnerID + ":" + l.ID}, first, after)
 }
 
+// followRequests pages the users asking to follow the viewer.
+func (r *Resolver) followRequests(ctx context.Context, first *int, after *string) (*model.UserConnection, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.read.UserList(ctx, readplan.ListKey{List: readplan.ListFollowRequests, Parent: v.UserID}, first, after)
+}
+
 // pinnedPosts returns a user's pinned posts that the viewer may see: the
 // ids of a level's users in one batch, their posts in the next.
 func pinnedPosts(ctx context.Context, u *social.User) ([]*social.Post, error) {

@@ -42,6 +42,15 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 	author := n.s.Register(t, "lonely") // no posts: empty pages
 	ref := referenceQueryWithFirst(t)
 	conversation(t, n)
+	// The newest post's author locks: the viewer follows them, an
+	// outsider does not.
+	lockedID := authorOf(t, n)
+	yes := true
+	if _, err := redisstore.NewProfileService(n.s.Store.DB).UpdateProfile(context.Background(), lockedID, social.ProfileUpdate{Locked: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	outsider := n.s.Register(t, "outsider")
+	lockedPage := `query($u: ID!) { userTimeline(userId: $u, first: 6) { edges { cursor node { id content author { name locked } } } pageInfo { hasNextPage endCursor } } }`
 	cases := []fastCase{
 		{"reference first=1", n.viewer.Token, ref, map[string]any{"first": 1}, true},
 		{"reference first=20", n.viewer.Token, ref, map[string]any{"first": 20}, true},
@@ -93,7 +102,12 @@ func TestFastPathMatchesGeneric(t *testing.T) {
 			  comments(first: 2) { edges { node { author { displayName avatar { url } } } } }
 			  repostOf { author { displayName avatar(size: 0) { id url } } } } } } }`,
 			map[string]any{"s": 96}, true},
+		{"locked authors", n.viewer.Token, `{ timeline(first: 12) { edges { node { id author { name locked } repostOf { id author { locked } } } } } }`, nil, true},
+		{"a locked author's page to a follower", n.viewer.Token, lockedPage, map[string]any{"u": lockedID}, true},
+		{"a locked author's page to a non-follower", outsider.Token, lockedPage, map[string]any{"u": lockedID}, true},
+		{"a locked author's page, anonymous", "", lockedPage, map[string]any{"u": lockedID}, true},
 		// Handed to the ordinary path:
+		{"viewerRequestedFollow", n.viewer.Token, `{ timeline(first: 4) { edges { node { id author { locked viewerRequestedFollow } } } } }`, nil, false},
 		{"counts of authors", n.viewer.Token, `{ timeline(first: 4) { edges { node { id author { name followersCount viewerFollows } } } } }`, nil, false},
 		{"comments after a cursor", n.viewer.Token, `{ timeline(first: 4) { edges { node { id comments(first: 2, after: "djE6OTk5OTk") { edges { node { id } } } } } } }`, nil, false},
 		{"likers", n.viewer.Token, `{ timeline(first: 4) { edges { node { id likers { totalCount } } } } }`, nil, false},

@@ -119,6 +119,7 @@ type ComplexityRoot struct {
 		AddComment            func(childComplexity int, postID string, content string, inReplyTo *string) int
 		AddFilter             func(childComplexity int, input model.FilterInput) int
 		AddToList             func(childComplexity int, listID string, userIds []string) int
+		ApproveFollowRequest  func(childComplexity int, userID string) int
 		Block                 func(childComplexity int, userID string) int
 		Bookmark              func(childComplexity int, postID string) int
 		ChangeEmail           func(childComplexity int, newEmail string, password string) int
@@ -138,6 +139,7 @@ type ComplexityRoot struct {
 		PinPost               func(childComplexity int, id string) int
 		RefreshToken          func(childComplexity int, refreshToken string) int
 		Register              func(childComplexity int, input model.RegisterInput) int
+		RejectFollowRequest   func(childComplexity int, userID string) int
 		RemoveFilter          func(childComplexity int, id string) int
 		RemoveFollower        func(childComplexity int, userID string) int
 		RemoveFromList        func(childComplexity int, listID string, userIds []string) int
@@ -224,22 +226,23 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Bookmarks     func(childComplexity int, first *int, after *string) int
-		Comment       func(childComplexity int, id string) int
-		DataExport    func(childComplexity int) int
-		Filters       func(childComplexity int) int
-		ListTimeline  func(childComplexity int, listID string, first *int, after *string, before *string) int
-		Lists         func(childComplexity int) int
-		Me            func(childComplexity int) int
-		Notifications func(childComplexity int, first *int, after *string) int
-		Post          func(childComplexity int, id string) int
-		Reports       func(childComplexity int, status *model.ReportStatus, first *int, after *string) int
-		SearchUsers   func(childComplexity int, prefix string, first *int) int
-		TagTimeline   func(childComplexity int, tag string, first *int, after *string) int
-		Timeline      func(childComplexity int, first *int, after *string, before *string) int
-		TrendingTags  func(childComplexity int, first *int) int
-		User          func(childComplexity int, id *string, name *string) int
-		UserTimeline  func(childComplexity int, userID string, first *int, after *string) int
+		Bookmarks      func(childComplexity int, first *int, after *string) int
+		Comment        func(childComplexity int, id string) int
+		DataExport     func(childComplexity int) int
+		Filters        func(childComplexity int) int
+		FollowRequests func(childComplexity int, first *int, after *string) int
+		ListTimeline   func(childComplexity int, listID string, first *int, after *string, before *string) int
+		Lists          func(childComplexity int) int
+		Me             func(childComplexity int) int
+		Notifications  func(childComplexity int, first *int, after *string) int
+		Post           func(childComplexity int, id string) int
+		Reports        func(childComplexity int, status *model.ReportStatus, first *int, after *string) int
+		SearchUsers    func(childComplexity int, prefix string, first *int) int
+		TagTimeline    func(childComplexity int, tag string, first *int, after *string) int
+		Timeline       func(childComplexity int, first *int, after *string, before *string) int
+		TrendingTags   func(childComplexity int, first *int) int
+		User           func(childComplexity int, id *string, name *string) int
+		UserTimeline   func(childComplexity int, userID string, first *int, after *string) int
 	}
 
 	Report struct {
@@ -285,28 +288,30 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
-		Avatar          func(childComplexity int, size *int) int
-		Bio             func(childComplexity int) int
-		CommonFollowing func(childComplexity int, with string, first *int, after *string) int
-		CreatedAt       func(childComplexity int) int
-		DisplayName     func(childComplexity int) int
-		Email           func(childComplexity int) int
-		EmailVerified   func(childComplexity int) int
-		Followers       func(childComplexity int, first *int, after *string) int
-		FollowersCount  func(childComplexity int) int
-		Following       func(childComplexity int, first *int, after *string) int
-		FollowingCount  func(childComplexity int) int
-		Follows         func(childComplexity int, userID string) int
-		FollowsViewer   func(childComplexity int) int
-		Header          func(childComplexity int, size *int) int
-		ID              func(childComplexity int) int
-		Name            func(childComplexity int) int
-		PinnedPosts     func(childComplexity int) int
-		Posts           func(childComplexity int, first *int, after *string) int
-		PostsCount      func(childComplexity int) int
-		ViewerBlocked   func(childComplexity int) int
-		ViewerFollows   func(childComplexity int) int
-		ViewerMuted     func(childComplexity int) int
+		Avatar                func(childComplexity int, size *int) int
+		Bio                   func(childComplexity int) int
+		CommonFollowing       func(childComplexity int, with string, first *int, after *string) int
+		CreatedAt             func(childComplexity int) int
+		DisplayName           func(childComplexity int) int
+		Email                 func(childComplexity int) int
+		EmailVerified         func(childComplexity int) int
+		Followers             func(childComplexity int, first *int, after *string) int
+		FollowersCount        func(childComplexity int) int
+		Following             func(childComplexity int, first *int, after *string) int
+		FollowingCount        func(childComplexity int) int
+		Follows               func(childComplexity int, userID string) int
+		FollowsViewer         func(childComplexity int) int
+		Header                func(childComplexity int, size *int) int
+		ID                    func(childComplexity int) int
+		Locked                func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		PinnedPosts           func(childComplexity int) int
+		Posts                 func(childComplexity int, first *int, after *string) int
+		PostsCount            func(childComplexity int) int
+		ViewerBlocked         func(childComplexity int) int
+		ViewerFollows         func(childComplexity int) int
+		ViewerMuted           func(childComplexity int) int
+		ViewerRequestedFollow func(childComplexity int) int
 	}
 
 	UserConnection struct {
@@ -365,6 +370,8 @@ type MutationResolver interface {
 	Mute(ctx context.Context, userID string) (*social.User, error)
 	Unmute(ctx context.Context, userID string) (*social.User, error)
 	RemoveFollower(ctx context.Context, userID string) (*social.User, error)
+	ApproveFollowRequest(ctx context.Context, userID string) (*social.User, error)
+	RejectFollowRequest(ctx context.Context, userID string) (*social.User, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*social.Post, error)
 	DeletePost(ctx context.Context, id string) (string, error)
 	EditPost(ctx context.Context, id string, input model.EditPostInput) (*social.Post, error)
@@ -435,6 +442,7 @@ type QueryResolver interface {
 	DataExport(ctx context.Context) (*social.DataExport, error)
 	Reports(ctx context.Context, status *model.ReportStatus, first *int, after *string) (*model.ReportConnection, error)
 	Filters(ctx context.Context) ([]*social.Filter, error)
+	FollowRequests(ctx context.Context, first *int, after *string) (*model.UserConnection, error)
 }
 type ReportResolver interface {
 	Status(ctx context.Context, obj *social.Report) (model.ReportStatus, error)
@@ -463,6 +471,8 @@ type UserResolver interface {
 	FollowsViewer(ctx context.Context, obj *social.User) (bool, error)
 	ViewerBlocked(ctx context.Context, obj *social.User) (bool, error)
 	ViewerMuted(ctx context.Context, obj *social.User) (bool, error)
+
+	ViewerRequestedFollow(ctx context.Context, obj *social.User) (bool, error)
 	Follows(ctx context.Context, obj *social.User, userID string) (bool, error)
 	Followers(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error)
 	Following(ctx context.Context, obj *social.User, first *int, after *string) (*model.UserConnection, error)
@@ -787,6 +797,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddToList(childComplexity, args["listId"].(string), args["userIds"].([]string)), true
+	case "Mutation.approveFollowRequest":
+		if e.ComplexityRoot.Mutation.ApproveFollowRequest == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveFollowRequest_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveFollowRequest(childComplexity, args["userId"].(string)), true
 	case "Mutation.block":
 		if e.ComplexityRoot.Mutation.Block == nil {
 			break
@@ -991,6 +1012,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Register(childComplexity, args["input"].(model.RegisterInput)), true
+	case "Mutation.rejectFollowRequest":
+		if e.ComplexityRoot.Mutation.RejectFollowRequest == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectFollowRequest_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectFollowRequest(childComplexity, args["userId"].(string)), true
 	case "Mutation.removeFilter":
 		if e.ComplexityRoot.Mutation.RemoveFilter == nil {
 			break
@@ -1517,6 +1549,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Filters(childComplexity), true
+	case "Query.followRequests":
+		if e.ComplexityRoot.Query.FollowRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Query_followRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.FollowRequests(childComplexity, args["first"].(*int), args["after"].(*string)), true
 
 	case "Query.listTimeline":
 		if e.ComplexityRoot.Query.ListTimeline == nil {
@@ -1904,6 +1947,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ID(childComplexity), true
+	case "User.locked":
+		if e.ComplexityRoot.User.Locked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Locked(childComplexity), true
 	case "User.name":
 		if e.ComplexityRoot.User.Name == nil {
 			break
@@ -1951,6 +2000,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ViewerMuted(childComplexity), true
+	case "User.viewerRequestedFollow":
+		if e.ComplexityRoot.User.ViewerRequestedFollow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.ViewerRequestedFollow(childComplexity), true
 
 	case "UserConnection.edges":
 		if e.ComplexityRoot.UserConnection.Edges == nil {
@@ -2161,6 +2216,8 @@ type Query {
   reports(status: ReportStatus = OPEN, first: Int = 20, after: String): ReportConnection!
   "The viewer's keyword filters that have not expired, oldest first (at most 100). Requires authentication."
   filters: [Filter!]!
+  "Users waiting for the viewer (a locked account) to approve their follow, newest first; first is 1 to 100. Requires authentication."
+  followRequests(first: Int = 20, after: String): UserConnection!
 }
 
 type Mutation {
@@ -2190,7 +2247,7 @@ type Mutation {
   "Start preparing an archive of everything the account holds; dataExport tells when it is ready. One export at a time, at most one a day: a second request while one is being prepared, or less than a day after the latest, is refused (BAD_USER_INPUT) and changes nothing. A failed export may be asked for again at once."
   requestDataExport: DataExport!
 
-  "Follow a user. Idempotent. Returns the followed user."
+  "Follow a user. Idempotent. Returns the followed user. A locked user is asked instead (a follow request, told by FOLLOW_REQUEST): the follow starts when they approve it (viewerRequestedFollow meanwhile)."
   follow(userId: ID!): User!
   "Stop following a user. Idempotent. Returns that user."
   unfollow(userId: ID!): User!
@@ -2202,6 +2259,9 @@ type Mutation {
   unmute(userId: ID!): User!
   "Remove a follower without blocking them: their follow ends (both counts change) and the viewer's posts leave their home timeline; they may follow again. Idempotent. NOT_FOUND for an unknown user. Returns that user."
   removeFollower(userId: ID!): User!
+  "Approve / reject a pending follow request to the viewer (a locked account). Approving makes the follow, as follow does for an open account (the follower's home timeline gets the viewer's recent posts); rejecting drops the request. NOT_FOUND when that user has no pending request, with nothing changed. Returns the requester."
+  approveFollowRequest(userId: ID!): User!
+  rejectFollowRequest(userId: ID!): User!
 
   "Publish a post (or a repost when repostOf is set). It appears at once in the author's own timelines and, soon after, in the home timelines of the followers allowed to see it. Every root mutation field, aliased copies included, spends one event of the viewer's mutation rate limit (RATE_LIMITED with extensions.retryAfter)."
   createPost(input: CreatePostInput!): Post!
@@ -2374,6 +2434,10 @@ type User {
   "Whether the viewer has blocked / muted this user."
   viewerBlocked: Boolean!
   viewerMuted: Boolean!
+  "A locked account approves each follower; its posts are seen by its followers only (on every page, in search and trends, through reposts, live and in notifications), whatever their audience."
+  locked: Boolean!
+  "Whether the viewer asked to follow this locked user and waits for approval (false when anonymous). follow asks; unfollow withdraws the request."
+  viewerRequestedFollow: Boolean!
   "Whether this user follows the given user (any two users, as the viewer may see them: false when this user blocked the viewer, whose circle is then hidden, and for an unknown user)."
   follows(userId: ID!): Boolean!
   "Who follows this user, newest first; first is 1 to 100. Empty for a viewer this user blocked."
@@ -2467,6 +2531,8 @@ enum NotificationKind {
   REPLY
   "A post the viewer reposted was edited (one notification for each edit)."
   EDIT
+  "Someone asks to follow the viewer's locked account (actors: the requester). It goes when the request is approved, rejected or withdrawn."
+  FOLLOW_REQUEST
 }
 
 "Something other users did to the viewer or the viewer's posts. Several likes or reposts of one post, or several follows, within a while are one notification with several actors. Nothing comes from a user in a block with the viewer, or whom the viewer muted; a mention in a post the viewer may not see tells nothing."
@@ -2599,6 +2665,8 @@ input UpdateProfileInput {
   header: Upload
   removeAvatar: Boolean
   removeHeader: Boolean
+  "true locks the account: follows become requests the viewer approves, and its posts, older ones too, are seen by its followers only. false unlocks it and approves every pending request."
+  locked: Boolean
 }
 
 input LocationInput {
@@ -3114,6 +3182,10 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_viewerBlocked(ctx, field)
 	case "viewerMuted":
 		return ec.fieldContext_User_viewerMuted(ctx, field)
+	case "locked":
+		return ec.fieldContext_User_locked(ctx, field)
+	case "viewerRequestedFollow":
+		return ec.fieldContext_User_viewerRequestedFollow(ctx, field)
 	case "follows":
 		return ec.fieldContext_User_follows(ctx, field)
 	case "followers":
@@ -3375,6 +3447,20 @@ func (ec *executionContext) field_Mutation_addToList_args(ctx context.Context, r
 		return nil, err
 	}
 	args["userIds"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_approveFollowRequest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
 	return args, nil
 }
 
@@ -3651,6 +3737,20 @@ func (ec *executionContext) field_Mutation_register_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rejectFollowRequest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
 	return args, nil
 }
 
@@ -4015,6 +4115,28 @@ func (ec *executionContext) field_Query_comment_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_followRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -6320,6 +6442,94 @@ func (ec *executionContext) fieldContext_Mutation_removeFollower(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_removeFollower_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_approveFollowRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveFollowRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveFollowRequest(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveFollowRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveFollowRequest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectFollowRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectFollowRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectFollowRequest(ctx, fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *social.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋinternalᚋsocialᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectFollowRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectFollowRequest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9167,6 +9377,50 @@ func (ec *executionContext) fieldContext_Query_filters(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_followRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_followRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().FollowRequests(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
+			return ec.marshalNUserConnection2ᚖgithubᚗcomᚋsocialgwᚋgatewayᚋgraphᚋmodelᚐUserConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_followRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_followRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10256,6 +10510,52 @@ func (ec *executionContext) _User_viewerMuted(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_User_viewerMuted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _User_locked(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_locked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_locked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _User_viewerRequestedFollow(ctx context.Context, field graphql.CollectedField, obj *social.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_viewerRequestedFollow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().ViewerRequestedFollow(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_viewerRequestedFollow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
@@ -12121,7 +12421,7 @@ func (ec *executionContext) unmarshalInputUpdateProfileInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"bio", "displayName", "avatar", "header", "removeAvatar", "removeHeader"}
+	fieldsInOrder := [...]string{"bio", "displayName", "avatar", "header", "removeAvatar", "removeHeader", "locked"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12170,6 +12470,13 @@ func (ec *executionContext) unmarshalInputUpdateProfileInput(ctx context.Context
 				return it, err
 			}
 			it.RemoveHeader = data
+		case "locked":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locked"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locked = data
 		}
 	}
 	return it, nil
@@ -13164,6 +13471,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "removeFollower":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_removeFollower(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approveFollowRequest":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveFollowRequest(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectFollowRequest":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectFollowRequest(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -14900,6 +15221,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "followRequests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_followRequests(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -15908,6 +16251,49 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._User_viewerMuted(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "locked":
+			out.Values[i] = ec._User_locked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "viewerRequestedFollow":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_viewerRequestedFollow(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

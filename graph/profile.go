@@ -23,6 +23,9 @@ type ProfileStore interface {
 	CheckProfile(u *social.ProfileUpdate, newAvatar, newHeader bool) error
 	// UpdateProfile returns the pictures it replaced or removed.
 	UpdateProfile(ctx context.Context, userID string, u social.ProfileUpdate) ([]*social.ProfileImage, error)
+	// ApprovePending approves the pending follow requests of an account
+	// just unlocked.
+	ApprovePending(ctx context.Context, userID string) error
 }
 
 // PictureFiles stores and deletes profile pictures (mediastore.Store).
@@ -55,7 +58,7 @@ type ProfileEditor struct {
 // step; a failure at any point deletes the pictures stored, so a refused
 // update changes nothing. The pictures replaced are deleted last.
 func (e *ProfileEditor) update(ctx context.Context, userID string, in model.UpdateProfileInput) error {
-	u := social.ProfileUpdate{Bio: in.Bio, DisplayName: in.DisplayName,
+	u := social.ProfileUpdate{Bio: in.Bio, DisplayName: in.DisplayName, Locked: in.Locked,
 		RemoveAvatar: in.RemoveAvatar != nil && *in.RemoveAvatar, RemoveHeader: in.RemoveHeader != nil && *in.RemoveHeader}
 	if err := e.Store.CheckProfile(&u, in.Avatar != nil, in.Header != nil); err != nil {
 		return err
@@ -65,6 +68,9 @@ func (e *ProfileEditor) update(ctx context.Context, userID string, in model.Upda
 		var replaced []*social.ProfileImage
 		if replaced, err = e.Store.UpdateProfile(ctx, userID, u); err == nil {
 			e.delete(ctx, replaced, "replaced profile pictures")
+			if u.Locked != nil && !*u.Locked {
+				return e.Store.ApprovePending(ctx, userID)
+			}
 			return nil
 		}
 	}

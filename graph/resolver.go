@@ -47,6 +47,10 @@ type Graph interface {
 	Unmute(ctx context.Context, viewerID, userID string) error
 	// RemoveFollower ends userID's follow of viewerID, without a block.
 	RemoveFollower(ctx context.Context, viewerID, userID string) error
+	// ApproveFollowRequest / RejectFollowRequest settle userID's pending
+	// request to follow viewerID (a locked account).
+	ApproveFollowRequest(ctx context.Context, viewerID, userID string) error
+	RejectFollowRequest(ctx context.Context, viewerID, userID string) error
 }
 
 // Posts writes posts and reads timelines. Timelines hold the posts the

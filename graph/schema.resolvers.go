@@ -158,6 +158,16 @@ func (r *mutationResolver) RemoveFollower(ctx context.Context, userID string) (*
 	return r.graphEdit(ctx, userID, r.Graph.RemoveFollower)
 }
 
+// ApproveFollowRequest is the resolver for the approveFollowRequest field.
+func (r *mutationResolver) ApproveFollowRequest(ctx context.Context, userID string) (*social.User, error) {
+	return r.graphEdit(ctx, userID, r.Graph.ApproveFollowRequest)
+}
+
+// RejectFollowRequest is the resolver for the rejectFollowRequest field.
+func (r *mutationResolver) RejectFollowRequest(ctx context.Context, userID string) (*social.User, error) {
+	return r.graphEdit(ctx, userID, r.Graph.RejectFollowRequest)
+}
+
 // CreatePost is the resolver for the createPost field.
 func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*social.Post, error) {
 	return r.createPost(ctx, input)
@@ -454,6 +464,11 @@ func (r *queryResolver) Filters(ctx context.Context) ([]*social.Filter, error) {
 	return r.viewerFilters(ctx)
 }
 
+// FollowRequests is the resolver for the followRequests field.
+func (r *queryResolver) FollowRequests(ctx context.Context, first *int, after *string) (*model.UserConnection, error) {
+	return r.followRequests(ctx, first, after)
+}
+
 func (r *reportResolver) Status(ctx context.Context, obj *social.Report) (model.ReportStatus, error) {
 	return model.ReportStatus(obj.Status), nil
 }
@@ -553,6 +568,12 @@ func (r *userResolver) ViewerBlocked(ctx context.Context, obj *social.User) (boo
 func (r *userResolver) ViewerMuted(ctx context.Context, obj *social.User) (bool, error) {
 	rel, err := loader.For(ctx).Relations.Load(ctx, obj.ID)
 	return rel.ViewerMuted, err
+}
+
+// ViewerRequestedFollow is the resolver for the viewerRequestedFollow field.
+func (r *userResolver) ViewerRequestedFollow(ctx context.Context, obj *social.User) (bool, error) {
+	rel, err := loader.For(ctx).Relations.Load(ctx, obj.ID)
+	return rel.ViewerRequested, err
 }
 
 // Follows is the resolver for the follows field.

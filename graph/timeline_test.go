@@ -50,14 +50,41 @@ type feedNet struct {
 	onlyTo  [][]int
 	notTo   [][]int
 	deleted map[string]bool
+	// locked: the users whose accounts are locked at the end.
+	locked map[int]bool
+}
+
+// setLocked locks or unlocks user i's account through updateProfile.
+func (n *feedNet) setLocked(t *testing.T, s *feedServer, i int, locked bool) {
+	t.Helper()
+	s.MustDo(t, n.users[i].Token, `mutation($l: Boolean) { updateProfile(input: {locked: $l}) { locked } }`, map[string]any{"l": locked})
+	n.locked[i] = locked
+}
+
+// settleRequests has user i approve every other pending follow request
+// and reject the rest, through the API.
+func (n *feedNet) settleRequests(t *testing.T, s *feedServer, i int) {
+	t.Helper()
+	r := s.MustDo(t, n.users[i].Token, `{ followRequests(first: 100) { edges { node { id } } } }`, nil)
+	edges, _ := r.Get("followRequests.edges").([]any)
+	for j, e := range edges {
+		op := "approveFollowRequest"
+		if j%2 == 1 {
+			op = "rejectFollowRequest"
+		}
+		id := e.(map[string]any)["node"].(map[string]any)["id"]
+		s.MustDo(t, n.users[i].Token, fmt.Sprintf(`mutation($u: ID!) { %s(userId: $u) { id } }`, op), map[string]any{"u": id})
+	}
 }
 
 func buildFeedNet(t *testing.T, s *feedServer, rng *rand.Rand, nUsers, nPosts int) *feedNet {
 	t.Helper()
-	n := &feedNet{deleted: map[string]bool{}}
+	n := &feedNet{deleted: map[string]bool{}, locked: map[int]bool{}}
 	for i := 0; i < nUsers; i++ {
 		n.users = append(n.users, s.Register(t, fmt.Sprint("n", i)))
 	}
+	// User 1 is locked from the start: its follows are requests.
+	n.setLocked(t, s, 1, true)
 	edit := func(op string, ab [2]int) {
 		a, b := ab[0], ab[1]
 		r := s.Do(t, n.users[a].Token, fmt.Sprintf(`mutation($u: ID!) { %s(userId: $u) { id } }`, op), map[string]any{"u": n.users[b].ID})
@@ -69,6 +96,7 @@ func buildFeedNet(t *testing.T, s *feedServer, rng *rand.Rand, nUsers, nPosts in
 	for i := 0; i < nUsers*3; i++ {
 		edit("follow", pair())
 	}
+	n.settleRequests(t, s, 1)
 	for i := 0; i < nPosts; i++ {
 		a := rng.IntN(nUsers)
 		in := map[string]any{"content": fmt.Sprint("post ", i)}
@@ -106,10 +134,17 @@ func buildFeedNet(t *testing.T, s *feedServer, rng *rand.Rand, nUsers, nPosts in
 				edit("block", pair())
 			}
 			s.drain(t)
+		case nPosts / 4:
+			// User 2 locks with public posts written; user 3 locks, is
+			// asked, and unlocks (approving what is pending).
+			n.setLocked(t, s, 2, true)
+			n.setLocked(t, s, 3, true)
 		case nPosts / 2:
 			for j := 0; j < nUsers; j++ {
 				edit("follow", pair())
 			}
+			n.settleRequests(t, s, 2)
+			n.setLocked(t, s, 3, false)
 			for j := 0; j < nUsers/3; j++ {
 				edit("mute", pair())
 			}
@@ -181,6 +216,8 @@ func checkFeedNet(t *testing.T, s *feedServer, n *feedNet) []string {
 			return false
 		case ids[a] == v:
 			return true
+		case n.locked[a] && (v == "" || !rel[v][a].ViewerFollows):
+			return false // a locked account's posts are its followers'
 		case v != "" && (rel[v][a].ViewerBlocked || rel[v][a].BlockedViewer):
 			return false
 		case n.onlyTo[j] != nil:

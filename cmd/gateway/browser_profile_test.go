@@ -19,14 +19,7 @@ import (
 // image is refused with the gateway's message and changes nothing; her
 // next post shows her display name and 48-pixel avatar.
 func TestBrowserSPAProfile(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	t.Cleanup(cancel)
-	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
-		t.Skipf("skipping: Chromium is not available (%v)", err)
-	}
-	dist := spaDist(t)
-	baseURL, headers := startDemo(t, 15, map[string]string{"SPA_DIR": dist})
-	b := newBrowser(ctx, t, baseURL)
+	b, baseURL, headers := startSPA(t, 15)
 	dir := t.TempDir()
 	avatar, header, notImage := filepath.Join(dir, "me.png"), filepath.Join(dir, "wide.png"), filepath.Join(dir, "fake.png")
 	writeTestPNG(t, avatar, 300, 200)
@@ -36,17 +29,7 @@ func TestBrowserSPAProfile(t *testing.T) {
 	}
 
 	const preview = `document.querySelector('#profile-preview img.avatar')`
-	b.run(t, "log in and open the settings",
-		chromedp.Navigate(baseURL+"/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery),
-		chromedp.Click(`#settings-open`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#profile-form input[name=displayName]`, chromedp.ByQuery),
-		poll(`document.getElementById('profile-form').dataset.loaded === 'true'`, 20*time.Second),
-	)
+	b.run(t, "log in and open the settings", openSettings(baseURL, "alice")...)
 	b.run(t, "upload an avatar and a header",
 		chromedp.SendKeys(`#profile-form input[name=displayName]`, "Alice Liddell", chromedp.ByQuery),
 		chromedp.SetUploadFiles(`#profile-form input[name=avatar]`, []string{avatar}, chromedp.ByQuery),
@@ -99,4 +82,34 @@ func TestBrowserSPAProfile(t *testing.T) {
 		})()`, content), 30*time.Second),
 	)
 	b.screenshot(t, "spa-profile.png")
+}
+
+// startSPA starts the demo gateway on database db serving the reference
+// app, and a browser on it (the test is skipped without Chromium).
+func startSPA(t *testing.T, db int) (b *browser, baseURL string, headers map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	t.Cleanup(cancel)
+	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
+		t.Skipf("skipping: Chromium is not available (%v)", err)
+	}
+	dist := spaDist(t)
+	baseURL, headers = startDemo(t, db, map[string]string{"SPA_DIR": dist})
+	return newBrowser(ctx, t, baseURL), baseURL, headers
+}
+
+// openSettings logs a demo user in and opens the settings page, its
+// profile form loaded.
+func openSettings(baseURL, name string) []chromedp.Action {
+	return []chromedp.Action{
+		chromedp.Navigate(baseURL + "/app/"),
+		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#login input[name=login]`, name, chromedp.ByQuery),
+		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
+		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery),
+		chromedp.Click(`#settings-open`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#profile-form input[name=displayName]`, chromedp.ByQuery),
+		poll(`document.getElementById('profile-form').dataset.loaded === 'true'`, 20*time.Second),
+	}
 }

@@ -202,6 +202,8 @@ type UpdateProfileInput struct {
 	Header       *graphql.Upload `json:"header,omitempty"`
 	RemoveAvatar *bool           `json:"removeAvatar,omitempty"`
 	RemoveHeader *bool           `json:"removeHeader,omitempty"`
+	// true locks the account: follows become requests the viewer approves, and its posts, older ones too, are seen by its followers only. false unlocks it and approves every pending request.
+	Locked *bool `json:"locked,omitempty"`
 }
 
 type UserConnection struct {
@@ -466,6 +468,8 @@ const (
 	NotificationKindReply NotificationKind = "REPLY"
 	// A post the viewer reposted was edited (one notification for each edit).
 	NotificationKindEdit NotificationKind = "EDIT"
+	// Someone asks to follow the viewer's locked account (actors: the requester). It goes when the request is approved, rejected or withdrawn.
+	NotificationKindFollowRequest NotificationKind = "FOLLOW_REQUEST"
 )
 
 var AllNotificationKind = []NotificationKind{
@@ -476,11 +480,12 @@ var AllNotificationKind = []NotificationKind{
 	NotificationKindMention,
 	NotificationKindReply,
 	NotificationKindEdit,
+	NotificationKindFollowRequest,
 }
 
 func (e NotificationKind) IsValid() bool {
 	switch e {
-	case NotificationKindLike, NotificationKindComment, NotificationKindRepost, NotificationKindFollow, NotificationKindMention, NotificationKindReply, NotificationKindEdit:
+	case NotificationKindLike, NotificationKindComment, NotificationKindRepost, NotificationKindFollow, NotificationKindMention, NotificationKindReply, NotificationKindEdit, NotificationKindFollowRequest:
 		return true
 	}
 	return false

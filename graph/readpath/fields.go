@@ -174,18 +174,22 @@ func userRules() map[string]fieldRule {
 			}
 			return true
 		})},
-		"followersCount":  {user: counts},
-		"followingCount":  {user: counts},
-		"postsCount":      {user: readplan.UserWants{Counts: true, Relations: true}},
-		"viewerFollows":   {user: relations},
-		"followsViewer":   {user: relations},
-		"viewerBlocked":   {user: relations},
-		"viewerMuted":     {user: relations},
-		"follows":         {user: relations},
-		"followers":       {list: readplan.ListFollowers},
-		"following":       {list: readplan.ListFollowing},
-		"commonFollowing": {list: readplan.ListCommonFollowing},
-		"posts":           {posts: true},
+		"followersCount": {user: counts},
+		"followingCount": {user: counts},
+		"postsCount":     {user: readplan.UserWants{Counts: true, Relations: true}},
+		"viewerFollows":  {user: relations},
+		"followsViewer":  {user: relations},
+		"viewerBlocked":  {user: relations},
+		"viewerMuted":    {user: relations},
+		// Read with the profile; its rule over posts is the store's.
+		"locked": {render: scalar(func(u *social.User) bool { return u.Locked }, (*fastRenderer).bool)},
+		// A ZSCORE in the user's FollowRequests, read with the relations.
+		"viewerRequestedFollow": {user: relations},
+		"follows":               {user: relations},
+		"followers":             {list: readplan.ListFollowers},
+		"following":             {list: readplan.ListFollowing},
+		"commonFollowing":       {list: readplan.ListCommonFollowing},
+		"posts":                 {posts: true},
 		// Read by its resolver: the level's Pins in one batch, then their
 		// posts through the post loader.
 		"pinnedPosts": {},

@@ -26,6 +26,8 @@ var examples = []struct{ file, variables string }{
 	{"profile.graphql", `{"input": {"displayName": "Alice", "bio": "Hello from GraphiQL"}}`},
 	{"removefollower.graphql", `{"userId": ""}`},
 	{"filter.graphql", `{"input": {"phrase": "spoiler", "context": ["HOME", "PUBLIC"], "expiresIn": 86400}}`},
+	{"followrequests.graphql", `{"first": 20}`},
+	{"approvefollow.graphql", `{"userId": ""}`},
 	{"login.graphql", `{"login": "alice", "password": "demo password"}`},
 	{"refresh.graphql", `{"refreshToken": ""}`},
 	{"changepassword.graphql", `{"currentPassword": "demo password", "newPassword": ""}`},
@@ -42,10 +44,11 @@ var examples = []struct{ file, variables string }{
 // Examples returns the tabs the IDE opens with (when the browser has no
 // saved tabs of its own): the home timeline with cursor paging, publishing
 // a post, the live timeline subscription, notifications and marking them
-// read, editing one's profile, removing a follower, adding a keyword
-// filter, logging in, refreshing, the account's password and e-mail
-// flows, its data export, reporting and the moderators' queue: one
-// operation a tab, so that Run runs it without asking which.
+// read, editing one's profile, removing a follower, follow requests and
+// their approval, adding a keyword filter, logging in, refreshing, the
+// account's password and e-mail flows, its data export, reporting and the
+// moderators' queue: one operation a tab, so that Run runs it without
+// asking which.
 // Each query explains itself in its comments; the headers stay empty, for
 // the user's own access token.
 func Examples() []Tab {

@@ -50,6 +50,7 @@ const (
 	ListComments        List = "comments"        // Post.comments
 	ListReplies         List = "replies"         // Comment.replies (With is the comment's post)
 	ListMembers         List = "members"         // List.members (Parent is "<owner>:<list id>")
+	ListFollowRequests  List = "followRequests"  // Query.followRequests (Parent is the viewer)
 )
 
 // ListKey is one page of one list of one parent object, the key the list

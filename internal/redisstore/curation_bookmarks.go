@@ -60,7 +60,7 @@ func (s *CurationService) Unbookmark(ctx context.Context, viewerID, postID strin
 
 // mustSee answers NOT_FOUND unless viewerID may see postID.
 func (s *CurationService) mustSee(ctx context.Context, viewerID, postID string) error {
-	posts, err := s.posts().visiblePosts(ctx, viewerID, []string{postID}, nil)
+	posts, err := s.posts().visiblePosts(ctx, viewerID, []string{postID}, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (s *CurationService) readPage(ctx context.Context, in social.FilterContext,
 		if round > 0 {
 			fetch = nil // the later rounds' posts get theirs in stage 3
 		}
-		posts, err := s.posts().visibleIn(ctx, in, viewerID, ids, fetch.along(authors))
+		posts, err := s.posts().visibleIn(ctx, in, viewerID, ids, authors, fetch.along(authors))
 		if err != nil {
 			return nil, err
 		}

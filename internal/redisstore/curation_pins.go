@@ -63,7 +63,7 @@ func (s *CurationService) Unpin(ctx context.Context, viewerID, postID string) er
 // ownPost reads a post for a pin: NOT_FOUND when viewerID may not see
 // it, FORBIDDEN when it is not theirs.
 func (s *CurationService) ownPost(ctx context.Context, viewerID, postID string) (*social.Post, error) {
-	posts, err := s.posts().visiblePosts(ctx, viewerID, []string{postID}, nil)
+	posts, err := s.posts().visiblePosts(ctx, viewerID, []string{postID}, nil, nil)
 	if err != nil {
 		return nil, err
 	}

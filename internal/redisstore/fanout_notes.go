@@ -78,6 +78,8 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 			truth, t.group, t.postID = p.ZScore(ctx, k.Likers(t.target), t.actor), "like:"+t.target, t.target
 		case social.NoteFollow:
 			truth, t.group = p.ZScore(ctx, k.Followers(t.to[0]), t.actor), "follow"
+		case social.NoteFollowRequest:
+			truth, t.group = p.ZScore(ctx, k.FollowRequests(t.to[0]), t.actor), "freq:"+t.actor
 		case social.NoteComment:
 			truth, t.group, t.postID, t.comment = p.HGet(ctx, k.PostComment(t.post, t.target), commentRecord.name("author")), "comment:"+t.target, t.post, t.target
 		case social.NoteReply:
@@ -118,6 +120,9 @@ func (s *FanoutService) readTruth(ctx context.Context, t *noteTruth) ([]bool, er
 	}
 	if access != nil {
 		t.postAuthor = access.author()
+		if err := access.readLock(ctx, s.rdb, k); err != nil {
+			return nil, err
+		}
 	}
 	var mentioned []string
 	if t.mentioned != nil {
@@ -186,6 +191,39 @@ type visibilityCheck struct {
 	hash      *redis.SliceCmd
 	only, not []*redis.BoolCmd
 	users     []string
+	locks     authorLocks // the author's lock, and who of users follows them (readLock)
+}
+
+// readLock reads the post author's lock and the users' follows of them
+// (the author is known only once the hash is read: one more round trip,
+// in the worker).
+func (c *visibilityCheck) readLock(ctx context.Context, rdb redis.UniversalClient, k Keys) error {
+	author := c.author()
+	if author == "" {
+		return nil
+	}
+	c.locks = authorLocks{follows: map[string]bool{}}
+	var lock *redis.BoolCmd
+	follows := make([]*redis.FloatCmd, len(c.users))
+	cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		lock = p.SIsMember(ctx, k.LockedUsers(), author)
+		for i, u := range c.users {
+			if social.IsID(u) {
+				follows[i] = p.ZScore(ctx, k.Following(u), author)
+			}
+		}
+		return nil
+	})
+	if err := pipelineErr(cmds, err); err != nil {
+		return fmt.Errorf("read the lock of %s: %w", author, err)
+	}
+	c.locks.lockedA = map[string]bool{author: lock.Val()}
+	for i, f := range follows {
+		if f != nil && f.Err() == nil {
+			c.locks.follows[c.users[i]] = true
+		}
+	}
+	return nil
 }
 
 func (s *FanoutService) queueAccess(ctx context.Context, p redis.Pipeliner, postID string, users []string) *visibilityCheck {
@@ -215,7 +253,8 @@ func (c *visibilityCheck) allows(i int) bool {
 	if p.AuthorID == "" {
 		return false
 	}
-	return social.PostAccess(c.users[i], p, social.AccessFacts{InOnlyTo: c.only[i].Val(), InNotTo: c.not[i].Val()}) == social.Visible
+	return social.PostAccess(c.users[i], p, social.AccessFacts{InOnlyTo: c.only[i].Val(), InNotTo: c.not[i].Val(),
+		AuthorLocked: c.locks.locked(p.AuthorID), FollowsAuthor: c.locks.follows[c.users[i]]}) == social.Visible
 }
 
 // notifyPost brings the notifications of a post in line with whether it

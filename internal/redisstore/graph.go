@@ -106,8 +106,12 @@ type edit struct {
 	score            int64
 }
 
-// Follow makes viewerID follow userID. Idempotent.
+// Follow makes viewerID follow userID, or, when userID is a locked
+// account, asks to (graph_requests.go). Idempotent.
 func (s *GraphService) Follow(ctx context.Context, viewerID, userID string) error {
+	if requested, err := s.requestFollow(ctx, viewerID, userID); err != nil || requested {
+		return err
+	}
 	return s.runEdit(ctx, s.followEdit(viewerID, userID))
 }
 
@@ -126,8 +130,12 @@ func (s *GraphService) followEdit(viewerID, userID string) graphEdit {
 	}
 }
 
-// Unfollow makes viewerID stop following userID. Idempotent.
+// Unfollow makes viewerID stop following userID, and withdraws a
+// pending follow request to userID. Idempotent.
 func (s *GraphService) Unfollow(ctx context.Context, viewerID, userID string) error {
+	if err := s.dropRequest(ctx, userID, viewerID); err != nil && social.ErrorCode(err) != social.NotFound {
+		return err
+	}
 	return s.runEdit(ctx, s.unfollowEdit(viewerID, userID))
 }
 

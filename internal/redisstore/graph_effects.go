@@ -60,7 +60,7 @@ func (s *GraphService) backfill(ctx context.Context, follower, followee string) 
 	ids := recent.Val()
 	more := len(ids) > n
 	ids = ids[:min(len(ids), n)]
-	posts, err := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, follower, ids, nil)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, follower, ids, repeat(followee, len(ids)), nil)
 	if err != nil {
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}
@@ -102,6 +102,9 @@ func (s *GraphService) afterUnfollow(ctx context.Context, follower, followee str
 // afterBlock runs after blocker blocked blocked (follow edges both ways are
 // already gone): each side's posts leave the other's home list.
 func (s *GraphService) afterBlock(ctx context.Context, blocker, blocked string) error {
+	if err := s.dropRequestsBetween(ctx, blocker, blocked); err != nil {
+		return err
+	}
 	// Nothing either did shows in the other's notifications any more.
 	if err := s.queuePurge(ctx, blocked, blocker); err != nil {
 		return err

@@ -92,7 +92,8 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 	var users []userRead
 	var counts []userCountCmds
 	var rel *relationCmds
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	// ZSCORE of a request that is not there answers nil: not an error.
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if w.Profiles {
 			users = make([]userRead, len(ids))
 			for i, id := range ids {
@@ -110,7 +111,7 @@ func (s *GraphService) UserDetails(ctx context.Context, viewerID string, ids []s
 		}
 		return nil
 	})
-	if err != nil {
+	if err := pipelineErr(cmds, err); err != nil {
 		return d, fmt.Errorf("load %d users: %w", len(ids), err)
 	}
 	if w.Profiles {
@@ -156,10 +157,12 @@ func (c userCountCmds) counts() social.UserCounts {
 // relationCmds read how a viewer stands to a list of users. They read
 // only the viewer's own keys (the mirrored Followers and BlockedBy make
 // that possible), so a list of any length is five commands, all in the
-// viewer's slot.
+// viewer's slot; and whether the viewer asked each user to follow them
+// (a ZSCORE in each user's FollowRequests, in the same pipeline).
 type relationCmds struct {
 	following, followers     *redis.Cmd
 	blocks, blockedBy, mutes *redis.BoolSliceCmd
+	requested                []*redis.FloatCmd
 }
 
 func (s *GraphService) queueRelations(ctx context.Context, p redis.Pipeliner, viewerID string, ids []string) *relationCmds {
@@ -174,6 +177,7 @@ func (s *GraphService) queueRelations(ctx context.Context, p redis.Pipeliner, vi
 		blocks:    p.SMIsMember(ctx, k.Blocks(viewerID), members...),
 		blockedBy: p.SMIsMember(ctx, k.BlockedBy(viewerID), members...),
 		mutes:     p.SMIsMember(ctx, k.Mutes(viewerID), members...),
+		requested: queueRequested(ctx, p, k, viewerID, ids),
 	}
 }
 
@@ -186,13 +190,15 @@ func (c *relationCmds) read(out []social.Relation) error {
 	if err != nil {
 		return err
 	}
+	requested := requestedFlags(c.requested)
 	for i := range out {
 		out[i] = social.Relation{
-			ViewerFollows: follows[i],
-			FollowsViewer: followed[i],
-			ViewerBlocked: c.blocks.Val()[i],
-			BlockedViewer: c.blockedBy.Val()[i],
-			ViewerMuted:   c.mutes.Val()[i],
+			ViewerRequested: requested[i],
+			ViewerFollows:   follows[i],
+			FollowsViewer:   followed[i],
+			ViewerBlocked:   c.blocks.Val()[i],
+			BlockedViewer:   c.blockedBy.Val()[i],
+			ViewerMuted:     c.mutes.Val()[i],
 		}
 	}
 	return nil

@@ -35,6 +35,11 @@ func (k Keys) Emails() string { return k.prefix + "{acct}:emails" }
 // registration removes its entry when it is done (account.go).
 func (k Keys) RegPending() string { return k.prefix + "{acct}:pending" }
 
+// LockedUsers is the set of locked accounts: what a visibility check
+// reads, one SMISMEMBER for all the authors of its batch (post_lock.go).
+// The profile's locked flag mirrors it in the user's slot.
+func (k Keys) LockedUsers() string { return k.prefix + "{acct}:locked" }
+
 // UserVoid marks a user id whose registration was abandoned and rolled
 // back, so a late profile write of it is refused (account.go). Expires
 // after a day.
@@ -111,6 +116,10 @@ func (k Keys) Following(u string) string { return k.userKey(u, ":following") }
 
 // Followers is the zset of users following u, scored by follow time (ms).
 func (k Keys) Followers(u string) string { return k.userKey(u, ":followers") }
+
+// FollowRequests is the zset of users asking to follow u (a locked
+// account), scored by when they asked (ms).
+func (k Keys) FollowRequests(u string) string { return k.userKey(u, ":followreqs") }
 
 // Blocks is the set of users u blocked.
 func (k Keys) Blocks(u string) string { return k.userKey(u, ":blocks") }

@@ -71,11 +71,11 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 		for i, k := range keys {
 			var err error
 			switch k.List {
-			case readplan.ListFollowers, readplan.ListFollowing, readplan.ListLikers, readplan.ListMembers:
+			case readplan.ListFollowers, readplan.ListFollowing, readplan.ListLikers, readplan.ListMembers, readplan.ListFollowRequests:
 				var pos edgePos
 				if pos, err = edgeCursor(k.Page); err == nil {
 					zkeys, args := []string{listKey(ks, k)}, []any{pos.score, pos.member, k.Page.First + 1}
-					if k.List != readplan.ListLikers && k.List != readplan.ListMembers && viewerID != "" && viewerID != k.Parent {
+					if (k.List == readplan.ListFollowers || k.List == readplan.ListFollowing) && viewerID != "" && viewerID != k.Parent {
 						// The owner's Blocks, in the owner's slot.
 						zkeys, args = append(zkeys, ks.Blocks(k.Parent)), append(args, viewerID)
 					}
@@ -148,6 +148,8 @@ func listKey(keys Keys, k readplan.ListKey) string {
 		return keys.Followers(k.Parent)
 	case readplan.ListFollowing:
 		return keys.Following(k.Parent)
+	case readplan.ListFollowRequests:
+		return keys.FollowRequests(k.Parent)
 	case readplan.ListMembers:
 		owner, lid, _ := strings.Cut(k.Parent, ":")
 		return keys.ListMembers(owner, lid)

@@ -99,7 +99,7 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 		return out, nil
 	}
 	r := postReader{s.rdb, s.keys, s.set.posts, s.set.now}
-	v := r.newVisibility(viewerID, ids)
+	v := r.newVisibility(viewerID, ids).withAuthors(strs(authors[1:]))
 	// The viewer's keyword filters, as the home page applies them.
 	filters := newViewerFilters(ctx, viewerID, true)
 	var allow *redis.Cmd

@@ -71,7 +71,7 @@ func (s *ModerationService) Target(ctx context.Context, reporterID string, kind 
 		}
 		return t, nil
 	}
-	posts, err := s.posts.visiblePosts(ctx, reporterID, []string{id}, nil)
+	posts, err := s.posts.visiblePosts(ctx, reporterID, []string{id}, nil, nil)
 	if err != nil {
 		return t, err
 	}

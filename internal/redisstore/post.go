@@ -322,7 +322,7 @@ func (s *PostService) claimedRepost(ctx context.Context, reposter, original, cla
 
 // ownPost loads viewerID's post id: nil when it does not exist.
 func (s *PostService) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
-	posts, err := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, []string{id}, nil)
+	posts, err := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, []string{id}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
 	}

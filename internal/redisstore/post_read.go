@@ -17,7 +17,7 @@ import (
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, ids, nil)
+	return postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, ids, nil, nil)
 }
 
 // postReader reads posts' hashes for the services and the page readers:
@@ -39,17 +39,20 @@ type postReader struct {
 // another) skip them without asking Redis. A post found missing is not
 // remembered: ids are counted, and one read before its post is written
 // (a guessed next id) must be found once it is.
-func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
-	return r.visibleIn(ctx, 0, viewerID, ids, along)
+//
+// authors, when known (nil otherwise), are the posts' authors, authors[i]
+// the i-th's: the check then reads their locks with the hashes.
+func (r postReader) visiblePosts(ctx context.Context, viewerID string, ids, authors []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+	return r.visibleIn(ctx, 0, viewerID, ids, authors, along)
 }
 
 // visibleIn is visiblePosts for a page of context in (0: none), which
 // also leaves out the posts the viewer's keyword filters hide there
 // (filters.go): their filters ride in the check's pipeline.
-func (r postReader) visibleIn(ctx context.Context, in social.FilterContext, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+func (r postReader) visibleIn(ctx context.Context, in social.FilterContext, viewerID string, ids, authors []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
 	// A page's check (a context, or extras to bring along) reads the
 	// filters; a lone post's check needs none.
-	return r.visibleWith(ctx, in, newViewerFilters(ctx, viewerID, in != 0 || along != nil), viewerID, ids, along)
+	return r.visibleWith(ctx, in, newViewerFilters(ctx, viewerID, in != 0 || along != nil), viewerID, ids, authors, along)
 }
 
 // visibleWith is visibleIn with the viewer's filters given: read in its
@@ -57,8 +60,8 @@ func (r postReader) visibleIn(ctx context.Context, in social.FilterContext, view
 // the originals of the candidates the post cache knows as reposts joins
 // the pipeline too (texts), so that matching a repost on its original
 // costs no round trip of its own.
-func (r postReader) visibleWith(ctx context.Context, in social.FilterContext, filters *viewerFilters, viewerID string, ids []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
-	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids))
+func (r postReader) visibleWith(ctx context.Context, in social.FilterContext, filters *viewerFilters, viewerID string, ids, authors []string, along func(context.Context, redis.Pipeliner, *visibility)) ([]*social.Post, error) {
+	v := r.newVisibility(viewerID, knownHidden(ctx, viewerID, ids)).withAuthors(authors)
 	v.filters = filters
 	var texts *postTexts
 	if filters.known && filters.m.Applies(in) {
@@ -142,10 +145,23 @@ type visibility struct {
 	susp      *redis.StringSliceCmd
 	suspended map[string]bool // built by access on first use
 	filters   *viewerFilters  // the viewer's, read with a page's check (nil: none)
+	authors  []string              // the posts' authors when known before the hashes (withAuthors)
+	locks    authorLocks
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
 	return &visibility{r: r, viewer: viewerID, ids: ids}
+}
+
+// withAuthors tells the check the posts' authors, authors[i] the i-th's
+// ("" or missing where not known): a page knows them from its entries
+// (home and tag entries carry them, a user page is one author's, a
+// repost records its original's). Their locks (authorLocks) are then read
+// in the check's own pipeline; an author learnt only from a hash costs
+// settle one more round trip.
+func (v *visibility) withAuthors(authors []string) *visibility {
+	v.authors = authors
+	return v
 }
 
 // queue adds the commands of the check to a pipeline.
@@ -171,6 +187,7 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	if len(v.ids) > 0 {
 		v.susp = p.SMembers(ctx, k.Suspended())
 	}
+	v.locks.queue(ctx, p, k, v.viewer, v.knownAuthors())
 }
 
 // settle completes the check once its pipeline ran: the posts whose hash
@@ -183,6 +200,9 @@ func (v *visibility) settle(ctx context.Context) error {
 		return err
 	}
 	v.settled = true
+	if err := v.settleLocks(ctx); err != nil {
+		return err
+	}
 	if v.viewer == "" {
 		return nil
 	}
@@ -219,7 +239,7 @@ func (v *visibility) settle(ctx context.Context) error {
 // check runs the check on its own: its pipeline, then settle.
 func (v *visibility) check(ctx context.Context) error {
 	// HGET of a flag that is not there answers nil: not an error.
-	cmds, err := v.r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil })
+	cmds, err := pipelined(ctx, v.r.rdb, func(p redis.Pipeliner) error { v.queue(ctx, p); return nil })
 	if err := pipelineErr(cmds, err); err != nil {
 		return err
 	}
@@ -318,7 +338,12 @@ func (v *visibility) hidden(u string) bool {
 func (v *visibility) access(i int) social.Access {
 	p := v.post(i)
 	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
-		return social.PostAccess(v.viewer, p, social.AccessFacts{AuthorSuspended: p != nil && v.authorSuspended(p.AuthorID)})
+		var f social.AccessFacts
+		if p != nil {
+			f.AuthorLocked = v.locks.locked(p.AuthorID)
+			f.AuthorSuspended = v.authorSuspended(p.AuthorID)
+		}
+		return social.PostAccess(v.viewer, p, f)
 	}
 	v.hidden("")
 	// A post has one audience set, PostOnlyTo or PostNotTo as its vis
@@ -329,6 +354,8 @@ func (v *visibility) access(i int) social.Access {
 		InOnlyTo:        in && p.Visibility == social.OnlyTo,
 		InNotTo:         in && p.Visibility == social.NotTo,
 		AuthorSuspended: v.authorSuspended(p.AuthorID),
+		AuthorLocked:    v.locks.locked(p.AuthorID),
+		FollowsAuthor:   v.locks.follows[p.AuthorID],
 	})
 }
 

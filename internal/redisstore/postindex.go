@@ -128,14 +128,13 @@ type authorWindow struct {
 
 // queueAuthorWindow queues the read of a window of author's posts as
 // reader may see them: the author reads UserPosts, an anonymous reader
-// ("") PublicPosts, anyone else the reader's index (authorWindowScript).
-// One command in the author's slot either way.
+// ("") PublicPosts, anyone else the reader's index; but for the author,
+// through authorWindowScript, which reads nothing of a locked account
+// for a reader who does not follow it. One command in the author's slot
+// either way.
 func queueAuthorWindow(ctx context.Context, p redis.Pipeliner, k Keys, author, reader string, w authorWindow) *authorRead {
-	if reader == author || reader == "" {
+	if reader == author {
 		key := k.UserPosts(author)
-		if reader == "" {
-			key = k.PublicPosts(author)
-		}
 		if w.newestFirst {
 			return &authorRead{plain: p.ZRevRangeByScore(ctx, key, &redis.ZRangeBy{Max: w.from, Min: w.to, Count: int64(w.count)})}
 		}
@@ -145,8 +144,12 @@ func queueAuthorWindow(ctx context.Context, p redis.Pipeliner, k Keys, author, r
 	if w.newestFirst {
 		dir = "rev"
 	}
-	keys := []string{k.PublicPosts(author), k.NotToPosts(author), k.OnlyToPosts(author, reader), k.NotToListed(author, reader)}
-	return &authorRead{merged: authorWindowScript.EvalSha(ctx, p, keys, w.from, w.to, w.count, dir), ctx: ctx}
+	keys := []string{k.PublicPosts(author)}
+	if reader != "" {
+		keys = append(keys, k.NotToPosts(author), k.OnlyToPosts(author, reader), k.NotToListed(author, reader))
+	}
+	keys = append(keys, k.User(author), k.Followers(author))
+	return &authorRead{merged: authorWindowScript.EvalSha(ctx, p, keys, w.from, w.to, w.count, dir, reader), ctx: ctx}
 }
 
 // listedAudience is the readers the audience of post id lists when vis

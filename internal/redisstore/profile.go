@@ -62,6 +62,10 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		row.user.DisplayName = *u.DisplayName
 		change("dname", true, *u.DisplayName != "")
 	}
+	if u.Locked != nil {
+		row.user.Locked = *u.Locked
+		change("locked", true, *u.Locked)
+	}
 	change("avatar", u.Avatar != nil || u.RemoveAvatar, u.Avatar != nil)
 	change("header", u.Header != nil || u.RemoveHeader, u.Header != nil)
 	if len(set)+len(del) == 0 {
@@ -88,6 +92,15 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		}
 		oldName = n
 	}
+	// LockedUsers, which visibility checks read, and the profile's flag,
+	// which author windows read, in the order that never shows more than
+	// both allow: a lock adds to the set first, an unlock removes from it
+	// last (a crash between leaves the account hidden, not shown).
+	if u.Locked != nil && *u.Locked {
+		if err := s.rdb.SAdd(ctx, s.keys.LockedUsers(), userID).Err(); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", userID, err)
+		}
+	}
 	old, err := updateProfileScript.Run(ctx, s.rdb, []string{key}, args...).StringSlice()
 	s.set.profiles.Invalidate(key)
 	if isNil(err) {
@@ -101,6 +114,12 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 			return nil, err
 		}
 	}
+	if u.Locked != nil && !*u.Locked {
+		if err := s.rdb.SRem(ctx, s.keys.LockedUsers(), userID).Err(); err != nil {
+			return nil, fmt.Errorf("unlock %s: %w", userID, err)
+		}
+	}
+
 	var replaced []*social.ProfileImage
 	for _, v := range old {
 		if img := decodeProfileImage(v); img != nil {
@@ -108,6 +127,18 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		}
 	}
 	return replaced, nil
+}
+
+// ApprovePending approves every pending request to follow userID, a
+// batch at a time: what an unlock does once UpdateProfile cleared the
+// flag, so that no request can be added any more (graph_requests.go).
+// A failure leaves the rest pending; calling it again goes on.
+func (s *ProfileService) ApprovePending(ctx context.Context, userID string) error {
+	g := &GraphService{rdb: s.rdb, keys: s.keys, set: s.set}
+	if err := g.approveAll(ctx, userID); err != nil {
+		return fmt.Errorf("unlock %s: %w", userID, err)
+	}
+	return nil
 }
 
 // storedImage is a profile picture as the profile hash keeps it (JSON).

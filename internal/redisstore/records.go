@@ -109,10 +109,11 @@ var profileRecord = newRecord("profile",
 	field[userRow]{"ev", mutable, flag(func(r *userRow) *bool { return &r.user.EmailVerified })},
 	// susp is set while a moderator's suspension holds (moderation.go).
 	field[userRow]{"susp", mutable, flag(func(r *userRow) *bool { return &r.user.Suspended })},
+	field[userRow]{"locked", mutable, flag(func(r *userRow) *bool { return &r.user.Locked })},
 )
 
 // profileRead is what a page reads of a profile: all but the password.
-var profileRead = profileRecord.view("name", "email", "bio", "created", "dname", "avatar", "header", "ev", "susp")
+var profileRead = profileRecord.view("name", "email", "bio", "created", "dname", "avatar", "header", "ev", "susp", "locked")
 
 // commentRow is a comment hash (Keys.PostComment) as the store reads and
 // writes it.

@@ -63,7 +63,7 @@ func (s *ReplyService) AddReply(ctx context.Context, viewerID, postID, content, 
 func (s *ReplyService) check(ctx context.Context, viewerID, postID, inReplyTo string) (*social.Post, string, error) {
 	v := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.newVisibility(viewerID, []string{postID})
 	var index, author *redis.StringCmd
-	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)
 		index = p.HGet(ctx, s.keys.CommentPost(inReplyTo), inReplyTo)
 		author = p.HGet(ctx, s.keys.PostComment(postID, inReplyTo), commentRecord.name("author"))

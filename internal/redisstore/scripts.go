@@ -49,6 +49,10 @@ var (
 	commonCountScript  = newScript("common_count.lua", "sample")
 	commonSampleScript = newScript("common_sample.lua", "sample")
 	edgePageScript     = newScript("edge_page.lua")
+	// Follow requests to locked accounts (graph_requests.go).
+	followRequestScript = newScript("follow_request.lua")
+	// The viewer's follows of a batch's authors (post_lock.go).
+	followFlagsScript = newScript("follow_flags.lua")
 
 	// Posts and fan-out (post.go, post_delete.go, fanout.go).
 	postScript         = newScript("post.lua", "flags")
@@ -112,7 +116,7 @@ var (
 
 // pipelinedScripts are the scripts run by EVALSHA in pipelines, loaded
 // again by pipelined when Redis has lost its script cache.
-var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, authorWindowScript, authorIndexScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, notePageScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript, notePostPurge}
+var pipelinedScripts = []*redis.Script{sweepIndexScript, commentRowsScript, postCountersScript, postMigrateScript, edgePageScript, commonCountScript, commonSampleScript, homePageScript, homeMergeScript, homePurgeScript, authorPostScript, authorWindowScript, authorIndexScript, repostLinkScript, repostUnlinkScript, claimAgeScript, likeScript, noteScript, noteAggScript, notePageScript, deliverBatchScript, liveAllowScript, tagAddScript, tagRemoveScript, notePostPurge, followFlagsScript}
 
 //go:embed lua
 var luaFiles embed.FS

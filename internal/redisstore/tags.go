@@ -68,12 +68,26 @@ type taggedPost struct {
 }
 
 // index adds p to the indexes of its tags: one pipeline. A PUBLIC post
-// counts for trends in the hour it was made (trends.go).
+// counts for trends in the hour it was made (trends.go), unless its
+// author is a locked account then: such a post is indexed as a NOT_TO
+// one (screened by readers, counted by nothing), and its author's
+// followers find it on the tag's page, the others do not (the read's
+// visibility check).
 func (t tagIndex) index(ctx context.Context, p taggedPost) error {
 	if len(p.tags) == 0 {
 		return nil
 	}
-	member := tagMember(p.id, p.author, p.vis)
+	vis := p.vis
+	if vis == social.Public {
+		locked, err := t.rdb.SIsMember(ctx, t.keys.LockedUsers(), p.author).Result()
+		if err != nil {
+			return fmt.Errorf("index post %s: read its author's lock: %w", p.id, err)
+		}
+		if locked {
+			vis = social.NotTo
+		}
+	}
+	member := tagMember(p.id, p.author, vis)
 	hour := p.created.Unix() / 3600
 	ttl := t.trends.counterTTL(p.created, t.now()).Milliseconds()
 	if ttl <= 0 {
@@ -89,7 +103,7 @@ func (t tagIndex) index(ctx context.Context, p taggedPost) error {
 				}
 			default:
 				count := "0"
-				if p.vis == social.Public {
+				if vis == social.Public {
 					count = "1"
 				}
 				tagAddScript.EvalSha(ctx, pl, []string{t.keys.TagPosts(tag), t.keys.TagUsers(tag, hour), t.keys.TagUses(tag, hour)},

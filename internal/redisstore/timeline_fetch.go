@@ -224,10 +224,11 @@ func (f *pageFetch) queueAuthors(ctx context.Context, p redis.Pipeliner, page *r
 // viewer may see them, and their authors, counters and the viewer's marks
 // as w asks.
 type originals struct {
-	ids    []string
-	v      *visibility
-	counts map[string]countCmds
-	marks  bool
+	ids     []string
+	authors []string // the originals' authors as the reposts record them ("" when not)
+	v       *visibility
+	counts  map[string]countCmds
+	marks   bool
 }
 
 func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
@@ -235,11 +236,11 @@ func (f *pageFetch) newOriginals(posts []*social.Post) *originals {
 	if f.w.Reposts {
 		for _, post := range posts {
 			if post.RepostOfID != "" {
-				o.ids = append(o.ids, post.RepostOfID)
+				o.ids, o.authors = append(o.ids, post.RepostOfID), append(o.authors, post.RepostOfAuthorID)
 			}
 		}
 	}
-	o.v = f.posts.newVisibility(f.viewer, o.ids)
+	o.v = f.posts.newVisibility(f.viewer, o.ids).withAuthors(o.authors)
 	return o
 }
 

@@ -190,15 +190,15 @@ func keptStory(kept []any) (string, bool) {
 	return orig, orig != "" && content == ""
 }
 
-// visibleFolded is visibleIn for a home page (with along's reads) that
-// also queues, on the page's first check, the reads that tell the fold
+// visibleFolded is visibleIn for a home page (with along's reads;
+// authors, the candidates' authors when known) that also queues, on the page's first check, the reads that tell the fold
 // window's stories; filters are the viewer's as the page read them (nil:
 // read with the check).
-func (r postReader) visibleFolded(ctx context.Context, viewer string, ids []string, along func(context.Context, redis.Pipeliner, *visibility), fold *storyFold, filters *viewerFilters) ([]*social.Post, error) {
+func (r postReader) visibleFolded(ctx context.Context, viewer string, ids, authors []string, along func(context.Context, redis.Pipeliner, *visibility), fold *storyFold, filters *viewerFilters) ([]*social.Post, error) {
 	if filters == nil {
 		filters = newViewerFilters(ctx, viewer, true)
 	}
-	posts, err := r.visibleWith(ctx, social.FilterHome, filters, viewer, ids, func(ctx context.Context, p redis.Pipeliner, v *visibility) {
+	posts, err := r.visibleWith(ctx, social.FilterHome, filters, viewer, ids, authors, func(ctx context.Context, p redis.Pipeliner, v *visibility) {
 		if along != nil {
 			along(ctx, p, v)
 		}

@@ -36,6 +36,9 @@ type Relation struct {
 	ViewerBlocked bool // the viewer blocked the user
 	BlockedViewer bool // the user blocked the viewer
 	ViewerMuted   bool // the viewer muted the user
+	// ViewerRequested: the viewer asked to follow the user (a locked
+	// account) and waits for approval.
+	ViewerRequested bool
 }
 
 // PostCounts are the counters of a post.

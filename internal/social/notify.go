@@ -23,6 +23,9 @@ const (
 	// NoteEdit tells a plain reposter that the post they reposted was
 	// edited.
 	NoteEdit NoteKind = "EDIT"
+	// NoteFollowRequest tells a locked account that a user asks to
+	// follow it; it stands while the request is pending.
+	NoteFollowRequest NoteKind = "FOLLOW_REQUEST"
 )
 
 // Aggregated reports whether notifications of kind k gather several

@@ -102,6 +102,9 @@ type ProfileUpdate struct {
 	Avatar, Header *ProfileImage
 	// RemoveAvatar and RemoveHeader take the current one away.
 	RemoveAvatar, RemoveHeader bool
+	// Locked, when set, locks (true) or unlocks the account; unlocking
+	// approves every pending follow request.
+	Locked *bool
 }
 
 // CheckProfileUpdate applies the rules of a profile's text, normalising

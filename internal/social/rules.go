@@ -264,6 +264,12 @@ type AccessFacts struct {
 	InOnlyTo, InNotTo bool
 	// AuthorSuspended: a moderator suspended the post's author.
 	AuthorSuspended bool
+	// AuthorLocked: the author is a locked account (User.Locked), whose
+	// posts only its followers see; FollowsAuthor: the viewer follows the
+	// author. The lock is the author's, read with the author at read
+	// time, so locking or unlocking an account applies to all its posts
+	// at once, the older ones too.
+	AuthorLocked, FollowsAuthor bool
 }
 
 // PostAccess is the visibility policy: whether viewerID ("" when
@@ -273,7 +279,9 @@ type AccessFacts struct {
 // must not become someone it does not list. A suspended author's posts
 // are missing to everyone else until the suspension is lifted. A signed-in viewer sees
 // nothing of an author on the other side of a block, ONLY_TO posts only
-// when listed, NOT_TO posts unless listed.
+// when listed, NOT_TO posts unless listed. A locked account's posts are
+// seen by its followers only, whatever their audience: anonymous viewers
+// follow no one.
 func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
 	switch {
 	case p == nil:
@@ -282,6 +290,8 @@ func PostAccess(viewerID string, p *Post, f AccessFacts) Access {
 		return Visible
 	case f.AuthorSuspended:
 		return Missing
+	case f.AuthorLocked && (viewerID == "" || !f.FollowsAuthor):
+		return Hidden
 	case viewerID == "":
 		if p.Visibility != Public {
 			return Hidden

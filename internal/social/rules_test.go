@@ -130,6 +130,13 @@ func TestPostAccess(t *testing.T) {
 		{"blocked public", "2", post(social.Public), social.AccessFacts{Blocked: true}, social.Blocked},
 		{"author sees own onlyTo", "1", post(social.OnlyTo), social.AccessFacts{}, social.Visible},
 		{"author sees own notTo though listed", "1", post(social.NotTo), social.AccessFacts{InNotTo: true}, social.Visible},
+		{"locked to anonymous", "", post(social.Public), social.AccessFacts{AuthorLocked: true}, social.Hidden},
+		{"locked to a non-follower", "2", post(social.Public), social.AccessFacts{AuthorLocked: true}, social.Hidden},
+		{"locked to a follower", "2", post(social.Public), social.AccessFacts{AuthorLocked: true, FollowsAuthor: true}, social.Visible},
+		{"locked to its author", "1", post(social.Public), social.AccessFacts{AuthorLocked: true}, social.Visible},
+		{"locked onlyTo to a follower not listed", "2", post(social.OnlyTo), social.AccessFacts{AuthorLocked: true, FollowsAuthor: true}, social.Hidden},
+		{"locked notTo to a listed follower", "2", post(social.NotTo), social.AccessFacts{AuthorLocked: true, FollowsAuthor: true, InNotTo: true}, social.Hidden},
+		{"locked and blocked", "2", post(social.Public), social.AccessFacts{AuthorLocked: true, FollowsAuthor: true, Blocked: true}, social.Blocked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

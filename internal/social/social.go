@@ -28,6 +28,9 @@ type User struct {
 	// Suspended: a moderator suspended the account (moderation.go). The
 	// store's reads for display treat it as missing.
 	Suspended bool
+	// Locked: the account approves each follower (follow requests), and
+	// its posts are seen by its followers only (PostAccess).
+	Locked bool
 }
 
 // Visibility says who may see a post.

@@ -1,6 +1,7 @@
 // Curation in the reference app: bookmark and pin buttons on each post,
-// and the Bookmarks and Lists views (lists of users you follow, each with
-// its own timeline). A view's posts are rendered by the home timeline's
+// and the Bookmarks, Lists (lists of users you follow, each with its own
+// timeline) and Follow requests views (who waits for a locked account to
+// approve their follow: Approve makes the follow, Reject drops it). A view's posts are rendered by the home timeline's
 // renderPost, so they like, comment, bookmark and pin the same way.
 import { gql } from '@urql/core';
 import { mutate } from './idempotency.js';
@@ -19,6 +20,9 @@ const ADD = gql`mutation AddToList($id: ID!, $users: [ID!]!) { addToList(listId:
 const REMOVE = gql`mutation RemoveFromList($id: ID!, $users: [ID!]!) { removeFromList(listId: $id, userIds: $users) { id } }`;
 const USER = gql`query UserByName($name: String!) { user(name: $name) { id name } }`;
 const REPORT = gql`mutation ReportPost($id: ID!, $reason: String!) { report(input: {postId: $id, reason: $reason}) { id status } }`;
+const REQUESTS = gql`query FollowRequests { followRequests(first: 100) { edges { node { id name displayName } } } }`;
+const APPROVE = gql`mutation ApproveFollowRequest($id: ID!) { approveFollowRequest(userId: $id) { id followsViewer } }`;
+const REJECT = gql`mutation RejectFollowRequest($id: ID!) { rejectFollowRequest(userId: $id) { id } }`;
 
 // Curation wires the buttons and views; bookmarks and listTimeline are
 // the pages' queries (with the home timeline's post fields), renderPost
@@ -80,7 +84,7 @@ export class Curation {
     return b;
   }
 
-  // show switches to a view: home, bookmarks or lists.
+  // show switches to a view: home, bookmarks, lists or requests.
   async show(view) {
     document.body.dataset.view = view;
     for (const b of this.nav.querySelectorAll('button[data-view]')) b.setAttribute('aria-pressed', b.dataset.view === view);
@@ -88,6 +92,32 @@ export class Curation {
     this.panel.hidden = view === 'home';
     if (view === 'bookmarks') await this.showPosts('Bookmarks', this.BOOKMARKS, {}, 'bookmarks');
     if (view === 'lists') await this.showLists();
+    if (view === 'requests') await this.showRequests();
+  }
+
+  // showRequests lists the users waiting for the viewer's approval, each
+  // with Approve and Reject; the list is read again after each.
+  async showRequests() {
+    const { el } = this;
+    const res = await this.client.query(REQUESTS, {}, { requestPolicy: 'network-only' }).toPromise();
+    if (this.showError(res)) return;
+    const act = (text, cls, op, id) => {
+      const b = el('button', { type: 'button', className: cls, textContent: text });
+      b.addEventListener('click', async () => {
+        b.disabled = true;
+        if (!this.showError(await mutate(this.client, op, { id }))) this.showRequests();
+      });
+      return b;
+    };
+    const items = res.data.followRequests.edges.map(({ node }) => {
+      const li = el('li', { className: 'request' }, `${node.displayName || node.name} @${node.name} `,
+        act('Approve', 'approve', APPROVE, node.id), ' ', act('Reject', 'reject', REJECT, node.id));
+      li.dataset.name = node.name;
+      return li;
+    });
+    this.panel.replaceChildren(el('h2', { textContent: 'Follow requests' }),
+      items.length ? el('ul', { className: 'requests' }, ...items)
+        : el('p', { className: 'empty', textContent: 'No one is waiting for your approval.' }));
   }
 
   // showPosts shows the first page of a view's posts, with a More

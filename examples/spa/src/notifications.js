@@ -29,6 +29,7 @@ const VERBS = {
   REPOST: 'reposted your post',
   COMMENT: 'commented on your post',
   FOLLOW: 'followed you',
+  FOLLOW_REQUEST: 'asks to follow you (see Follow requests)',
   MENTION: 'mentioned you',
 };
 

@@ -1,5 +1,6 @@
-// The settings page's profile part: the display name, the avatar and the
-// header. Text alone goes as an ordinary mutation; with a picture, as a
+// The settings page's profile part: the display name, the avatar, the
+// header and the lock (a locked account approves each follower in the
+// Follow requests view; unlocking approves everyone waiting). Text alone goes as an ordinary mutation; with a picture, as a
 // GraphQL multipart request (one part a file, put at input.avatar or
 // input.header by the map), which the gateway checks, crops, scales and
 // stores: the answer brings the copies' addresses. The avatar is shown
@@ -12,7 +13,7 @@ import { sendForm } from './media.js';
 
 const PROFILE_FIELDS = gql`
   fragment ProfileFields on User {
-    id name displayName
+    id name displayName locked
     avatar(size: 96) { url width height }
     header(size: 600) { url width height }
   }`;
@@ -51,6 +52,7 @@ export class ProfileSettings {
 
   show(me) {
     this.form.displayName.value = me.displayName || '';
+    this.form.locked.checked = me.locked;
     const img = (m, cls) => m
       ? Object.assign(document.createElement('img'), { className: cls, src: m.url, width: m.width, height: m.height, alt: '' })
       : null;
@@ -60,7 +62,7 @@ export class ProfileSettings {
 
   async save() {
     const f = this.form;
-    const input = { displayName: f.displayName.value };
+    const input = { displayName: f.displayName.value, locked: f.locked.checked };
     const files = {};
     for (const name of ['avatar', 'header']) {
       const file = f[name].files[0];

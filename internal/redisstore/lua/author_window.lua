@@ -1,17 +1,25 @@
--- This script reads one window of an author's posts as a signed-in reader
--- other than the author may see them by audience: the merge of the
--- author's PublicPosts, NotToPosts and OnlyToPosts(author, reader), the
--- reader's index (keys.go), less the NOT_TO posts that list the reader
--- (NotToListed(author, reader)), cut to count. It never returns a post
--- whose audience leaves the reader out, so what a page shows, and whether
--- it says more follow, rest on posts the reader may see. One command in
--- the author's slot, where several range reads would be several.
+-- This script reads one window of an author's posts as a reader other
+-- than the author may see them by audience: for a signed-in reader the
+-- merge of the author's PublicPosts, NotToPosts and OnlyToPosts(author,
+-- reader), the reader's index (keys.go), less the NOT_TO posts that list
+-- the reader (NotToListed(author, reader)), cut to count. It never
+-- returns a post whose audience leaves the reader out, so what a page
+-- shows, and whether it says more follow, rest on posts the reader may
+-- see. One command in the author's slot, where several range reads would
+-- be several.
+--
+-- An anonymous reader reads PublicPosts alone, through the same script.
+-- A locked account's posts are its followers': for a reader who does not
+-- follow it (anyone anonymous) the window is empty, whatever the sets
+-- hold, for the price of two reads.
 --
 -- KEYS: PublicPosts, NotToPosts, OnlyToPosts(author, reader),
--- NotToListed(author, reader), all of the author's slot. ARGV: the bound
--- the window starts from and the one it runs to, in ZRANGEBYSCORE's
--- syntax ("(123", "-inf", "+inf"), count, "rev" for newest first (else
--- oldest first).
+-- NotToListed(author, reader) (PublicPosts alone for an anonymous
+-- reader), then the author's profile (Keys.User) and Followers, all of
+-- the author's slot. ARGV: the bound the window starts from and the one
+-- it runs to, in ZRANGEBYSCORE's syntax ("(123", "-inf", "+inf"), count,
+-- "rev" for newest first (else oldest first), the reader ('' when
+-- anonymous).
 -- Returns {ids, not, skipped}: up to count ids in order, those of them
 -- that came from NotToPosts (posts written before NotToListed existed may
 -- still list the reader until the index backfill ran: the caller screens
@@ -26,13 +34,19 @@
 -- older posts of an author who wrote over skipBound posts against one
 -- reader.
 
+local signed = #KEYS > 3
+local nlists = signed and 3 or 1
+if redis.call('HGET', KEYS[#KEYS - 1], F.profile.locked) == '1'
+  and (ARGV[5] == '' or not redis.call('ZSCORE', KEYS[#KEYS], ARGV[5])) then
+  return {{}, {}, 0}
+end
 local rev = ARGV[4] == 'rev'
 local cmd = rev and 'ZREVRANGEBYSCORE' or 'ZRANGEBYSCORE'
 local n = tonumber(ARGV[3])
 local skipBound = 10000
 local refill = math.max(n, 256)
 local lists, at, full = {}, {}, {}
-for i = 1, 3 do
+for i = 1, nlists do
   lists[i] = redis.call(cmd, KEYS[i], ARGV[1], ARGV[2], 'LIMIT', 0, n)
   at[i], full[i] = 1, #lists[i] == n
 end
@@ -63,7 +77,7 @@ end
 local ids, nots = {}, {}
 while #ids < n do
   local best, bv = nil, nil
-  for i = 1, 3 do
+  for i = 1, nlists do
     local id = head(i)
     if id then
       local v = tonumber(id)
