@@ -145,8 +145,8 @@ type visibility struct {
 	susp      *redis.StringSliceCmd
 	suspended map[string]bool // built by access on first use
 	filters   *viewerFilters  // the viewer's, read with a page's check (nil: none)
-	authors  []string              // the posts' authors when known before the hashes (withAuthors)
-	locks    authorLocks
+	authors   []string        // the posts' authors when known before the hashes (withAuthors)
+	locks     authorLocks
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
