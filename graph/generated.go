@@ -105,6 +105,7 @@ type ComplexityRoot struct {
 		ChangePassword        func(childComplexity int, currentPassword string, newPassword string) int
 		CreateList            func(childComplexity int, title string) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
+		DeleteAccount         func(childComplexity int, password string) int
 		DeleteComment         func(childComplexity int, id string) int
 		DeleteList            func(childComplexity int, id string) int
 		DeletePost            func(childComplexity int, id string) int
@@ -299,6 +300,7 @@ type MutationResolver interface {
 	ChangeEmail(ctx context.Context, newEmail string, password string) (bool, error)
 	VerifyEmail(ctx context.Context, token string) (*social.User, error)
 	ResendVerification(ctx context.Context) (bool, error)
+	DeleteAccount(ctx context.Context, password string) (bool, error)
 	Follow(ctx context.Context, userID string) (*social.User, error)
 	Unfollow(ctx context.Context, userID string) (*social.User, error)
 	Block(ctx context.Context, userID string) (*social.User, error)
@@ -706,6 +708,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePost(childComplexity, args["input"].(model.CreatePostInput)), true
+	case "Mutation.deleteAccount":
+		if e.ComplexityRoot.Mutation.DeleteAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAccount(childComplexity, args["password"].(string)), true
 	case "Mutation.deleteComment":
 		if e.ComplexityRoot.Mutation.DeleteComment == nil {
 			break
@@ -1895,6 +1908,8 @@ type Mutation {
   verifyEmail(token: String!): User!
   "E-mail the viewer's pending confirmation token again."
   resendVerification: Boolean!
+  "Delete the viewer's account (the password is required). At once: it can no longer log in, every session ends, and user(id) and its posts answer null for everyone. Then everything it made or holds goes: posts (from every timeline), media, reposts, likes, comments, follows both ways, lists, bookmarks, notifications it caused. Its name and e-mail address become free again. A wrong password: BAD_USER_INPUT, nothing changed."
+  deleteAccount(password: String!): Boolean!
 
   "Follow a user. Idempotent. Returns the followed user."
   follow(userId: ID!): User!
@@ -2971,6 +2986,20 @@ func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "password",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["password"] = arg0
 	return args, nil
 }
 
@@ -5170,6 +5199,50 @@ func (ec *executionContext) _Mutation_resendVerification(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_Mutation_resendVerification(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Mutation", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAccount(ctx, fc.Args["password"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Mutation_follow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -11261,6 +11334,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "resendVerification":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_resendVerification(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAccount(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

@@ -95,6 +95,10 @@ func (r *mutationResolver) ResendVerification(ctx context.Context) (bool, error)
 	return r.resendVerification(ctx)
 }
 
+func (r *mutationResolver) DeleteAccount(ctx context.Context, password string) (bool, error) {
+	return r.deleteAccount(ctx, password)
+}
+
 // Follow is the resolver for the follow field.
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*social.User, error) {
 	return r.graphEdit(ctx, userID, r.Graph.Follow)

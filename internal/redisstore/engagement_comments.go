@@ -80,9 +80,14 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 		return nil, fmt.Errorf("allocate comment id: %w", err)
 	}
 	id := strconv.FormatInt(n, 10)
-	// The index first: until the script below runs it points at nothing,
-	// which reads as a missing comment.
-	if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
+	// The indexes first: until the script below runs they point at
+	// nothing, which reads as a missing comment (the author's index is how
+	// the purge of the account finds its comments).
+	if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, s.keys.UserComments(viewerID), redis.Z{Score: float64(n), Member: id})
+		p.HSet(ctx, s.keys.CommentPost(id), id, postID)
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("index comment %s: %w", id, err)
 	}
 	created := s.set.now().UTC()
@@ -106,8 +111,9 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 				InReplyToID: to.id}, nil
 		}
 		// The post is gone, or the comment is the earlier one: the index
-		// entry of the fresh id is garbage.
+		// entries of the fresh id are garbage.
 		_ = s.rdb.HDel(ctx, s.keys.CommentPost(id), id).Err()
+		_ = s.rdb.ZRem(ctx, s.keys.UserComments(viewerID), id).Err()
 		switch res {
 		case "GONE":
 			return nil, social.Errorf(social.NotFound, "post %s not found", postID)
@@ -124,7 +130,11 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 		if err := s.rdb.Del(ctx, retry).Err(); err != nil {
 			return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
 		}
-		if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
+		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+			p.ZAdd(ctx, s.keys.UserComments(viewerID), redis.Z{Score: float64(n), Member: id})
+			p.HSet(ctx, s.keys.CommentPost(id), id, postID)
+			return nil
+		}); err != nil {
 			return nil, fmt.Errorf("index comment %s: %w", id, err)
 		}
 	}
@@ -186,6 +196,9 @@ func (s *EngagementService) DeleteComment(ctx context.Context, viewerID, comment
 	commentNotified.decode(&c, hash.Val())
 	if c.comment.AuthorID == "" {
 		return nil // deleted by an earlier run, which queued the jobs
+	}
+	if err := s.rdb.ZRem(ctx, s.keys.UserComments(c.comment.AuthorID), commentID).Err(); err != nil {
+		return fmt.Errorf("unindex comment %s: %w", commentID, err)
 	}
 	return s.notifyComment(ctx, commentID, postID, c.comment.AuthorID, postAuthor.Val(), c.mentions, c.replyTo)
 }

@@ -55,6 +55,9 @@ func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) e
 	// reads whether the like stands when it runs the job.
 	var like *redis.Cmd
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		// The liker's index first (ZADD NX keeps the first time): the
+		// purge of the account finds its likes there.
+		p.ZAddNX(ctx, s.keys.UserLikes(viewerID), redis.Z{Score: float64(s.set.now().UnixMilli()), Member: postID})
 		like = likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "like")
 		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
@@ -79,6 +82,7 @@ func (s *EngagementService) Unlike(ctx context.Context, viewerID, postID string)
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "unlike")
 		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteLike, postID, "", viewerID, post.AuthorID)
+		p.ZRem(ctx, s.keys.UserLikes(viewerID), postID)
 		return nil
 	})
 	if err := pipelineErr(cmds, err); err != nil {

@@ -71,3 +71,7 @@ func (s *PostService) SetPostFields(ctx context.Context, id string, p *social.Po
 func (s *DB) IndexTagUse(ctx context.Context, tag, post, author string, at time.Time) error {
 	return newTagIndex(s.rdb, s.keys, s.set).index(ctx, taggedPost{id: post, author: author, vis: social.Public, created: at, tags: []string{tag}})
 }
+
+// AfterPurgeBatch runs fn after each batch of an account's purge, with
+// the stage's name (nil: nothing).
+func (s *DB) AfterPurgeBatch(fn func(stage string)) { s.set.purgeBatch = fn }

@@ -107,6 +107,10 @@ type visibility struct {
 	settled  bool
 	blocks   *redis.StringSliceCmd // Blocks ∪ BlockedBy
 	blocked  map[string]bool       // built by access on first use
+	// deleting is Deleting: the accounts deleted whose purge runs, whose
+	// posts, and plain reposts of them, read as missing.
+	deleting *redis.StringSliceCmd
+	gone     map[string]bool
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
@@ -133,6 +137,24 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	if v.viewer != "" && len(v.ids) > 0 {
 		v.blocks = p.SUnion(ctx, k.Blocks(v.viewer), k.BlockedBy(v.viewer))
 	}
+	if len(v.ids) > 0 {
+		v.deleting = p.SMembers(ctx, k.Deleting())
+	}
+}
+
+// deleted reports whether p's author, or for a plain repost its
+// original's, is an account being purged.
+func (v *visibility) deleted(p *social.Post) bool {
+	if v.deleting == nil {
+		return false
+	}
+	if v.gone == nil {
+		v.gone = make(map[string]bool)
+		for _, u := range v.deleting.Val() {
+			v.gone[u] = true
+		}
+	}
+	return len(v.gone) > 0 && (v.gone[p.AuthorID] || (p.RepostOfAuthorID != "" && p.Content == "" && v.gone[p.RepostOfAuthorID]))
 }
 
 // settle completes the check once its pipeline ran: the posts whose hash
@@ -263,6 +285,9 @@ func (v *visibility) comments(i, first int) (social.Connection[*social.Comment],
 // post with the facts the pipeline read.
 func (v *visibility) access(i int) social.Access {
 	p := v.post(i)
+	if p != nil && v.deleted(p) {
+		return social.Missing
+	}
 	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
 		return social.PostAccess(v.viewer, p, social.AccessFacts{})
 	}
