@@ -56,6 +56,8 @@ type settings struct {
 	// purgeBatch, when set (tests), runs after each batch of an account's
 	// purge with the stage's name (fanout_purge.go).
 	purgeBatch func(stage string)
+	// purgeSlice, when not 0 (tests), replaces purgeSlice.
+	purgeSlice time.Duration
 }
 
 // Open returns the shared value over rdb whose keys start with prefix,

@@ -102,9 +102,13 @@ func (s *FanoutService) purgeAccount(ctx context.Context, job map[string]string)
 	p := &purge{s: s, db: db, id: id, name: strings.ToLower(rec[profileRecord.name("name")]),
 		mail: strings.ToLower(rec[profileRecord.name("email")]), dname: rec[profileRecord.name("dname")]}
 	stage, _ := strconv.Atoi(rec[purgeStage])
-	until := time.Now().Add(purgeSlice)
-	for stage < len(purgeSteps) {
-		if time.Now().After(until) {
+	slice := purgeSlice
+	if s.set.purgeSlice != 0 {
+		slice = s.set.purgeSlice
+	}
+	until := time.Now().Add(slice)
+	for batch := 0; stage < len(purgeSteps); batch++ {
+		if batch > 0 && time.Now().After(until) {
 			// A continuation carries on; the lease goes first, so it
 			// need not wait for it.
 			release()

@@ -402,3 +402,27 @@ func TestDeleteAccountResumes(t *testing.T) {
 	drain(t, w)
 	checkPurged(t, before, keyspace(t, rdb, prefix), l)
 }
+
+// TestDeleteAccountContinues: a purge longer than one delivery's slice
+// queues its continuation each time, and the worker's deliveries finish
+// it.
+func TestDeleteAccountContinues(t *testing.T) {
+	ctx := context.Background()
+	s, w, _, b, c, d, bPost, bOwn := purgeWorld(t)
+	prefix := s.Keys().Prefix()
+	rdb := s.Client()
+	before := keyspace(t, rdb, prefix)
+	l := liveALife(t, s, w, b, c, d, bPost, bOwn)
+	s.SetPurgeSlice(time.Nanosecond) // one batch a delivery
+	batches := 0
+	s.AfterPurgeBatch(func(string) { batches++ })
+	if err := s.DeleteAccount(ctx, l.a); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, w)
+	drain(t, w)
+	if st := w.Stats(); batches < len(redisstore.PurgeStages()) || st.Processed < int64(batches) {
+		t.Errorf("%d batches in %d jobs: the purge did not go on in continuations", batches, st.Processed)
+	}
+	checkPurged(t, before, keyspace(t, rdb, prefix), l)
+}
