@@ -32,13 +32,14 @@ var examples = []struct{ file, variables string }{
 	{"resetpassword.graphql", `{"token": "", "newPassword": ""}`},
 	{"changeemail.graphql", `{"newEmail": "", "password": "demo password"}`},
 	{"verifyemail.graphql", `{"token": ""}`},
+	{"deleteaccount.graphql", `{"password": ""}`},
 }
 
 // Examples returns the tabs the IDE opens with (when the browser has no
 // saved tabs of its own): the home timeline with cursor paging, publishing
 // a post, the live timeline subscription, notifications and marking them
 // read, editing one's profile, removing a follower, logging in,
-// refreshing, and the account's password and e-mail flows: one operation
+// refreshing, the account's password and e-mail flows and its deletion: one operation
 // a tab, so that Run runs it without asking which.
 // Each query explains itself in its comments; the headers stay empty, for
 // the user's own access token.

@@ -15,7 +15,7 @@ import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
 import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
 import { linkTags, tagFromHash, loadTrends, mentionAutocomplete } from './discovery.js';
-import { ProfileSettings } from './settings.js';
+import { AccountDeletion, ProfileSettings } from './settings.js';
 import { Curation } from './curation.js';
 
 const PAGE = 10;
@@ -108,6 +108,7 @@ const profileSettings = new ProfileSettings({
   client, session, endpoint,
   form: $('profile-form'), preview: $('profile-preview'), status: $('profile-status'), error: $('profile-error'),
 });
+new AccountDeletion({ client, session, form: $('delete-account-form'), error: $('delete-account-error') });
 $('settings-open').addEventListener('click', () => {
   const open = $('settings').hidden;
   $('settings').hidden = !open;
