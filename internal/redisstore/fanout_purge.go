@@ -458,7 +458,16 @@ func (p *purge) files(ctx context.Context) (bool, error) {
 // registries.
 func (p *purge) ownKeys(ctx context.Context) (bool, error) {
 	k, id := p.s.keys, p.id
-	_, err := p.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+	// Idempotency records settled after the sessions stage (the
+	// deleteAccount request's own): at most MaxKeys (1 000).
+	idem, err := p.s.rdb.ZRange(ctx, k.IdemIndex(id), 0, -1).Result()
+	if err != nil {
+		return false, fmt.Errorf("read idempotency keys: %w", err)
+	}
+	_, err = p.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for _, key := range idem {
+			pl.Unlink(ctx, k.IdemRecord(id, key))
+		}
 		for _, key := range []string{k.Home(id), k.HomeMark(id), k.Following(id), k.Followers(id), k.Blocks(id),
 			k.BlockedBy(id), k.Mutes(id), k.MutedBy(id), k.UserPosts(id), k.PublicPosts(id), k.NotToPosts(id),
 			k.CelebFollowing(id), k.Lists(id), k.ListedIn(id), k.Bookmarks(id), k.Pins(id), k.UserLikes(id),

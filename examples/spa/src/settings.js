@@ -128,7 +128,9 @@ export class AccountDeletion {
       return;
     }
     f.querySelector('button[type=submit]').disabled = true;
-    const res = await mutate(this.client, DELETE_ACCOUNT, { password: f.password.value });
+    // No idempotency key: a retry after success would find the account
+    // gone anyway.
+    const res = await this.client.mutation(DELETE_ACCOUNT, { password: f.password.value }).toPromise();
     f.querySelector('button[type=submit]').disabled = false;
     if (res.error) {
       this.error.textContent = res.error.graphQLErrors[0]?.message || res.error.message;
