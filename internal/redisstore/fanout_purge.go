@@ -224,29 +224,44 @@ func (p *purge) dropMembers(ctx context.Context, key string, members []string, e
 	return p.s.rdb.ZRem(ctx, key, ms...).Err()
 }
 
+// batch reads the first purgeBatchSize members of the zset key and, for
+// each, the hash field at(member) names (one pipeline; "" when absent).
+func (p *purge) batch(ctx context.Context, key string, at func(string) (string, string)) ([]string, []string, error) {
+	ids, err := p.s.rdb.ZRange(ctx, key, 0, purgeBatchSize-1).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, nil, err
+	}
+	cmds := make([]*redis.StringCmd, len(ids))
+	if _, err := p.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for i, id := range ids {
+			hash, field := at(id)
+			cmds[i] = pl.HGet(ctx, hash, field)
+		}
+		return nil
+	}); err != nil && !isNil(err) {
+		return nil, nil, fmt.Errorf("read %d of %s: %w", len(ids), key, err)
+	}
+	vals := make([]string, len(ids))
+	for i, c := range cmds {
+		vals[i] = c.Val()
+	}
+	return ids, vals, nil
+}
+
 // comments deletes a batch of the account's comments as their author
 // would (EngagementService.DeleteComment: the post's list, count and
 // packed comments, the notifications they raised), and the tombstones
 // that leaves.
 func (p *purge) comments(ctx context.Context) (bool, error) {
 	k := p.s.keys
-	ids, err := p.s.rdb.ZRange(ctx, k.UserComments(p.id), 0, purgeBatchSize-1).Result()
+	ids, posts, err := p.batch(ctx, k.UserComments(p.id), func(id string) (string, string) { return k.CommentPost(id), id })
 	if err != nil || len(ids) == 0 {
 		return err == nil, err
-	}
-	posts := make([]*redis.StringCmd, len(ids))
-	if _, err := p.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-		for i, id := range ids {
-			posts[i] = pl.HGet(ctx, k.CommentPost(id), id)
-		}
-		return nil
-	}); err != nil && !isNil(err) {
-		return false, fmt.Errorf("find the posts of %d comments: %w", len(ids), err)
 	}
 	eng := &EngagementService{rdb: p.s.rdb, keys: k, set: p.s.set}
 	var tombs []string
 	for i, id := range ids {
-		post := posts[i].Val()
+		post := posts[i]
 		if post == "" {
 			continue // gone with its post
 		}
@@ -283,24 +298,15 @@ func (p *purge) comments(ctx context.Context) (bool, error) {
 // each raised.
 func (p *purge) likes(ctx context.Context) (bool, error) {
 	k := p.s.keys
-	ids, err := p.s.rdb.ZRange(ctx, k.UserLikes(p.id), 0, purgeBatchSize-1).Result()
+	ids, authors, err := p.batch(ctx, k.UserLikes(p.id), func(id string) (string, string) { return k.Post(id), postAuthorField })
 	if err != nil || len(ids) == 0 {
 		return err == nil, err
-	}
-	authors := make([]*redis.StringCmd, len(ids))
-	if _, err := p.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-		for i, id := range ids {
-			authors[i] = pl.HGet(ctx, k.Post(id), postAuthorField)
-		}
-		return nil
-	}); err != nil && !isNil(err) {
-		return false, fmt.Errorf("load %d liked posts: %w", len(ids), err)
 	}
 	now := p.s.set.now()
 	return false, p.dropMembers(ctx, k.UserLikes(p.id), ids, func(pl redis.Pipeliner) {
 		for i, id := range ids {
 			likeScript.EvalSha(ctx, pl, likeKeys(k, id), p.id, "unlike")
-			if a := authors[i].Val(); a != "" {
+			if a := authors[i]; a != "" {
 				queueNote(ctx, pl, k, p.s.set.feed.FanoutShards, now, social.NoteLike, id, "", p.id, a)
 			}
 		}

@@ -255,16 +255,42 @@ func checkPurged(t *testing.T, before, after map[string]string, l *life) {
 	}
 }
 
+// purgeCase is a world, the keyspace before the account, and the
+// account's life.
+type purgeCase struct {
+	s      *redisstore.Store
+	w      *fanout.Worker
+	files  *purgeFiles
+	rdb    redis.UniversalClient
+	before map[string]string
+	l      *life
+	b, c   string
+}
+
+func newPurgeCase(t *testing.T) *purgeCase {
+	t.Helper()
+	s, w, files, b, c, d, bPost, bOwn := purgeWorld(t)
+	pc := &purgeCase{s: s, w: w, files: files, rdb: s.Client(), b: b, c: c}
+	pc.before = keyspace(t, pc.rdb, s.Keys().Prefix())
+	pc.l = liveALife(t, s, w, b, c, d, bPost, bOwn)
+	return pc
+}
+
+// check drains the queue and compares the keyspace with the one before.
+func (pc *purgeCase) check(t *testing.T) {
+	t.Helper()
+	drain(t, pc.w)
+	drain(t, pc.w) // the jobs the purge queued (notifications, others' reposts)
+	checkPurged(t, pc.before, keyspace(t, pc.rdb, pc.s.Keys().Prefix()), pc.l)
+}
+
 // TestDeleteAccountPurge: an account with a realistic life is hidden at
 // once by DeleteAccount, and its purge (the fan-out job) leaves nothing
 // of it; its name and address register again.
 func TestDeleteAccountPurge(t *testing.T) {
 	ctx := context.Background()
-	s, w, files, b, c, d, bPost, bOwn := purgeWorld(t)
-	prefix := s.Keys().Prefix()
-	rdb := s.Client()
-	before := keyspace(t, rdb, prefix)
-	l := liveALife(t, s, w, b, c, d, bPost, bOwn)
+	pc := newPurgeCase(t)
+	s, files, b, c, l := pc.s, pc.files, pc.b, pc.c, pc.l
 
 	if err := s.DeleteAccount(ctx, l.a); err != nil {
 		t.Fatal(err)
@@ -304,10 +330,7 @@ func TestDeleteAccountPurge(t *testing.T) {
 		t.Errorf("delete again: %v", err)
 	}
 
-	drain(t, w)
-	drain(t, w) // the jobs the purge queued (notifications, others' reposts)
-	after := keyspace(t, rdb, prefix)
-	checkPurged(t, before, after, l)
+	pc.check(t)
 	// b's answer to a's comment stays, naming no one.
 	if cs, err := s.Comments(ctx, []string{l.keep}); err != nil || cs[0] == nil {
 		t.Errorf("b's answer: %v %v", cs, err)
@@ -338,11 +361,8 @@ func TestDeleteAccountPurge(t *testing.T) {
 // next delivery, with the same end.
 func TestDeleteAccountResumes(t *testing.T) {
 	ctx := context.Background()
-	s, w, _, b, c, d, bPost, bOwn := purgeWorld(t)
-	prefix := s.Keys().Prefix()
-	rdb := s.Client()
-	before := keyspace(t, rdb, prefix)
-	l := liveALife(t, s, w, b, c, d, bPost, bOwn)
+	pc := newPurgeCase(t)
+	s, w, rdb, l := pc.s, pc.w, pc.rdb, pc.l
 	// More posts and followers, so that stages take several batches.
 	for i := range 60 {
 		l.ids = append(l.ids, feedPost(t, s, l.a, social.NewPost{Content: "post " + strconv.Itoa(i)}).ID)
@@ -398,9 +418,7 @@ func TestDeleteAccountResumes(t *testing.T) {
 		t.Errorf("resumed at %s, want posts", stages[0])
 	}
 	s.AfterPurgeBatch(nil)
-	drain(t, w)
-	drain(t, w)
-	checkPurged(t, before, keyspace(t, rdb, prefix), l)
+	pc.check(t)
 }
 
 // TestDeleteAccountContinues: a purge longer than one delivery's slice
@@ -408,21 +426,16 @@ func TestDeleteAccountResumes(t *testing.T) {
 // it.
 func TestDeleteAccountContinues(t *testing.T) {
 	ctx := context.Background()
-	s, w, _, b, c, d, bPost, bOwn := purgeWorld(t)
-	prefix := s.Keys().Prefix()
-	rdb := s.Client()
-	before := keyspace(t, rdb, prefix)
-	l := liveALife(t, s, w, b, c, d, bPost, bOwn)
+	pc := newPurgeCase(t)
+	s, w, l := pc.s, pc.w, pc.l
 	s.SetPurgeSlice(time.Nanosecond) // one batch a delivery
 	batches := 0
 	s.AfterPurgeBatch(func(string) { batches++ })
 	if err := s.DeleteAccount(ctx, l.a); err != nil {
 		t.Fatal(err)
 	}
-	drain(t, w)
-	drain(t, w)
+	pc.check(t)
 	if st := w.Stats(); batches < len(redisstore.PurgeStages()) || st.Processed < int64(batches) {
 		t.Errorf("%d batches in %d jobs: the purge did not go on in continuations", batches, st.Processed)
 	}
-	checkPurged(t, before, keyspace(t, rdb, prefix), l)
 }
