@@ -489,30 +489,12 @@ func (k Keys) TrendLock() string { return k.prefix + "{trend}:lock" }
 // ZRANGE BYLEX.
 func (k Keys) UserSearch() string { return k.prefix + "{acct}:search" }
 
-// Account deletion (purge.go, fanout_purge.go).
-
-// Deleting is the set of the users whose account is deleted and whose
-// purge has not ended: every visibility check reads it (one SMEMBERS in
-// the check's pipeline), so their posts are hidden at once, before the
-// purge removes them. It holds only the purges in flight.
-func (k Keys) Deleting() string { return k.prefix + "{gone}:users" }
-
-// Gone is the purge record of a deleted account: its profile hash,
-// renamed there from User when the account was deleted (so nothing reads
-// it as a user any more), with the purge's progress (stage, at). In the
-// user's slot; deleted when the purge ends.
-func (k Keys) Gone(u string) string { return k.userKey(u, ":gone") }
-
-// PurgeLease is held (SET NX PX, renewed after each batch) by the worker
-// running u's purge, so that two deliveries of its job never run at once.
+// Deleting is the set of deleted accounts being purged (purge.go), read by every visibility
+// check; Gone an account's purge record (its profile, renamed); PurgeLease its purge's lease.
+func (k Keys) Deleting() string           { return k.prefix + "{gone}:users" }
+func (k Keys) Gone(u string) string       { return k.userKey(u, ":gone") }
 func (k Keys) PurgeLease(u string) string { return k.userKey(u, ":purgelease") }
 
-// UserLikes is the zset of the posts u liked, scored by when (ms): how
-// the purge of u finds its likes. It may name a post u no longer likes
-// (written before the like, removed after an unlike), never miss one.
-func (k Keys) UserLikes(u string) string { return k.userKey(u, ":liked") }
-
-// UserComments is the zset of the ids of the comments u wrote (score: the
-// id): how the purge of u finds its comments. Written before the comment,
-// removed after its deletion; it may name a comment that is gone.
+// UserLikes and UserComments index u's likes and comments, for its purge.
+func (k Keys) UserLikes(u string) string    { return k.userKey(u, ":liked") }
 func (k Keys) UserComments(u string) string { return k.userKey(u, ":commented") }
