@@ -156,7 +156,11 @@ func liveALife(t *testing.T, s *redisstore.Store, w *fanout.Worker, b, c, d, bPo
 	add(brp.ID)
 	drain(t, w)
 
-	// Likes and comments both ways, answers both ways.
+	// Likes and comments both ways, answers both ways, and on its own.
+	must(s.Like(ctx, a, p1.ID))
+	own, err := s.AddComment(ctx, a, p1.ID, "a on a")
+	must(err)
+	add(own.ID)
 	must(s.Like(ctx, a, bPost))
 	must(s.Like(ctx, b, p1.ID))
 	ac, err := s.AddComment(ctx, a, bPost, "a on b")
