@@ -111,6 +111,9 @@ func (s *FanoutService) purgeAccount(ctx context.Context, job map[string]string)
 		if batch > 0 && time.Now().After(until) {
 			// A continuation carries on; the lease goes first, so it
 			// need not wait for it.
+			if err := s.purgeProgress(ctx, id, stage); err != nil {
+				return err
+			}
 			release()
 			return queuePurge(ctx, s.rdb, s.keys, s.set, id)
 		}
@@ -134,10 +137,19 @@ func (s *FanoutService) purgeAccount(ctx context.Context, job map[string]string)
 		stage++
 		if stage < len(purgeSteps) {
 			// The last stage deletes the record: nothing to write then.
-			if err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.Gone(id)}, purgeStage, stage).Err(); err != nil {
-				return fmt.Errorf("record the purge of %s: %w", id, err)
+			if err := s.purgeProgress(ctx, id, stage); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// purgeProgress records the stage a purge reached, and when.
+func (s *FanoutService) purgeProgress(ctx context.Context, id string, stage int) error {
+	err := updateIfExistsScript.Run(ctx, s.rdb, []string{s.keys.Gone(id)}, purgeStage, stage, purgeSeen, s.set.now().UnixMilli()).Err()
+	if err != nil {
+		return fmt.Errorf("record the purge of %s: %w", id, err)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,10 +32,17 @@ import (
 
 // purgeAt is the purge record's field of when the account was deleted
 // (ms); purgeStage the stage its purge has reached.
+// purgeSeen when its job last recorded progress (ms: a stage done, or a
+// delivery handing over to its continuation).
 const (
 	purgeAt    = "purge_at"
 	purgeStage = "purge_stage"
+	purgeSeen  = "purge_seen"
 	jobUser    = "user" // a purge job's user
+	// purgeStall is how long a purge may show no progress, with no worker
+	// holding its lease, before the sweep queues its job again (a job
+	// dead-lettered, or lost with a shard's stream).
+	purgeStall = 10 * time.Minute
 )
 
 // DeleteAccount deletes the account of userID: hidden at once, purged by
@@ -86,6 +95,45 @@ func hideAccount(ctx context.Context, rdb redis.UniversalClient, k Keys, set *se
 		if err := rdb.SRem(ctx, k.Deleting(), userID).Err(); err != nil {
 			return 0, fmt.Errorf("hide account %s: %w", userID, err)
 		}
+	}
+	return n, nil
+}
+
+// sweepPurges queues the job of every purge in flight that shows no
+// progress for purgeStall and whose lease no worker holds; a job queued
+// twice is harmless (the lease, and the recorded stage). It returns how
+// many it queued.
+func (s *AccountService) sweepPurges(ctx context.Context, now int64) (int, error) {
+	ids, err := s.rdb.SMembers(ctx, s.keys.Deleting()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("sweep purges: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		var lease *redis.IntCmd
+		var marks *redis.SliceCmd
+		if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			lease = p.Exists(ctx, s.keys.PurgeLease(id))
+			marks = p.HMGet(ctx, s.keys.Gone(id), purgeAt, purgeSeen)
+			return nil
+		}); err != nil {
+			return n, fmt.Errorf("sweep purges: %w", err)
+		}
+		var last int64
+		for _, v := range marks.Val() {
+			if str, ok := v.(string); ok {
+				if ms, _ := strconv.ParseInt(str, 10, 64); ms > last {
+					last = ms
+				}
+			}
+		}
+		if lease.Val() != 0 || last+purgeStall.Milliseconds() > now {
+			continue
+		}
+		if err := queuePurge(ctx, s.rdb, s.keys, s.set, id); err != nil {
+			return n, err
+		}
+		n++
 	}
 	return n, nil
 }

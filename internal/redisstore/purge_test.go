@@ -443,35 +443,3 @@ func TestDeleteAccountContinues(t *testing.T) {
 		t.Errorf("%d batches in %d jobs: the purge did not go on in continuations", batches, st.Processed)
 	}
 }
-
-// TestDeleteAccountAcrossStores: an account deleted through one store
-// (gateway) is gone at once through another whose profile and post
-// caches held it: its profile when Redis's announcement arrives, its
-// posts on the next read.
-func TestDeleteAccountAcrossStores(t *testing.T) {
-	ctx := context.Background()
-	prefix := redistest.Prefix(t)
-	a := cachedStore(t, redistest.Client(t), prefix)
-	a.CachePosts(100)
-	b := redisstore.New(redistest.Client(t), prefix)
-	ids := users(t, a, 2)
-	post := feedPost(t, a, ids[0], social.NewPost{Content: "cached"})
-	cachedRead(t, a, ids[0])
-	for range 2 { // the second read is served by the post cache
-		if ps, err := a.VisiblePosts(ctx, ids[1], []string{post.ID}); err != nil || ps[0] == nil {
-			t.Fatalf("post before the deletion: %v %v", ps, err)
-		}
-	}
-	if err := b.DeleteAccount(ctx, ids[0]); err != nil {
-		t.Fatal(err)
-	}
-	for _, viewer := range []string{"", ids[1]} {
-		if ps, err := a.VisiblePosts(ctx, viewer, []string{post.ID}); err != nil || ps[0] != nil {
-			t.Errorf("viewer %q reads the deleted account's post through the other store: %v %v", viewer, ps, err)
-		}
-	}
-	redistest.Eventually(t, 10*time.Second, "the deletion seen by the other store's profile cache", func() bool {
-		_, err := a.User(ctx, ids[0])
-		return social.IsCode(err, social.NotFound)
-	})
-}
