@@ -26,6 +26,8 @@ import (
 //     name or address finds no account, and an access token of the user
 //     authenticates nobody (verification checks the profile exists); the
 //     gateways' profile caches drop it when Redis announces the write.
+//  4. The first batch of the account's comments goes (the purge's
+//     comments stage, run once), since Deleting does not hide comments.
 //
 // The name and the address stay taken until the purge ends, when its
 // last step frees them.
@@ -62,6 +64,11 @@ func (s *AccountService) DeleteAccount(ctx context.Context, userID string) error
 	if n == 0 {
 		return social.Errorf(social.NotFound, "user %s not found", userID)
 	}
+	// The first batch of the account's comments (most accounts' all)
+	// goes now, as the purge's comments stage would take it: comments are
+	// not hidden by Deleting. A failure leaves them to the job.
+	p := &purge{s: &FanoutService{rdb: s.rdb, keys: s.keys, set: s.set}, id: userID}
+	_, _ = p.comments(ctx)
 	return nil
 }
 

@@ -269,12 +269,13 @@ type purgeCase struct {
 	before map[string]string
 	l      *life
 	b, c   string
+	bPost  string
 }
 
 func newPurgeCase(t *testing.T) *purgeCase {
 	t.Helper()
 	s, w, files, b, c, d, bPost, bOwn := purgeWorld(t)
-	pc := &purgeCase{s: s, w: w, files: files, rdb: s.Client(), b: b, c: c}
+	pc := &purgeCase{s: s, w: w, files: files, rdb: s.Client(), b: b, c: c, bPost: bPost}
 	pc.before = keyspace(t, pc.rdb, s.Keys().Prefix())
 	pc.l = liveALife(t, s, w, b, c, d, bPost, bOwn)
 	return pc
@@ -294,7 +295,7 @@ func (pc *purgeCase) check(t *testing.T) {
 func TestDeleteAccountPurge(t *testing.T) {
 	ctx := context.Background()
 	pc := newPurgeCase(t)
-	s, files, b, c, l := pc.s, pc.files, pc.b, pc.c, pc.l
+	s, files, b, c, l, bPost := pc.s, pc.files, pc.b, pc.c, pc.l, pc.bPost
 
 	if err := s.DeleteAccount(ctx, l.a); err != nil {
 		t.Fatal(err)
@@ -324,6 +325,16 @@ func TestDeleteAccountPurge(t *testing.T) {
 	for _, id := range home.Items {
 		if slices.Contains(l.ids, id) {
 			t.Errorf("c's home shows %s of the deleted account", id)
+		}
+	}
+	// Its comments went with the mutation.
+	if cs, err := s.PostCommentsPage(ctx, bPost, social.PageRequest{First: 20}); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, cm := range cs.Items {
+			if cm.AuthorID == l.a {
+				t.Errorf("b's post still shows comment %s of the deleted account", cm.ID)
+			}
 		}
 	}
 	// The name stays taken until the purge ends.
