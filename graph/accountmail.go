@@ -65,6 +65,14 @@ func (r *Resolver) changeEmail(ctx context.Context, newEmail, password string) (
 	return r.Accounts.ChangeEmail(ctx, v, newEmail, password)
 }
 
+func (r *Resolver) deleteAccount(ctx context.Context, password string) (bool, error) {
+	v, err := social.RequireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.Accounts.DeleteAccount(ctx, v, password)
+}
+
 func (r *Resolver) resendVerification(ctx context.Context) (bool, error) {
 	v, err := social.RequireViewer(ctx)
 	if err != nil {

@@ -129,6 +129,8 @@ func TestBadInput(t *testing.T) {
 		{"comment of invisible characters", gql(author.Token, addCommentDoc, map[string]any{"p": post, "c": "\u3164\u200d"}), 200, "BAD_USER_INPUT"},
 		{"bio with an override", gql(author.Token, `mutation($b: String) { updateProfile(input: {bio: $b}) { id } }`, map[string]any{"b": "\u202ehi"}), 200, "BAD_USER_INPUT"},
 		{"changePassword with a wrong password", gql(author.Token, changePasswordDoc, map[string]any{"c": "wrong password", "n": "a new password"}), 200, "BAD_USER_INPUT"},
+		{"deleteAccount with a wrong password", gql(author.Token, `mutation($p: String!) { deleteAccount(password: $p) }`, map[string]any{"p": "wrong password"}), 200, "BAD_USER_INPUT"},
+		{"deleteAccount with an over-long password", gql(author.Token, `mutation($p: String!) { deleteAccount(password: $p) }`, map[string]any{"p": strings.Repeat("x", 5000)}), 200, "BAD_USER_INPUT"},
 		{"changePassword to a short password", gql(author.Token, changePasswordDoc, map[string]any{"c": gatewaytest.Password, "n": "short"}), 200, "BAD_USER_INPUT"},
 		{"resetPassword with a forged token", gql("", `mutation($t: String!) { resetPassword(token: $t, newPassword: "a new password") { accessToken } }`,
 			map[string]any{"t": "r" + author.ID + "." + strings.Repeat("A", 43)}), 200, "BAD_USER_INPUT"},

@@ -126,6 +126,7 @@ type ComplexityRoot struct {
 		ChangePassword        func(childComplexity int, currentPassword string, newPassword string) int
 		CreateList            func(childComplexity int, title string) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
+		DeleteAccount         func(childComplexity int, password string) int
 		DeleteComment         func(childComplexity int, id string) int
 		DeleteList            func(childComplexity int, id string) int
 		DeletePost            func(childComplexity int, id string) int
@@ -363,6 +364,7 @@ type MutationResolver interface {
 	VerifyEmail(ctx context.Context, token string) (*social.User, error)
 	ResendVerification(ctx context.Context) (bool, error)
 	RequestDataExport(ctx context.Context) (*social.DataExport, error)
+	DeleteAccount(ctx context.Context, password string) (bool, error)
 	Follow(ctx context.Context, userID string) (*social.User, error)
 	Unfollow(ctx context.Context, userID string) (*social.User, error)
 	Block(ctx context.Context, userID string) (*social.User, error)
@@ -874,6 +876,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePost(childComplexity, args["input"].(model.CreatePostInput)), true
+	case "Mutation.deleteAccount":
+		if e.ComplexityRoot.Mutation.DeleteAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAccount(childComplexity, args["password"].(string)), true
 	case "Mutation.deleteComment":
 		if e.ComplexityRoot.Mutation.DeleteComment == nil {
 			break
@@ -2246,6 +2259,8 @@ type Mutation {
   resendVerification: Boolean!
   "Start preparing an archive of everything the account holds; dataExport tells when it is ready. One export at a time, at most one a day: a second request while one is being prepared, or less than a day after the latest, is refused (BAD_USER_INPUT) and changes nothing. A failed export may be asked for again at once."
   requestDataExport: DataExport!
+  "Delete the viewer's account (the password is required). At once: it can no longer log in, every session ends, and user(id) and its posts answer null for everyone. Then everything it made or holds goes: posts (from every timeline), media, reposts, likes, comments, follows both ways, lists, bookmarks, notifications it caused. Its name and e-mail address become free again. A wrong password: BAD_USER_INPUT, nothing changed."
+  deleteAccount(password: String!): Boolean!
 
   "Follow a user. Idempotent. Returns the followed user. A locked user is asked instead (a follow request, told by FOLLOW_REQUEST): the follow starts when they approve it (viewerRequestedFollow meanwhile)."
   follow(userId: ID!): User!
@@ -3561,6 +3576,20 @@ func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "password",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["password"] = arg0
 	return args, nil
 }
 
@@ -6136,6 +6165,50 @@ func (ec *executionContext) fieldContext_Mutation_requestDataExport(_ context.Co
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_DataExport(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAccount(ctx, fc.Args["password"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -13422,6 +13495,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "requestDataExport":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_requestDataExport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAccount(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

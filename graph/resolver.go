@@ -26,6 +26,8 @@ type Accounts interface {
 	ChangeEmail(ctx context.Context, v social.Viewer, newEmail, password string) (bool, error)
 	VerifyEmail(ctx context.Context, token string) (*social.User, error)
 	ResendVerification(ctx context.Context, v social.Viewer) (bool, error)
+	// DeleteAccount deletes the viewer's account (internal/auth, delete.go).
+	DeleteAccount(ctx context.Context, v social.Viewer, password string) (bool, error)
 	// CanPost refuses posts and comments of an account whose address must
 	// be confirmed first (REQUIRE_VERIFIED_EMAIL).
 	CanPost(ctx context.Context, userID string) error

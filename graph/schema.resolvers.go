@@ -123,6 +123,10 @@ func (r *mutationResolver) RequestDataExport(ctx context.Context) (*social.DataE
 	return r.requestDataExport(ctx)
 }
 
+func (r *mutationResolver) DeleteAccount(ctx context.Context, password string) (bool, error) {
+	return r.deleteAccount(ctx, password)
+}
+
 // Follow is the resolver for the follow field.
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*social.User, error) {
 	return r.graphEdit(ctx, userID, r.Graph.Follow)

@@ -211,7 +211,7 @@ func (c *Config) abuseSettings() []app.Setting {
 		limit(auth.RuleResetIP, "RATE_LIMIT_RESET_IP", "password-reset requests and resetPassword attempts per client address"),
 		limit(auth.RuleResetAddress, "RATE_LIMIT_RESET_ADDRESS", "password-reset requests per address asked for, whether an account has it or not"),
 		limit(auth.RuleMailUser, "RATE_LIMIT_MAIL_USER", "e-mails an account asks to be sent (changeEmail, resendVerification)"),
-		limit(auth.RulePasswordUser, "RATE_LIMIT_PASSWORD_USER", "password checks of a signed-in account (changePassword, changeEmail)"),
+		limit(auth.RulePasswordUser, "RATE_LIMIT_PASSWORD_USER", "password checks of a signed-in account (changePassword, changeEmail, deleteAccount)"),
 		limit(moderation.RuleReport, "RATE_LIMIT_REPORT", "reports a user may file (besides at most 20 open at once)"),
 		{Flag: "trusted-proxies", Env: "TRUSTED_PROXIES", Def: "", Usage: "comma-separated proxy addresses or CIDRs whose X-Forwarded-For names the client address",
 			Set: func(v string) (err error) { c.Abuse.TrustedProxies, err = ratelimit.ParseProxies(v); return err }},

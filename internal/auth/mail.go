@@ -46,8 +46,8 @@ const (
 	// (changeEmail, resendVerification).
 	RuleMailUser = "mail-user"
 	// RulePasswordUser bounds the password checks of a signed-in account
-	// (changePassword, changeEmail), so a stolen access token cannot be
-	// used to guess the password.
+	// (changePassword, changeEmail, deleteAccount), so a stolen access
+	// token cannot be used to guess the password.
 	RulePasswordUser = "password-user"
 )
 

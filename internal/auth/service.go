@@ -58,6 +58,8 @@ type Service struct {
 	EndSessions     SessionEnder
 	ResetTTL        time.Duration
 	RequireVerified bool
+	// Deleter deletes accounts (deleteAccount, delete.go).
+	Deleter AccountDeleter
 }
 
 // Result is what register, login and refresh return.

@@ -23,5 +23,6 @@ func (g *Gateway) newAuth(tokens *auth.Tokens) *auth.Service {
 		EndSessions:     store.SessionService,
 		ResetTTL:        cfg.Accounts.ResetTokenTTL,
 		RequireVerified: cfg.Accounts.RequireVerifiedEmail,
+		Deleter:         store.AccountService,
 	}
 }

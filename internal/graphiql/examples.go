@@ -39,6 +39,7 @@ var examples = []struct{ file, variables string }{
 	{"dataexport.graphql", ""},
 	{"report.graphql", `{"input": {"postId": "", "reason": "spam"}}`},
 	{"reports.graphql", `{"first": 20}`},
+	{"deleteaccount.graphql", `{"password": ""}`},
 }
 
 // Examples returns the tabs the IDE opens with (when the browser has no
@@ -46,9 +47,9 @@ var examples = []struct{ file, variables string }{
 // a post, the live timeline subscription, notifications and marking them
 // read, editing one's profile, removing a follower, follow requests and
 // their approval, adding a keyword filter, logging in, refreshing, the
-// account's password and e-mail flows, its data export, reporting and the
-// moderators' queue: one operation a tab, so that Run runs it without
-// asking which.
+// account's password and e-mail flows, its data export and deletion,
+// reporting and the moderators' queue: one operation a tab, so that Run
+// runs it without asking which.
 // Each query explains itself in its comments; the headers stay empty, for
 // the user's own access token.
 func Examples() []Tab {

@@ -43,6 +43,9 @@ type settings struct {
 	publishCmd string
 	// files are the media files' blob store (media.go); nil: none.
 	files Files
+	// profileFiles deletes a user's profile pictures (the purge of an
+	// account): files, when its store can; nil: none.
+	profileFiles ProfileFiles
 	// profiles caches users' profile hashes (profilecache.go); nil: off.
 	profiles *rcache.Cache[social.User]
 	// posts caches the fixed fields of post hashes (postcache.go); nil: off.
@@ -50,6 +53,11 @@ type settings struct {
 	// newerRound, when set (tests), runs after each read round of a newer
 	// page (timeline_newer.go).
 	newerRound func()
+	// purgeBatch, when set (tests), runs after each batch of an account's
+	// purge with the stage's name (fanout_purge.go).
+	purgeBatch func(stage string)
+	// purgeSlice, when not 0 (tests), replaces purgeSlice.
+	purgeSlice time.Duration
 }
 
 // Open returns the shared value over rdb whose keys start with prefix,

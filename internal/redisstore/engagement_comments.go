@@ -62,11 +62,6 @@ func (s *EngagementService) addComment(ctx context.Context, viewerID, postAuthor
 	if err != nil {
 		return nil, err
 	}
-	// The author's own index (data exports); a comment deleted with its
-	// post is skipped there.
-	if err := s.rdb.ZAddNX(ctx, s.keys.UserComments(viewerID), redis.Z{Score: float64(c.CreatedAt.UnixMilli()), Member: c.ID}).Err(); err != nil {
-		return nil, fmt.Errorf("index comment %s of %s: %w", c.ID, viewerID, err)
-	}
 	if err := s.notifyComment(ctx, c.ID, postID, viewerID, postAuthor, mentions, to.author); err != nil {
 		return nil, err
 	}
@@ -85,12 +80,19 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 		return nil, fmt.Errorf("allocate comment id: %w", err)
 	}
 	id := strconv.FormatInt(n, 10)
-	// The index first: until the script below runs it points at nothing,
-	// which reads as a missing comment.
-	if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
+	// The indexes first: until the script below runs they point at
+	// nothing, which reads as a missing comment (the author's index, scored
+	// by when, is how the purge of the account finds its comments and its
+	// data export lists them; one of a comment deleted with its post is
+	// skipped there).
+	created := s.set.now().UTC()
+	if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, s.keys.UserComments(viewerID), redis.Z{Score: float64(created.UnixMilli()), Member: id})
+		p.HSet(ctx, s.keys.CommentPost(id), id, postID)
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("index comment %s: %w", id, err)
 	}
-	created := s.set.now().UTC()
 	row := commentRow{comment: social.Comment{AuthorID: viewerID, Content: content, CreatedAt: created, InReplyToID: to.id},
 		mentions: mentions, replyTo: to.author}
 	retry := s.commentRetryKey(postID, viewerID, content, to.id)
@@ -111,8 +113,9 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 				InReplyToID: to.id}, nil
 		}
 		// The post is gone, or the comment is the earlier one: the index
-		// entry of the fresh id is garbage.
+		// entries of the fresh id are garbage.
 		_ = s.rdb.HDel(ctx, s.keys.CommentPost(id), id).Err()
+		_ = s.rdb.ZRem(ctx, s.keys.UserComments(viewerID), id).Err()
 		switch res {
 		case "GONE":
 			return nil, social.Errorf(social.NotFound, "post %s not found", postID)
@@ -129,7 +132,11 @@ func (s *EngagementService) writeComment(ctx context.Context, viewerID, postID, 
 		if err := s.rdb.Del(ctx, retry).Err(); err != nil {
 			return nil, fmt.Errorf("add comment to post %s: %w", postID, err)
 		}
-		if err := s.rdb.HSet(ctx, s.keys.CommentPost(id), id, postID).Err(); err != nil {
+		if _, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
+			p.ZAdd(ctx, s.keys.UserComments(viewerID), redis.Z{Score: float64(created.UnixMilli()), Member: id})
+			p.HSet(ctx, s.keys.CommentPost(id), id, postID)
+			return nil
+		}); err != nil {
 			return nil, fmt.Errorf("index comment %s: %w", id, err)
 		}
 	}

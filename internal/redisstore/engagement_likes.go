@@ -55,10 +55,12 @@ func (s *EngagementService) Like(ctx context.Context, viewerID, postID string) e
 	// reads whether the like stands when it runs the job.
 	var like *redis.Cmd
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
-		like = likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "like")
-		// The liker's own index (data exports), which checks each entry
-		// against the likers: one left by a post that is gone is skipped.
+		// The liker's index first (ZADD NX keeps the first time): the
+		// purge of the account finds its likes there, and its data export
+		// lists them (checking each against the likers: one left by a post
+		// that is gone is skipped).
 		p.ZAddNX(ctx, s.keys.UserLikes(viewerID), redis.Z{Score: float64(s.set.now().UnixMilli()), Member: postID})
+		like = likeScript.EvalSha(ctx, p, likeKeys(s.keys, postID), viewerID, "like")
 		queueNote(ctx, p, s.keys, s.set.feed.FanoutShards, s.set.now(), social.NoteLike, postID, "", viewerID, post.AuthorID)
 		return nil
 	})

@@ -78,3 +78,20 @@ func SetMaxResolvedReports(n int) (restore func()) {
 	maxResolvedReports = n
 	return func() { maxResolvedReports = old }
 }
+
+// AfterPurgeBatch runs fn after each batch of an account's purge, with
+// the stage's name (nil: nothing).
+func (s *DB) AfterPurgeBatch(fn func(stage string)) { s.set.purgeBatch = fn }
+
+// SetPurgeSlice sets how long one delivery of a purge job runs before it
+// queues its continuation.
+func (s *DB) SetPurgeSlice(d time.Duration) { s.set.purgeSlice = d }
+
+// PurgeStages names the stages of an account's purge, in order.
+func PurgeStages() []string {
+	out := make([]string, len(purgeSteps))
+	for i, p := range purgeSteps {
+		out[i] = p.name
+	}
+	return out
+}

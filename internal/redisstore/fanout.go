@@ -44,6 +44,7 @@ const (
 
 	opPost   = "post"
 	opDelete = "delete"
+	opPurge  = "purge" // an account's deletion (fanout_purge.go)
 )
 
 // HandleFanoutJob carries out one fan-out job (the fields of an entry of
@@ -56,6 +57,8 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 		return s.purgeNotes(ctx, job)
 	case opEdit:
 		return newEditFanout(s).run(ctx, job)
+	case opPurge:
+		return s.purgeAccount(ctx, job)
 	}
 	post, author, repost := job[jobPost], job[jobAuthor], job[jobRepost]
 	if !social.IsID(post) || !social.IsID(author) || (repost != "" && !social.IsID(repost)) {
@@ -65,14 +68,7 @@ func (s *FanoutService) HandleFanoutJob(ctx context.Context, job map[string]stri
 	case opPost:
 		return s.fanOutPost(ctx, post, author, repost)
 	case opDelete:
-		// The notifications the post made go with it.
-		if err := s.notifyPost(ctx, post, author, repost, job[jobRepostAuthor], splitIDs(job[jobMentions]), true); err != nil {
-			return err
-		}
-		if err := s.unindexDeleted(ctx, post, author, job); err != nil {
-			return err
-		}
-		return s.fanOutDelete(ctx, post, author, repost, job[jobMedia])
+		return s.deletePost(ctx, job, true)
 	}
 	return fmt.Errorf("fan-out job of unknown op %q", job[jobOp])
 }

@@ -510,3 +510,15 @@ func (k Keys) TrendLock() string { return k.prefix + "{trend}:lock" }
 // (social.SearchKey), one per name and one per display name, read with
 // ZRANGE BYLEX.
 func (k Keys) UserSearch() string { return k.prefix + "{acct}:search" }
+
+// Deleting is the set of deleted accounts being purged (purge.go), read by every visibility
+// check; Gone an account's purge record (its profile, renamed); PurgeLease its purge's lease.
+func (k Keys) Deleting() string           { return k.prefix + "{gone}:users" }
+func (k Keys) Gone(u string) string       { return k.userKey(u, ":gone") }
+func (k Keys) PurgeLease(u string) string { return k.userKey(u, ":purgelease") }
+
+// UserLikes and UserComments index u's likes (post ids) and comments
+// (comment ids), scored by when (ms): what its purge finds them by and its
+// data export lists.
+func (k Keys) UserLikes(u string) string    { return k.userKey(u, ":liked") }
+func (k Keys) UserComments(u string) string { return k.userKey(u, ":commented") }

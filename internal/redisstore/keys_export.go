@@ -16,11 +16,3 @@ func (k Keys) ExportDead() string { return k.prefix + "{export}:dead" }
 
 // ExportAlive prefixes the liveness keys of ExportQueue's workers.
 func (k Keys) ExportAlive() string { return k.prefix + "{export}:alive:" }
-
-// UserLikes is the zset of the posts u likes, scored by when (ms): what
-// u's data export lists as likes.
-func (k Keys) UserLikes(u string) string { return k.userKey(u, ":likes") }
-
-// UserComments is the zset of the comments u wrote, scored by when (ms):
-// what u's data export lists as comments.
-func (k Keys) UserComments(u string) string { return k.userKey(u, ":comments") }

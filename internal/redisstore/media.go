@@ -15,9 +15,19 @@ type Files interface {
 	Delete(ctx context.Context, keys []string) error
 }
 
+// ProfileFiles deletes every profile picture of a user
+// (internal/mediastore): the purge of a deleted account calls it.
+type ProfileFiles interface {
+	DeleteProfileFiles(ctx context.Context, userID string) error
+}
+
 // SetFiles gives the store the blob store of media files, whose files a
-// post's deletion removes; without one they are left in place.
-func (s *DB) SetFiles(f Files) { s.set.files = f }
+// post's deletion removes, and, when it can, a deleted account's profile
+// pictures; without one they are left in place.
+func (s *DB) SetFiles(f Files) {
+	s.set.files = f
+	s.set.profileFiles, _ = f.(ProfileFiles)
+}
 
 // storedMedia is one file of a post's media field: short names, as the
 // field is read with every post.

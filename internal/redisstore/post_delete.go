@@ -41,19 +41,7 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 func (s *PostService) removePost(ctx context.Context, p *social.Post) error {
 	postID := p.ID
 	// A retried XADD queues the job twice: harmless.
-	job := []any{jobOp, opDelete, jobPost, postID, jobAuthor, p.AuthorID}
-	if p.RepostOfID != "" {
-		job = append(job, jobRepost, p.RepostOfID, jobRepostAuthor, p.RepostOfAuthorID)
-	}
-	if len(p.Mentions) > 0 {
-		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
-	}
-	job = append(job, tagJobFields(p)...)
-	// The job carries the file keys: the hash that lists them is gone
-	// before the worker runs.
-	if len(p.Media) > 0 {
-		job = append(job, jobMedia, mediaKeys(p.Media))
-	}
+	job := deleteJob(p)
 	if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: fanoutStream(s.keys, s.set.feed.FanoutShards, postID), Values: job}).Err(); err != nil {
 		return fmt.Errorf("queue deletion of post %s: %w", postID, err)
 	}
@@ -74,6 +62,26 @@ func (s *PostService) removePost(ctx context.Context, p *social.Post) error {
 		return fmt.Errorf("delete post %s: %w", postID, err)
 	}
 	return nil
+}
+
+// deleteJob is the delete job of post p: its fields as the worker reads
+// them (HandleFanoutJob; the purge of an account runs the same job's
+// steps for each post of the account, purgePost).
+func deleteJob(p *social.Post) []any {
+	job := []any{jobOp, opDelete, jobPost, p.ID, jobAuthor, p.AuthorID}
+	if p.RepostOfID != "" {
+		job = append(job, jobRepost, p.RepostOfID, jobRepostAuthor, p.RepostOfAuthorID)
+	}
+	if len(p.Mentions) > 0 {
+		job = append(job, jobMentions, strings.Join(p.Mentions, ","))
+	}
+	job = append(job, tagJobFields(p)...)
+	// The job carries the file keys: the hash that lists them is gone
+	// before the worker runs.
+	if len(p.Media) > 0 {
+		job = append(job, jobMedia, mediaKeys(p.Media))
+	}
+	return job
 }
 
 // queueUnlinkRepost queues taking a deleted repost out of its original's

@@ -147,6 +147,10 @@ type visibility struct {
 	filters   *viewerFilters  // the viewer's, read with a page's check (nil: none)
 	authors   []string        // the posts' authors when known before the hashes (withAuthors)
 	locks     authorLocks
+	// deleting is Deleting: the accounts deleted whose purge runs, whose
+	// posts, and plain reposts of them, read as missing.
+	deleting *redis.StringSliceCmd
+	gone     map[string]bool
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
@@ -186,8 +190,24 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	}
 	if len(v.ids) > 0 {
 		v.susp = p.SMembers(ctx, k.Suspended())
+		v.deleting = p.SMembers(ctx, k.Deleting())
 	}
 	v.locks.queue(ctx, p, k, v.viewer, v.knownAuthors())
+}
+
+// deleted reports whether p's author, or for a plain repost its
+// original's, is an account being purged.
+func (v *visibility) deleted(p *social.Post) bool {
+	if v.deleting == nil {
+		return false
+	}
+	if v.gone == nil {
+		v.gone = make(map[string]bool)
+		for _, u := range v.deleting.Val() {
+			v.gone[u] = true
+		}
+	}
+	return len(v.gone) > 0 && (v.gone[p.AuthorID] || (p.RepostOfAuthorID != "" && p.Content == "" && v.gone[p.RepostOfAuthorID]))
 }
 
 // settle completes the check once its pipeline ran: the posts whose hash
@@ -337,6 +357,9 @@ func (v *visibility) hidden(u string) bool {
 // post with the facts the pipeline read.
 func (v *visibility) access(i int) social.Access {
 	p := v.post(i)
+	if p != nil && v.deleted(p) {
+		return social.Missing
+	}
 	if p == nil || v.viewer == "" || p.AuthorID == v.viewer {
 		var f social.AccessFacts
 		if p != nil {

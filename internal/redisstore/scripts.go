@@ -24,6 +24,10 @@ var (
 	registerSettleScript  = newScript("register_settle.lua")
 	updateIfExistsScript  = newScript("update_if_exists.lua")
 	updateProfileScript   = newScript("update_profile.lua")
+	// Account deletion (purge.go, fanout_purge.go).
+	accountGoneScript  = newScript("account_gone.lua")
+	accountFreeScript  = newScript("account_free.lua")
+	leaseReleaseScript = newScript("lease_release.lua")
 
 	// Account e-mails: tokens and address changes (mail.go).
 	mailResetScript    = newScript("mail_reset.lua")

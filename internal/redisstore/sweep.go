@@ -20,8 +20,9 @@ const sweepBatch = 1000
 // SweepPending finishes the multi-slot writes whose process died between
 // their single-slot steps and that nobody has finished since: registrations
 // pending for longer than regGrace (settled: the account completed, or the
-// claims released) and graph edits pending for longer than graphGrace (run
-// again; the actor's own next edit would do the same). It returns how many
+// claims released), graph edits pending for longer than graphGrace (run
+// again; the actor's own next edit would do the same) and account purges
+// stalled for purgeStall (their job queued again). It returns how many
 // it finished. The fan-out workers run it periodically (cmd/internal/app),
 // so an actor who never comes back does not leave a half edge for ever.
 // Several sweepers at once are harmless: every step is idempotent.
@@ -32,7 +33,11 @@ func (s *Store) SweepPending(ctx context.Context) (int, error) {
 		return regs, err
 	}
 	edits, err := s.GraphService.sweepGraphEdits(ctx, now)
-	return regs + edits, err
+	if err != nil {
+		return regs + edits, err
+	}
+	purges, err := s.AccountService.sweepPurges(ctx, now)
+	return regs + edits + purges, err
 }
 
 func (s *AccountService) sweepRegistrations(ctx context.Context, now int64) (int, error) {

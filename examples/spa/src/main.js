@@ -15,7 +15,7 @@ import { renderMedia, postWithMedia } from './media.js';
 import { mutate } from './idempotency.js';
 import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
 import { linkTags, tagFromHash, loadTrends, mentionAutocomplete } from './discovery.js';
-import { ProfileSettings } from './settings.js';
+import { AccountDeletion, ProfileSettings } from './settings.js';
 import { AccountSettings } from './account.js';
 import { FilterSettings } from './filters.js';
 import { Curation } from './curation.js';
@@ -112,6 +112,7 @@ const profileSettings = new ProfileSettings({
 });
 const accountSettings = new AccountSettings({ client, session, endpoint, $ });
 const filterSettings = new FilterSettings({ client, form: $('filter-form'), list: $('filter-list'), error: $('filter-error') });
+new AccountDeletion({ client, session, form: $('delete-account-form'), error: $('delete-account-error') });
 $('settings-open').addEventListener('click', () => {
   const open = $('settings').hidden;
   $('settings').hidden = !open;

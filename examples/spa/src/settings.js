@@ -105,3 +105,40 @@ async function sendWithFiles(endpoint, token, query, input, files) {
   names.forEach((n, i) => form.append(String(i), files[n], files[n].name));
   return sendForm(endpoint, token, form);
 }
+
+const DELETE_ACCOUNT = gql`mutation DeleteAccount($password: String!) { deleteAccount(password: $password) }`;
+
+// AccountDeletion is the settings page's last part: the account goes
+// for good once its password is given and the box ticked. A wrong
+// password answers BAD_USER_INPUT and nothing changes; on success every
+// session of the account has ended on the server, so the app forgets
+// its tokens and shows the login form.
+export class AccountDeletion {
+  constructor({ client, session, form, error }) {
+    Object.assign(this, { client, session, form, error });
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      this.remove();
+    });
+  }
+
+  async remove() {
+    const f = this.form;
+    this.error.textContent = '';
+    if (!f.confirm.checked) {
+      this.error.textContent = 'Tick the box to confirm: this cannot be undone.';
+      return;
+    }
+    f.querySelector('button[type=submit]').disabled = true;
+    // No idempotency key: a retry after success would find the account
+    // gone anyway.
+    const res = await this.client.mutation(DELETE_ACCOUNT, { password: f.password.value }).toPromise();
+    f.querySelector('button[type=submit]').disabled = false;
+    if (res.error) {
+      this.error.textContent = res.error.graphQLErrors[0]?.message || res.error.message;
+      return;
+    }
+    f.reset();
+    this.session.clear();
+  }
+}
