@@ -72,15 +72,7 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 			var err error
 			switch k.List {
 			case readplan.ListFollowers, readplan.ListFollowing, readplan.ListLikers, readplan.ListMembers, readplan.ListFollowRequests:
-				var pos edgePos
-				if pos, err = edgeCursor(k.Page); err == nil {
-					zkeys, args := []string{listKey(ks, k)}, []any{pos.score, pos.member, k.Page.First + 1}
-					if (k.List == readplan.ListFollowers || k.List == readplan.ListFollowing) && viewerID != "" && viewerID != k.Parent {
-						// The owner's Blocks, in the owner's slot.
-						zkeys, args = append(zkeys, ks.Blocks(k.Parent)), append(args, viewerID)
-					}
-					edges[i] = edgePageScript.EvalSha(ctx, p, zkeys, args...)
-				}
+				edges[i], err = queueEdgePage(ctx, p, ks, viewerID, k)
 			case readplan.ListComments, readplan.ListReplies:
 				comments[i], err = queueCommentPage(ctx, p, ks, k)
 				if comments[i] != nil && viewerID != "" && blocks.blocks == nil {
@@ -139,6 +131,20 @@ func listPages(ctx context.Context, rdb redis.UniversalClient, ks Keys, viewerID
 		}
 	}
 	return out, errs
+}
+
+// queueEdgePage queues the read of a page of an edge list (edgePageScript).
+func queueEdgePage(ctx context.Context, p redis.Pipeliner, ks Keys, viewerID string, k readplan.ListKey) (*redis.Cmd, error) {
+	pos, err := edgeCursor(k.Page)
+	if err != nil {
+		return nil, err
+	}
+	zkeys, args := []string{listKey(ks, k)}, []any{pos.score, pos.member, k.Page.First + 1}
+	if (k.List == readplan.ListFollowers || k.List == readplan.ListFollowing) && viewerID != "" && viewerID != k.Parent {
+		// The owner's Blocks, in the owner's slot.
+		zkeys, args = append(zkeys, ks.Blocks(k.Parent)), append(args, viewerID)
+	}
+	return edgePageScript.EvalSha(ctx, p, zkeys, args...), nil
 }
 
 // listKey is the zset of an edge list.

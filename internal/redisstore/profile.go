@@ -44,43 +44,9 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 	if err := s.CheckProfile(&u, u.Avatar != nil, u.Header != nil); err != nil {
 		return nil, err
 	}
-	row := userRow{user: social.User{Avatar: u.Avatar, Header: u.Header}}
-	var set, del []string
-	change := func(name string, on, setIt bool) {
-		switch {
-		case on && setIt:
-			set = append(set, name)
-		case on:
-			del = append(del, name)
-		}
-	}
-	if u.Bio != nil {
-		row.user.Bio = *u.Bio
-		change("bio", true, true) // an empty bio is written empty, as registration writes it
-	}
-	if u.DisplayName != nil {
-		row.user.DisplayName = *u.DisplayName
-		change("dname", true, *u.DisplayName != "")
-	}
-	if u.Locked != nil {
-		row.user.Locked = *u.Locked
-		change("locked", true, *u.Locked)
-	}
-	change("avatar", u.Avatar != nil || u.RemoveAvatar, u.Avatar != nil)
-	change("header", u.Header != nil || u.RemoveHeader, u.Header != nil)
-	if len(set)+len(del) == 0 {
-		return nil, nil
-	}
-	args := []any{0}
-	if len(set) > 0 {
-		pairs, err := profileRecord.update(&row, set)
-		if err != nil {
-			return nil, err
-		}
-		args = append([]any{len(pairs) / 2}, pairs...)
-	}
-	for _, n := range del {
-		args = append(args, profileRecord.name(n))
+	args, err := profileChange(u)
+	if err != nil || args == nil {
+		return nil, err
 	}
 	key := s.keys.User(userID)
 	// The display name's search entry moves with it (search.go).
@@ -201,4 +167,49 @@ func profileImage[T any](at func(*T) **social.ProfileImage) codec[T] {
 		},
 		set: func(r *T, v string, _ bool) { *at(r) = decodeProfileImage(v) },
 	}
+}
+
+// profileChange is updateProfileScript's arguments for u: how many
+// field/value pairs it sets, the pairs, then the fields it removes; nil
+// when u changes nothing.
+func profileChange(u social.ProfileUpdate) ([]any, error) {
+	row := userRow{user: social.User{Avatar: u.Avatar, Header: u.Header}}
+	var set, del []string
+	change := func(name string, on, setIt bool) {
+		switch {
+		case on && setIt:
+			set = append(set, name)
+		case on:
+			del = append(del, name)
+		}
+	}
+	if u.Bio != nil {
+		row.user.Bio = *u.Bio
+		change("bio", true, true) // an empty bio is written empty, as registration writes it
+	}
+	if u.DisplayName != nil {
+		row.user.DisplayName = *u.DisplayName
+		change("dname", true, *u.DisplayName != "")
+	}
+	if u.Locked != nil {
+		row.user.Locked = *u.Locked
+		change("locked", true, *u.Locked)
+	}
+	change("avatar", u.Avatar != nil || u.RemoveAvatar, u.Avatar != nil)
+	change("header", u.Header != nil || u.RemoveHeader, u.Header != nil)
+	if len(set)+len(del) == 0 {
+		return nil, nil
+	}
+	args := []any{0}
+	if len(set) > 0 {
+		pairs, err := profileRecord.update(&row, set)
+		if err != nil {
+			return nil, err
+		}
+		args = append([]any{len(pairs) / 2}, pairs...)
+	}
+	for _, n := range del {
+		args = append(args, profileRecord.name(n))
+	}
+	return args, nil
 }
