@@ -456,7 +456,7 @@ func (k Keys) ListedIn(u string) string { return k.userKey(u, ":listedin") }
 
 // Deleting is the set of deleted accounts being purged (purge.go), read by every visibility
 // check; Gone an account's purge record (its profile, renamed); PurgeLease its purge's lease.
-func (k Keys) Deleting() string           { return k.prefix + "{gone}:users" }
+func (k Keys) Deleting() string           { return k.prefix + "{hidden}:deleting" }
 func (k Keys) Gone(u string) string       { return k.userKey(u, ":gone") }
 func (k Keys) PurgeLease(u string) string { return k.userKey(u, ":purgelease") }
 

@@ -30,4 +30,4 @@ func (k Keys) ReportsOpenBy() string { return k.prefix + "{mod}:openby" }
 // Suspended is the set of suspended user ids, read with every visibility
 // check of posts (post_read.go); the profile's susp field says the same
 // for reads of the user.
-func (k Keys) Suspended() string { return k.prefix + "{mod}:suspended" }
+func (k Keys) Suspended() string { return k.prefix + "{hidden}:suspended" }

@@ -11,25 +11,29 @@ import (
 
 // authorLocks is what a visibility check reads about the authors of its
 // posts for the lock rule (social.AccessFacts.AuthorLocked): whether each
-// is a locked account (one SMISMEMBER of LockedUsers a batch, never the
-// profile cache: it decides what a reader may see), and, for a signed-in
-// viewer, whether the viewer follows each (followFlagsScript: one ZMSCORE
-// of the viewer's Following a batch, answered as one short string). The lock is a fact of the author, not of the post,
-// so an account that locks or unlocks changes what readers see of all
-// its posts at once, with nothing re-indexed.
+// is a locked account (one SMISMEMBER of LockedUsers a batch, in the
+// check's pipeline; never the profile cache: it decides what a reader may
+// see), and, for a signed-in viewer and only for the authors that are
+// locked, whether the viewer follows each (followFlagsScript, one more
+// round trip, only for a batch holding a locked author's post). Locked
+// accounts are few, so most pages pay one command for the rule. The lock
+// is a fact of the author, not of the post, so an account that locks or
+// unlocks changes what readers see of all its posts at once, with
+// nothing re-indexed.
 type authorLocks struct {
 	reads   []lockRead
 	lockedA map[string]bool // built by read
-	follows map[string]bool // built by read
+	follows map[string]bool // built by readFollows
 	seen    map[string]bool // authors queued
+	asked   map[string]bool // locked authors whose follow was queued
+	flags   *redis.Cmd      // the follow read queued (queueFollows)
+	flagged []string        // its authors
 }
 
-// lockRead is one batch of authors: SMISMEMBER of LockedUsers, and
-// followFlagsScript over the viewer's Following.
+// lockRead is one batch of authors: SMISMEMBER of LockedUsers.
 type lockRead struct {
 	authors []string
 	locked  *redis.BoolSliceCmd
-	follows *redis.Cmd // nil for an anonymous viewer
 }
 
 // queue adds the reads of authors' locks not read yet (the viewer
@@ -52,34 +56,67 @@ func (l *authorLocks) queue(ctx context.Context, p redis.Pipeliner, k Keys, view
 	if len(fresh) == 0 {
 		return 0
 	}
-	r := lockRead{authors: fresh, locked: p.SMIsMember(ctx, k.LockedUsers(), toAny(fresh)...)}
-	if viewer != "" {
-		r.follows = followFlagsScript.EvalSha(ctx, p, []string{k.Following(viewer)}, toAny(fresh)...)
-	}
-	l.reads = append(l.reads, r)
+	l.reads = append(l.reads, lockRead{authors: fresh, locked: p.SMIsMember(ctx, k.LockedUsers(), toAny(fresh)...)})
 	return len(fresh)
 }
 
-// read takes in the replies of the reads that ran.
+// read takes in the replies of the lock reads that ran.
 func (l *authorLocks) read() error {
 	for _, r := range l.reads {
-		var follows string
-		if r.follows != nil {
-			var err error
-			if follows, err = r.follows.Text(); err != nil {
-				return fmt.Errorf("read follows of %d authors: %w", len(r.authors), err)
-			}
+		locked, err := r.locked.Result()
+		if err != nil {
+			return fmt.Errorf("read locks of %d authors: %w", len(r.authors), err)
 		}
-		locked := r.locked.Val()
 		if l.lockedA == nil {
-			l.lockedA, l.follows = make(map[string]bool, len(r.authors)), make(map[string]bool, len(r.authors))
+			l.lockedA = make(map[string]bool, len(r.authors))
 		}
 		for i, a := range r.authors {
 			l.lockedA[a] = i < len(locked) && locked[i]
-			l.follows[a] = i < len(follows) && follows[i] == '1'
 		}
 	}
 	l.reads = nil
+	return nil
+}
+
+// queueFollows queues whether viewer follows the locked authors read so
+// far whose follow is not known yet, and returns how many.
+func (l *authorLocks) queueFollows(ctx context.Context, p redis.Pipeliner, k Keys, viewer string) int {
+	l.flags, l.flagged = nil, nil
+	if viewer == "" {
+		return 0
+	}
+	for a, locked := range l.lockedA {
+		if locked && !l.asked[a] {
+			l.flagged = append(l.flagged, a)
+		}
+	}
+	if len(l.flagged) == 0 {
+		return 0
+	}
+	l.flags = followFlagsScript.EvalSha(ctx, p, []string{k.Following(viewer)}, toAny(l.flagged)...)
+	return len(l.flagged)
+}
+
+// readFollows takes in the reply of the follow read that ran.
+func (l *authorLocks) readFollows() error {
+	if l.flags == nil {
+		return nil
+	}
+	follows, err := l.flags.Text()
+	if err != nil {
+		return fmt.Errorf("read follows of %d authors: %w", len(l.flagged), err)
+	}
+	if l.follows == nil {
+		l.follows = make(map[string]bool, len(l.flagged))
+	}
+	if l.asked == nil {
+		l.asked = make(map[string]bool, len(l.flagged))
+	}
+	for i, a := range l.flagged {
+		l.follows[a] = i < len(follows) && follows[i] == '1'
+		l.asked[a] = true
+	}
+	l.flags, l.flagged = nil, nil
 	return nil
 }
 
@@ -115,7 +152,9 @@ func cachedAuthor(fixed []any) string {
 }
 
 // settleLocks reads the locks of the authors the hashes named that no
-// hint did (one more round trip, only then), then the follows.
+// hint did (one more round trip, only then), then, for a signed-in
+// viewer, whether they follow the locked ones (one more, only when there
+// are any).
 func (v *visibility) settleLocks(ctx context.Context) error {
 	var missing []string
 	for i := range v.ids {
@@ -123,18 +162,37 @@ func (v *visibility) settleLocks(ctx context.Context) error {
 			missing = append(missing, r.post.AuthorID)
 		}
 	}
+	if err := v.locksRound(ctx, "locks", func(p redis.Pipeliner) int {
+		return v.locks.queue(ctx, p, v.r.keys, v.viewer, missing)
+	}); err != nil {
+		return err
+	}
+	if err := v.locks.read(); err != nil {
+		return err
+	}
+	if err := v.locksRound(ctx, "follows", func(p redis.Pipeliner) int {
+		return v.locks.queueFollows(ctx, p, v.r.keys, v.viewer)
+	}); err != nil {
+		return err
+	}
+	return v.locks.readFollows()
+}
+
+// locksRound runs one round trip of what queue queues, when it queues
+// anything.
+func (v *visibility) locksRound(ctx context.Context, what string, queue func(redis.Pipeliner) int) error {
 	var n int
 	cmds, err := pipelined(ctx, v.r.rdb, func(p redis.Pipeliner) error {
-		if n = v.locks.queue(ctx, p, v.r.keys, v.viewer, missing); n == 0 {
+		if n = queue(p); n == 0 {
 			return errNothingQueued
 		}
 		return nil
 	})
 	if err == errNothingQueued {
-		return v.locks.read()
+		return nil
 	}
 	if err := pipelineErr(cmds, err); err != nil {
-		return fmt.Errorf("read the locks of %d authors: %w", n, err)
+		return fmt.Errorf("read the %s of %d authors: %w", what, n, err)
 	}
-	return v.locks.read()
+	return nil
 }

@@ -140,17 +140,15 @@ type visibility struct {
 	settled  bool
 	blocks   *redis.StringSliceCmd // Blocks ∪ BlockedBy
 	blocked  map[string]bool       // built by access on first use
-	// susp is the set of suspended users (Keys.Suspended), read in the
-	// same pipeline, so hiding their posts costs no round trip.
+	// susp is the accounts whose posts, and plain reposts of them, read
+	// as missing: suspended (Keys.Suspended) or deleted and being purged
+	// (Keys.Deleting), read in the same pipeline, so hiding them costs no
+	// round trip.
 	susp      *redis.StringSliceCmd
 	suspended map[string]bool // built by access on first use
 	filters   *viewerFilters  // the viewer's, read with a page's check (nil: none)
 	authors   []string        // the posts' authors when known before the hashes (withAuthors)
 	locks     authorLocks
-	// deleting is Deleting: the accounts deleted whose purge runs, whose
-	// posts, and plain reposts of them, read as missing.
-	deleting *redis.StringSliceCmd
-	gone     map[string]bool
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
@@ -189,25 +187,17 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 		v.blocks = p.SUnion(ctx, k.Blocks(v.viewer), k.BlockedBy(v.viewer))
 	}
 	if len(v.ids) > 0 {
-		v.susp = p.SMembers(ctx, k.Suspended())
-		v.deleting = p.SMembers(ctx, k.Deleting())
+		// One read of both sets (one slot): suspended accounts, and
+		// deleted ones whose purge runs.
+		v.susp = p.SUnion(ctx, k.Suspended(), k.Deleting())
 	}
 	v.locks.queue(ctx, p, k, v.viewer, v.knownAuthors())
 }
 
 // deleted reports whether p's author, or for a plain repost its
-// original's, is an account being purged.
+// original's, is an account suspended or being purged.
 func (v *visibility) deleted(p *social.Post) bool {
-	if v.deleting == nil {
-		return false
-	}
-	if v.gone == nil {
-		v.gone = make(map[string]bool)
-		for _, u := range v.deleting.Val() {
-			v.gone[u] = true
-		}
-	}
-	return len(v.gone) > 0 && (v.gone[p.AuthorID] || (p.RepostOfAuthorID != "" && p.Content == "" && v.gone[p.RepostOfAuthorID]))
+	return v.authorSuspended(p.AuthorID) || (p.RepostOfAuthorID != "" && p.Content == "" && v.authorSuspended(p.RepostOfAuthorID))
 }
 
 // settle completes the check once its pipeline ran: the posts whose hash
@@ -382,8 +372,8 @@ func (v *visibility) access(i int) social.Access {
 	})
 }
 
-// authorSuspended reports whether a moderator suspended the author of a
-// post of the batch.
+// authorSuspended reports whether author is suspended, or deleted and
+// being purged.
 func (v *visibility) authorSuspended(author string) bool {
 	if v.susp == nil {
 		return false

@@ -100,12 +100,13 @@ func (s *SessionService) DenyToken(ctx context.Context, jti string, until time.T
 // token is denied, its family is gone, or its user no longer exists or is
 // suspended.
 func (s *SessionService) Revoked(ctx context.Context, jti, family, userID string) (bool, error) {
-	var denied, live, user *redis.IntCmd
-	var suspended *redis.BoolCmd
+	var denied, live *redis.IntCmd
+	var user *redis.SliceCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		denied = p.Exists(ctx, s.keys.Denied(jti))
-		user = p.Exists(ctx, s.keys.User(userID))
-		suspended = p.HExists(ctx, s.keys.User(userID), profileRecord.name("susp"))
+		// One read tells both: the profile exists (a deleted account's is
+		// renamed away) and is not suspended.
+		user = p.HMGet(ctx, s.keys.User(userID), profileRecord.name("name"), profileRecord.name("susp"))
 		if family != "" {
 			live = p.Exists(ctx, s.keys.Session(family))
 		}
@@ -114,7 +115,8 @@ func (s *SessionService) Revoked(ctx context.Context, jti, family, userID string
 	if err != nil {
 		return false, err
 	}
-	if denied.Val() > 0 || user.Val() == 0 || suspended.Val() {
+	u := user.Val()
+	if denied.Val() > 0 || len(u) != 2 || u[0] == nil || u[1] != nil {
 		return true, nil
 	}
 	return live != nil && live.Val() == 0, nil
