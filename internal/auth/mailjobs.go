@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/socialgw/gateway/internal/mail"
@@ -49,6 +50,10 @@ type Mailer struct {
 	// LogTokens logs each e-mail's token: development, where the e-mails
 	// are files and the log is the quickest way to finish a flow.
 	LogTokens bool
+	// PublicURL, when set, is the gateway's public address
+	// (scheme://host[:port]): e-mails then carry, beside the token, a link
+	// to the reference app (/app/) that fills it in (AppLink).
+	PublicURL string
 	// Attempts is how many times a send is tried; Backoff the wait after
 	// the first failure, doubled after each next one.
 	Attempts int
@@ -151,6 +156,9 @@ func (m *Mailer) compose(ctx context.Context, job map[string]string) (msg *mail.
 	body := text.body(u.Name, job[jobNew], m.ttl(text.purpose))
 	if token != "" {
 		body += "\ntoken: " + token + "\n"
+		if m.PublicURL != "" {
+			body += "link: " + AppLink(m.PublicURL, text.purpose, token) + "\n"
+		}
 	}
 	return &mail.Message{Kind: kind, To: to, Subject: text.subject, Text: body}, uid, token, nil
 }
@@ -204,6 +212,13 @@ var mailTexts = map[string]mailText{
 			"for " + readableTTL(ttl) + ", and ends every session. If you did not ask, ignore this e-mail:\n" +
 			"your password stays as it is.\n"
 	}},
+}
+
+// AppLink is the reference app's address that takes token of purpose:
+// the app reads its fragment (#verify=… confirms the address, #reset=…
+// opens the new-password form), which no server, proxy or log sees.
+func AppLink(publicURL, purpose, token string) string {
+	return strings.TrimRight(publicURL, "/") + "/app/#" + purpose + "=" + token
 }
 
 // readableTTL says a token's lifetime as a person would: "30 minutes".

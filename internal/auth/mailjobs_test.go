@@ -172,3 +172,42 @@ func TestMailerLogsTokensInDevelopment(t *testing.T) {
 		t.Fatalf("token %q not in the log: %s", tok, logs.String())
 	}
 }
+
+// With PublicURL an e-mail that carries a token carries a link to the
+// reference app with the token in its fragment; without, only the token.
+func TestMailerAppLink(t *testing.T) {
+	accounts := newMemStore()
+	u, _ := accounts.CreateUser(context.Background(), social.NewAccount{Name: "ann", Email: "ann@example.com"})
+	for _, tc := range []struct {
+		kind, public, want string // want: the link with TOKEN for the token
+	}{
+		{"verify", "", ""},
+		{"verify", "https://social.example", "https://social.example/app/#verify=TOKEN"},
+		{"reset", "https://social.example/", "https://social.example/app/#reset=TOKEN"},
+		{"change", "http://localhost:8080", "http://localhost:8080/app/#verify=TOKEN"},
+	} {
+		t.Run(tc.kind+" "+tc.public, func(t *testing.T) {
+			sender := &flakySender{}
+			m := &auth.Mailer{Store: &tokenStore{emails: map[string]string{"ann@example.com": u.ID}}, Accounts: accounts, Sender: sender, PublicURL: tc.public}
+			if err := m.Handle(context.Background(), map[string]string{"kind": tc.kind, "user": u.ID, "to": u.Email, "new": "new@example.com"}); err != nil {
+				t.Fatal(err)
+			}
+			text := sender.sent[0].Text
+			tok := tokenOf(text)
+			want := strings.ReplaceAll(tc.want, "TOKEN", tok)
+			if got := linkOf(text); tok == "" || got != want {
+				t.Fatalf("link %q, want %q in:\n%s", got, want, text)
+			}
+		})
+	}
+}
+
+// linkOf is the "link: …" line of an e-mail ("" when none).
+func linkOf(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(l, "link: "); ok {
+			return rest
+		}
+	}
+	return ""
+}

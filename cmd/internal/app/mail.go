@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"time"
 
@@ -25,6 +26,9 @@ type Mail struct {
 	Dir string
 	// ResetTTL is how long a password-reset token works.
 	ResetTTL time.Duration
+	// PublicURL is the gateway's public address, for the links in the
+	// e-mails (empty: none).
+	PublicURL string
 }
 
 // Settings binds the mail settings.
@@ -34,6 +38,7 @@ func (m *Mail) Settings() []Setting {
 		String(&m.From, "mail-from", "MAIL_FROM", "no-reply@localhost", "the sender of account e-mails"),
 		String(&m.Dir, "mail-dir", "MAIL_DIR", "", "directory the account e-mails are written to when SMTP_URL is empty (created if missing); empty: a temporary directory, logged at start-up"),
 		Duration(&m.ResetTTL, "reset-token-ttl", "RESET_TOKEN_TTL", "30m", "how long a password-reset token works (it works once)"),
+		String(&m.PublicURL, "public-url", "PUBLIC_URL", "", "the gateway's public address (https://host[:port]); when set, account e-mails carry, beside the token, a link to the reference app (/app/, served with SPA_DIR) that fills it in"),
 	}
 }
 
@@ -42,6 +47,12 @@ func (m *Mail) Check() error {
 	var errs []error
 	if m.ResetTTL <= 0 {
 		errs = append(errs, errors.New("RESET_TOKEN_TTL must be positive"))
+	}
+	if m.PublicURL != "" {
+		u, err := url.Parse(m.PublicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("PUBLIC_URL %q: want an address like https://social.example", m.PublicURL))
+		}
 	}
 	if m.SMTPURL != "" {
 		if _, err := mail.NewSMTP(m.SMTPURL, m.From); err != nil {
@@ -84,7 +95,7 @@ func NewMailWorker(store *redisstore.MailService, accounts social.AccountStore, 
 		return nil, err
 	}
 	m := &auth.Mailer{Store: store, Accounts: accounts, Sender: sender, Log: log,
-		ResetTTL: cfg.ResetTTL, LogTokens: files}
+		ResetTTL: cfg.ResetTTL, LogTokens: files, PublicURL: cfg.PublicURL}
 	stream, dead, alive := store.MailQueue()
 	return fanout.New(store.Client(), fanout.Config{
 		Stream: stream, Dead: dead, Alive: alive, Group: mailGroup,

@@ -16,6 +16,7 @@ import { mutate } from './idempotency.js';
 import { renderBody, editedMark, editButton, renderComment as commentItem } from './conversation.js';
 import { linkTags, tagFromHash, loadTrends, mentionAutocomplete } from './discovery.js';
 import { AccountDeletion, ProfileSettings } from './settings.js';
+import { MailTokens } from './mailtokens.js';
 import { AccountSettings } from './account.js';
 import { FilterSettings } from './filters.js';
 import { Curation } from './curation.js';
@@ -111,6 +112,8 @@ const profileSettings = new ProfileSettings({
   form: $('profile-form'), preview: $('profile-preview'), status: $('profile-status'), error: $('profile-error'),
 });
 const accountSettings = new AccountSettings({ client, session, endpoint, $ });
+const mailTokens = new MailTokens({ session, $, onVerified: () => session.loggedIn && accountSettings.load() });
+mailTokens.fromLink();
 const filterSettings = new FilterSettings({ client, form: $('filter-form'), list: $('filter-list'), error: $('filter-error') });
 new AccountDeletion({ client, session, form: $('delete-account-form'), error: $('delete-account-error') });
 $('settings-open').addEventListener('click', () => {
@@ -155,6 +158,7 @@ let started = false;
 async function render() {
   const inside = session.loggedIn;
   $('login').hidden = inside;
+  $('reset-part').hidden = inside;
   $('home').hidden = !inside;
   $('logout').hidden = !inside;
   $('bell').hidden = !inside;

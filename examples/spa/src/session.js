@@ -35,6 +35,15 @@ export class Session extends EventTarget {
     this.store(data.login);
   }
 
+  // resetPassword sets a new password with a mailed reset token: every
+  // session of the account ends, and this one starts with the new pair.
+  async resetPassword(token, newPassword) {
+    const data = await this.post(
+      `mutation ResetPassword($token: String!, $password: String!) { resetPassword(token: $token, newPassword: $password) { ${AUTH_FIELDS} } }`,
+      { token, password: newPassword });
+    this.store(data.resetPassword);
+  }
+
   // refresh exchanges the refresh token for a new pair; concurrent callers
   // share one exchange. It logs out when the gateway refuses the token.
   refresh() {
