@@ -28,7 +28,7 @@ import (
 // image) into a local bucket and measures the heap's peak above where it
 // started (sampled every millisecond) and the allocations. The short
 // tier runs 1 000 posts; the full run 1 000 and 10 000, whose peaks must
-// be alike (docs/performance.md, "Data exports").
+// be alike (docs/performance-accounts.md, "Data exports").
 func TestExportMemoryBounded(t *testing.T) {
 	sizes := []int{1000}
 	if !testing.Short() {

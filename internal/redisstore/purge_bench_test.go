@@ -25,7 +25,7 @@ import (
 // reports how long the purge took (purge-s), the peak Go heap in use
 // above the level before it (peak-heap-MiB: the worker's own memory) and
 // the p50 of another client's home page read before (p50-before-µs) and
-// during (p50-during-µs) the purge. docs/performance.md ("Deleting an
+// during (p50-during-µs) the purge. docs/performance-accounts.md ("Deleting an
 // account") has the figures of
 //
 //	PURGE_FOLLOWERS=100000 PURGE_POSTS=10000 go test -run '^$' -bench PurgeAccount -benchtime 1x ./internal/redisstore
