@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -19,14 +17,7 @@ import (
 // then, logged out, the old password fails and the new one logs her in,
 // in the page and over the API.
 func TestBrowserSPAAccount(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	t.Cleanup(cancel)
-	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
-		t.Skipf("skipping: Chromium is not available (%v)", err)
-	}
-	dist := spaDist(t)
-	baseURL, _ := startDemo(t, 8, map[string]string{"SPA_DIR": dist})
-	b := newBrowser(ctx, t, baseURL)
+	_, b, baseURL, _ := spaBrowser(t, 150*time.Second, 8, nil)
 	const oldPassword, newPassword = "demo password", "a brand new password 42"
 	logIn := func(what, password string, then chromedp.Action) {
 		b.run(t, what,

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -18,14 +16,7 @@ import (
 // earlier version kept), comments on it and answers her comment (the
 // answer shows under it, saying whom it answers).
 func TestBrowserSPAConversation(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 180*time.Second)
-	t.Cleanup(cancel)
-	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
-		t.Skipf("skipping: Chromium is not available (%v)", err)
-	}
-	dist := spaDist(t)
-	baseURL, headers := startDemo(t, 9, map[string]string{"SPA_DIR": dist})
-	b := newBrowser(ctx, t, baseURL)
+	_, b, baseURL, headers := spaBrowser(t, 180*time.Second, 9, nil)
 
 	content := fmt.Sprintf("Who dies at the end? (%s)", time.Now().Format(time.StampMilli))
 	const top = `document.querySelector('#posts article.post')`

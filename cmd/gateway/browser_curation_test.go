@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -19,13 +17,7 @@ import (
 // to it by name and opens it, and the list shows the posts of bob's she
 // may see, as the gateway pages them.
 func TestBrowserSPACuration(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 180*time.Second)
-	t.Cleanup(cancel)
-	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
-		t.Skipf("skipping: Chromium is not available (%v)", err)
-	}
-	dist := spaDist(t)
-	baseURL, headers := startDemo(t, 8, map[string]string{"SPA_DIR": dist})
+	_, b, baseURL, headers := spaBrowser(t, 180*time.Second, 8, nil)
 	alice := bearer(t, headers["alice"])
 
 	// 25 bookmarks, newest-bookmarked first in the view.
@@ -42,7 +34,6 @@ func TestBrowserSPACuration(t *testing.T) {
 		marked = append([]string{id}, marked...)
 	}
 
-	b := newBrowser(ctx, t, baseURL)
 	const shown = `[...document.querySelectorAll('#curation .view-posts article.post')]`
 	b.run(t, "log in and open the bookmarks, 20 at a time",
 		chromedp.Navigate(baseURL+"/app/"),

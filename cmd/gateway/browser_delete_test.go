@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -16,14 +14,7 @@ import (
 // the gateway's message and changes nothing; with his password the app
 // signs out, and neither his login nor his token works any more.
 func TestBrowserSPADeleteAccount(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	t.Cleanup(cancel)
-	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
-		t.Skipf("skipping: Chromium is not available (%v)", err)
-	}
-	dist := spaDist(t)
-	baseURL, headers := startDemo(t, 8, map[string]string{"SPA_DIR": dist})
-	b := newBrowser(ctx, t, baseURL)
+	_, b, baseURL, headers := spaBrowser(t, 150*time.Second, 8, nil)
 	const login = `mutation($l: String!, $p: String!) { login(input: {login: $l, password: $p}) { accessToken } }`
 
 	b.run(t, "log in and open the settings",

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -17,14 +15,7 @@ import (
 // gateway's message and adds nothing; removing the filter empties the
 // list, and the list read again agrees.
 func TestBrowserSPAFilters(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	t.Cleanup(cancel)
-	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
-		t.Skipf("skipping: Chromium is not available (%v)", err)
-	}
-	dist := spaDist(t)
-	baseURL, headers := startDemo(t, 8, map[string]string{"SPA_DIR": dist})
-	b := newBrowser(ctx, t, baseURL)
+	_, b, baseURL, headers := spaBrowser(t, 150*time.Second, 8, nil)
 	const list = `document.getElementById('filter-list')`
 	b.run(t, "log in and open the settings",
 		chromedp.Navigate(baseURL+"/app/"),

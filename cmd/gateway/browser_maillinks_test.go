@@ -24,16 +24,9 @@ import (
 // password there logs her in. Then the new password logs in over the API
 // and the old one fails.
 func TestBrowserSPAMailLinks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	t.Cleanup(cancel)
-	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
-		t.Skipf("skipping: Chromium is not available (%v)", err)
-	}
-	dist := spaDist(t)
 	mails := t.TempDir()
 	const public = "https://social.example"
-	baseURL, _ := startDemo(t, 7, map[string]string{"SPA_DIR": dist, "MAIL_DIR": mails, "PUBLIC_URL": public})
-	b := newBrowser(ctx, t, baseURL)
+	ctx, b, baseURL, _ := spaBrowser(t, 150*time.Second, 7, map[string]string{"MAIL_DIR": mails, "PUBLIC_URL": public})
 
 	b.run(t, "ask for a reset on the login page",
 		chromedp.Navigate(baseURL+"/app/"),

@@ -209,6 +209,27 @@ func (b *browser) screenshot(t *testing.T, name string) {
 	}
 }
 
+// spaBrowser is the start of a browser test of the reference app: within
+// timeout, a demo gateway on database db serving the built app (SPA_DIR,
+// besides env) and a headless Chromium on it; the test is skipped when
+// Chromium is missing, unless REQUIRE_BROWSER=1. It returns the test's
+// context, the browser, the gateway's base URL and the demo users'
+// Headers lines.
+func spaBrowser(t *testing.T, timeout time.Duration, db int, env map[string]string) (context.Context, *browser, string, map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	if _, err := os.Stat(chromiumPath); err != nil && os.Getenv("REQUIRE_BROWSER") != "1" {
+		t.Skipf("skipping: Chromium is not available (%v)", err)
+	}
+	all := map[string]string{"SPA_DIR": spaDist(t)}
+	for k, v := range env {
+		all[k] = v
+	}
+	baseURL, headers := startDemo(t, db, all)
+	return ctx, newBrowser(ctx, t, baseURL), baseURL, headers
+}
+
 // startDemo runs the gateway with --demo on database db of the test Redis
 // until the test ends, and returns its base URL and alice's and bob's
 // Headers lines from the log.
