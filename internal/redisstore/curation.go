@@ -34,7 +34,7 @@ func (s *CurationService) now() time.Time { return s.set.now() }
 
 // posts reads posts' hashes and checks them for a viewer.
 func (s *CurationService) posts() postReader {
-	return postReader{s.rdb, s.keys, s.set.posts, s.set.now}
+	return s.set.postReader(s.rdb, s.keys)
 }
 
 // ListFeedCap is the number of entries a list's timeline keeps, as

@@ -35,7 +35,7 @@ type EngagementService struct {
 // path hides all of them alike, and FORBIDDEN would reveal that the post
 // exists.
 func (s *EngagementService) engageable(ctx context.Context, viewerID, postID string) (*social.Post, error) {
-	v := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.newVisibility(viewerID, []string{postID})
+	v := s.set.postReader(s.rdb, s.keys).newVisibility(viewerID, []string{postID})
 	if err := v.check(ctx); err != nil {
 		return nil, fmt.Errorf("check post %s: %w", postID, err)
 	}

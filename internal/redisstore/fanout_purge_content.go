@@ -110,7 +110,7 @@ func (p *purge) posts(ctx context.Context) (bool, error) {
 	if err != nil || len(ids) == 0 {
 		return err == nil, err
 	}
-	v := postReader{p.s.rdb, k, p.s.set.posts, p.s.set.now}.newVisibility(p.id, ids)
+	v := p.s.set.postReader(p.s.rdb, k).newVisibility(p.id, ids)
 	if err := v.check(ctx); err != nil {
 		return false, fmt.Errorf("load %d posts: %w", len(ids), err)
 	}

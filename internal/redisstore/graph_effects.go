@@ -60,7 +60,7 @@ func (s *GraphService) backfill(ctx context.Context, follower, followee string) 
 	ids := recent.Val()
 	more := len(ids) > n
 	ids = ids[:min(len(ids), n)]
-	posts, err := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, follower, ids, repeat(followee, len(ids)), nil)
+	posts, err := s.set.postReader(s.rdb, s.keys).visiblePosts(ctx, follower, ids, repeat(followee, len(ids)), nil)
 	if err != nil {
 		return fmt.Errorf("backfill %s: %w", followee, err)
 	}

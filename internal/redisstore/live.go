@@ -98,7 +98,7 @@ func (s *LiveService) LivePosts(ctx context.Context, viewerID string, messages [
 	if len(ids) == 0 {
 		return out, nil
 	}
-	r := postReader{s.rdb, s.keys, s.set.posts, s.set.now}
+	r := s.set.postReader(s.rdb, s.keys)
 	v := r.newVisibility(viewerID, ids).withAuthors(strs(authors[1:]))
 	// The viewer's keyword filters, as the home page applies them.
 	filters := newViewerFilters(ctx, viewerID, true)

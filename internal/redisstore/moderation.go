@@ -31,7 +31,7 @@ type ModerationService struct {
 // reported comments.
 func NewModerationService(db *DB, eng *EngagementService) *ModerationService {
 	return &ModerationService{rdb: db.rdb, keys: db.keys, set: db.set,
-		posts: postReader{db.rdb, db.keys, db.set.posts, db.set.now}, eng: eng}
+		posts: db.set.postReader(db.rdb, db.keys), eng: eng}
 }
 
 // Target finds what a report names as reporterID may see it: a post the

@@ -232,7 +232,7 @@ func (s *NotificationService) filteredNotes(ctx context.Context, viewerID string
 	if len(ids) == 0 {
 		return notes, nil
 	}
-	r := postReader{s.rdb, s.keys, s.set.posts, s.set.now}
+	r := s.set.postReader(s.rdb, s.keys)
 	byID := make(map[string]*social.Post, len(ids))
 	if err := r.readTexts(ctx, ids, byID); err != nil {
 		return nil, fmt.Errorf("notifications of %s: %w", viewerID, err)

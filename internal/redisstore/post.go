@@ -118,7 +118,7 @@ func (s *PostService) checkNewPost(ctx context.Context, authorID string, np soci
 	c := newPostChecks{vis: np.Visibility, audience: np.Audience}
 	exists := make([]*redis.IntCmd, len(np.Audience))
 	if np.RepostOf != "" {
-		c.orig = &origin{id: np.RepostOf, v: postReader{s.rdb, s.keys, s.set.posts, s.set.now}.newVisibility(authorID, []string{np.RepostOf})}
+		c.orig = &origin{id: np.RepostOf, v: s.set.postReader(s.rdb, s.keys).newVisibility(authorID, []string{np.RepostOf})}
 	}
 	checks := len(np.Audience) > 0 || c.orig != nil
 	var seq *redis.IntCmd
@@ -322,7 +322,7 @@ func (s *PostService) claimedRepost(ctx context.Context, reposter, original, cla
 
 // ownPost loads viewerID's post id: nil when it does not exist.
 func (s *PostService) ownPost(ctx context.Context, viewerID, id string) (*social.Post, error) {
-	posts, err := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, []string{id}, nil, nil)
+	posts, err := s.set.postReader(s.rdb, s.keys).visiblePosts(ctx, viewerID, []string{id}, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
 	}

@@ -19,7 +19,7 @@ func (s *PostService) DeletePost(ctx context.Context, viewerID, postID string) e
 	if !social.IsID(postID) {
 		return social.Errorf(social.NotFound, "post %s not found", postID)
 	}
-	v := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.newVisibility(viewerID, []string{postID})
+	v := s.set.postReader(s.rdb, s.keys).newVisibility(viewerID, []string{postID})
 	if err := v.check(ctx); err != nil {
 		return fmt.Errorf("load post %s: %w", postID, err)
 	}

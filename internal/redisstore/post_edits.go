@@ -50,7 +50,7 @@ func (s *EditService) EditPost(ctx context.Context, viewerID, id string, in soci
 	if !social.IsID(id) {
 		return nil, social.Errorf(social.NotFound, "post %s not found", id)
 	}
-	v := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.newVisibility(viewerID, []string{id})
+	v := s.set.postReader(s.rdb, s.keys).newVisibility(viewerID, []string{id})
 	if err := v.check(ctx); err != nil {
 		return nil, fmt.Errorf("load post %s: %w", id, err)
 	}

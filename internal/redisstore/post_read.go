@@ -17,7 +17,7 @@ import (
 // the whole batch; posts that do not exist, were deleted, or are hidden
 // from the viewer are nil.
 func (s *PostService) VisiblePosts(ctx context.Context, viewerID string, ids []string) ([]*social.Post, error) {
-	return postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visiblePosts(ctx, viewerID, ids, nil, nil)
+	return s.set.postReader(s.rdb, s.keys).visiblePosts(ctx, viewerID, ids, nil, nil)
 }
 
 // postReader reads posts' hashes for the services and the page readers:
@@ -27,6 +27,12 @@ type postReader struct {
 	keys  Keys
 	cache *rcache.Cache[[]any]
 	now   func() time.Time // the clock filters expire by
+}
+
+// postReader is the post reader of a service with these settings: its
+// post cache and the clock filters expire by.
+func (set *settings) postReader(rdb redis.UniversalClient, keys Keys) postReader {
+	return postReader{rdb, keys, set.posts, set.now}
 }
 
 // visiblePosts is VisiblePosts whose pipeline also carries what along

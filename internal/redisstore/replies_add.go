@@ -61,7 +61,7 @@ func (s *ReplyService) AddReply(ctx context.Context, viewerID, postID, content, 
 // check reads, in one round trip, the post as the viewer may see it and
 // the comment answered, and returns the post and that comment's author.
 func (s *ReplyService) check(ctx context.Context, viewerID, postID, inReplyTo string) (*social.Post, string, error) {
-	v := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.newVisibility(viewerID, []string{postID})
+	v := s.set.postReader(s.rdb, s.keys).newVisibility(viewerID, []string{postID})
 	var index, author *redis.StringCmd
 	cmds, err := pipelined(ctx, s.rdb, func(p redis.Pipeliner) error {
 		v.queue(ctx, p)

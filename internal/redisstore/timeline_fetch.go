@@ -70,7 +70,7 @@ func (s *TimelineService) newPageFetch(viewerID string, w readplan.PageWants, po
 	}
 	n := min(posts+posts/2, 4*social.MaxFirst) // candidates are a few more than the page
 	return &pageFetch{
-		posts: postReader{s.rdb, s.keys, s.set.posts, s.set.now}, profiles: s.set.profiles, viewer: viewerID, w: w,
+		posts: s.set.postReader(s.rdb, s.keys), profiles: s.set.profiles, viewer: viewerID, w: w,
 		checked:  make(map[string]checkedPost, n),
 		counts:   make(map[string]countCmds),
 		marks:    make(map[string]markCmds, n),

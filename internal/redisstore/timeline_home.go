@@ -317,7 +317,7 @@ func (h *homePage) check(ctx context.Context, k int) error {
 	}
 	h.checked = h.pending[k-1].id
 	h.pending = h.pending[k:]
-	posts, err := postReader{h.s.rdb, h.s.keys, h.s.set.posts, h.s.set.now}.visibleFolded(ctx, h.viewer, ids, authors, h.fetch.along(authors), h.window, h.filters)
+	posts, err := h.s.set.postReader(h.s.rdb, h.s.keys).visibleFolded(ctx, h.viewer, ids, authors, h.fetch.along(authors), h.window, h.filters)
 	h.fetch = nil // extras for the first check only, as at readUserPosts
 	if err != nil {
 		return err

@@ -298,7 +298,7 @@ func (n *newerPage) check(ctx context.Context, k int) error {
 	}
 	n.checked = n.pending[k-1].id
 	n.pending = n.pending[k:]
-	posts, err := postReader{n.s.rdb, n.s.keys, n.s.set.posts, n.s.set.now}.visibleFolded(ctx, n.viewer, ids, authors, n.fetch.along(authors), n.window, nil)
+	posts, err := n.s.set.postReader(n.s.rdb, n.s.keys).visibleFolded(ctx, n.viewer, ids, authors, n.fetch.along(authors), n.window, nil)
 	n.fetch = nil
 	if err != nil {
 		return err

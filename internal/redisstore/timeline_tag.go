@@ -97,7 +97,7 @@ func (s *TagService) read(ctx context.Context, t *tagScan, f *pageFetch) (social
 		if round > 0 {
 			f = nil // extras only for the first round's candidates (keepVisible)
 		}
-		posts, err := postReader{s.rdb, s.keys, s.pages.set.posts, s.pages.set.now}.visibleIn(ctx, social.FilterPublic, t.viewer, ids, authors, f.along(authors))
+		posts, err := s.pages.set.postReader(s.rdb, s.keys).visibleIn(ctx, social.FilterPublic, t.viewer, ids, authors, f.along(authors))
 		if err != nil {
 			return social.Connection[*social.Post]{}, err
 		}

@@ -208,7 +208,7 @@ func (s *TimelineService) keepVisible(ctx context.Context, viewerID string, ids,
 		f = nil
 	}
 	uniq, uniqAuthors, at := distinct(ids, authors)
-	posts, err := postReader{s.rdb, s.keys, s.set.posts, s.set.now}.visibleIn(ctx, social.FilterPublic, viewerID, uniq, uniqAuthors, f.along(uniqAuthors))
+	posts, err := s.set.postReader(s.rdb, s.keys).visibleIn(ctx, social.FilterPublic, viewerID, uniq, uniqAuthors, f.along(uniqAuthors))
 	if err != nil {
 		return err
 	}
