@@ -105,6 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	app.MigrateProfiles(ctx, gw.Store.DB, log)
+	app.MigrateAuthorFlags(ctx, gw.Store.DB, log)
 	app.BuildUserSearch(ctx, gw.Store.UserSearchService, log)
 	// After the demo, which writes only into an empty database.
 	settingsDiffer, err := app.ClaimFeed(ctx, gw.Store.DB, cfg.Feed.Reclaim, log)

@@ -55,6 +55,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := cfg.Feed.AdoptThreshold(ctx, db, log); err != nil {
 		return err
 	}
+	// Its jobs read the author flags (a locked author's posts in fan-out
+	// and tag indexes).
+	app.MigrateAuthorFlags(ctx, db, log)
 	settingsDiffer, err := app.ClaimFeed(ctx, db, cfg.Feed.Reclaim, log)
 	if err != nil {
 		return err

@@ -95,3 +95,9 @@ func PurgeStages() []string {
 	}
 	return out
 }
+
+// LegacyFlagSets are the sets of locked and suspended accounts an earlier
+// version kept (MigrateAuthorFlags moves them).
+func (k Keys) LegacyFlagSets() (locked, suspended string) {
+	return k.legacyLockedUsers(), k.legacySuspended()
+}

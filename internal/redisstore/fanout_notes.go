@@ -203,10 +203,10 @@ func (c *visibilityCheck) readLock(ctx context.Context, rdb redis.UniversalClien
 		return nil
 	}
 	c.locks = authorLocks{follows: map[string]bool{}}
-	var lock *redis.BoolCmd
+	var flags *redis.StringCmd
 	follows := make([]*redis.FloatCmd, len(c.users))
 	cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		lock = p.SIsMember(ctx, k.LockedUsers(), author)
+		flags = p.HGet(ctx, k.AuthorFlags(), author)
 		for i, u := range c.users {
 			if social.IsID(u) {
 				follows[i] = p.ZScore(ctx, k.Following(u), author)
@@ -217,7 +217,7 @@ func (c *visibilityCheck) readLock(ctx context.Context, rdb redis.UniversalClien
 	if err := pipelineErr(cmds, err); err != nil {
 		return fmt.Errorf("read the lock of %s: %w", author, err)
 	}
-	c.locks.lockedA = map[string]bool{author: lock.Val()}
+	c.locks.flags = map[string]authorFlags{author: authorFlags(flags.Val())}
 	for i, f := range follows {
 		if f != nil && f.Err() == nil {
 			c.locks.follows[c.users[i]] = true

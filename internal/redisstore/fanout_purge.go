@@ -387,5 +387,5 @@ func (p *purge) free(ctx context.Context) (bool, error) {
 	if err := p.s.rdb.Unlink(ctx, k.Gone(p.id)).Err(); err != nil {
 		return false, err
 	}
-	return true, p.s.rdb.SRem(ctx, k.Deleting(), p.id).Err()
+	return true, setAuthorFlag(ctx, p.s.rdb, k, p.id, flagDeleting, false, k.Deleting())
 }

@@ -36,10 +36,9 @@ func (k Keys) Emails() string { return k.prefix + "{acct}:emails" }
 // registration removes its entry when it is done (account.go).
 func (k Keys) RegPending() string { return k.prefix + "{acct}:pending" }
 
-// LockedUsers is the set of locked accounts: what a visibility check
-// reads, one SMISMEMBER for all the authors of its batch (post_lock.go).
-// The profile's locked flag mirrors it in the user's slot.
-func (k Keys) LockedUsers() string { return k.prefix + "{acct}:locked" }
+// legacyLockedUsers is the set of locked accounts an earlier version
+// kept; MigrateAuthorFlags moves it into AuthorFlags.
+func (k Keys) legacyLockedUsers() string { return k.prefix + "{acct}:locked" }
 
 // UserVoid marks a user id whose registration was abandoned and rolled
 // back, so a late profile write of it is refused (account.go). Expires
@@ -454,8 +453,11 @@ func (k Keys) ListFeed(u, lid string) string { return k.userKey(u, ":lf:"+lid) }
 // in u's slot: fan-out and the delete job find the lists' feeds through it.
 func (k Keys) ListedIn(u string) string { return k.userKey(u, ":listedin") }
 
-// Deleting is the set of deleted accounts being purged (purge.go), read by every visibility
-// check; Gone an account's purge record (its profile, renamed); PurgeLease its purge's lease.
+// Deleting is the set of deleted accounts being purged (purge.go), the
+// purges' work list, which the workers' sweep reads; the same script sets
+// the accounts' flag in AuthorFlags, which reads check. Gone is an
+// account's purge record (its profile, renamed); PurgeLease its purge's
+// lease.
 func (k Keys) Deleting() string           { return k.prefix + "{hidden}:deleting" }
 func (k Keys) Gone(u string) string       { return k.userKey(u, ":gone") }
 func (k Keys) PurgeLease(u string) string { return k.userKey(u, ":purgelease") }

@@ -27,7 +27,14 @@ func (k Keys) ReportDedupe() string { return k.prefix + "{mod}:dedupe" }
 // count), which ModerationConfig.MaxOpenPerReporter bounds.
 func (k Keys) ReportsOpenBy() string { return k.prefix + "{mod}:openby" }
 
-// Suspended is the set of suspended user ids, read with every visibility
-// check of posts (post_read.go); the profile's susp field says the same
-// for reads of the user.
-func (k Keys) Suspended() string { return k.prefix + "{hidden}:suspended" }
+// legacySuspended is the set of suspended user ids an earlier version
+// kept; MigrateAuthorFlags moves it into AuthorFlags.
+func (k Keys) legacySuspended() string { return k.prefix + "{hidden}:suspended" }
+
+// AuthorFlags is the hash of the accounts whose posts readers may not see
+// as anyone else's (authorflags.go): user id → its flag letters (l
+// locked, s suspended, d deleted and being purged). A visibility check
+// reads the fields of its batch's authors with one HMGET, so its cost
+// follows the batch, not how many accounts are flagged. In Deleting's
+// slot, so a purge's two marks are set by one script.
+func (k Keys) AuthorFlags() string { return k.prefix + "{hidden}:flags" }

@@ -15,10 +15,10 @@ import (
 // tests).
 var maxResolvedReports = 10_000
 
-// ModerationService keeps reports and suspensions (Keys.Report…,
-// Keys.Suspended, the profile's susp field). Suspension here is only the
-// marks; ending sessions, unindexing and the moderators' rules are
-// internal/moderation's.
+// ModerationService keeps reports and suspensions (Keys.Report…, the s
+// flag in Keys.AuthorFlags, the profile's susp field). Suspension here is
+// only the marks; ending sessions, unindexing and the moderators' rules
+// are internal/moderation's.
 type ModerationService struct {
 	rdb   redis.UniversalClient
 	keys  Keys
@@ -270,20 +270,17 @@ func (s *ModerationService) CloseReport(ctx context.Context, id string, action s
 	return nil
 }
 
-// SetSuspended suspends userID (on) or lifts its suspension: the set the
-// visibility check reads, and the profile's flag the reads of users see.
-// Two single-slot steps, each idempotent, in the order that never shows
-// a suspended account's posts: suspending adds to the set first, lifting
-// clears the flag first. NOT_FOUND for no such user.
+// SetSuspended suspends userID (on) or lifts its suspension: the author
+// flag the visibility check reads, and the profile's flag the reads of
+// users see. Two single-slot steps, each idempotent, in the order that
+// never shows a suspended account's posts: suspending sets the author
+// flag first, lifting clears the profile's first. NOT_FOUND for no such user.
 func (s *ModerationService) SetSuspended(ctx context.Context, userID string, on bool) error {
 	if !social.IsID(userID) {
 		return social.Errorf(social.NotFound, "user %s not found", userID)
 	}
 	set := func() error {
-		if on {
-			return s.rdb.SAdd(ctx, s.keys.Suspended(), userID).Err()
-		}
-		return s.rdb.SRem(ctx, s.keys.Suspended(), userID).Err()
+		return setAuthorFlag(ctx, s.rdb, s.keys, userID, flagSuspended, on)
 	}
 	flag := func() error {
 		if on {

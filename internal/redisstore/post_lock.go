@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 
@@ -10,41 +11,47 @@ import (
 )
 
 // authorLocks is what a visibility check reads about the authors of its
-// posts for the lock rule (social.AccessFacts.AuthorLocked): whether each
-// is a locked account (one SMISMEMBER of LockedUsers a batch, in the
-// check's pipeline; never the profile cache: it decides what a reader may
-// see), and, for a signed-in viewer and only for the authors that are
-// locked, whether the viewer follows each (followFlagsScript, one more
-// round trip, only for a batch holding a locked author's post). Locked
-// accounts are few, so most pages pay one command for the rule. The lock
-// is a fact of the author, not of the post, so an account that locks or
-// unlocks changes what readers see of all its posts at once, with
+// posts (authorflags.go): each one's flags, one HMGET of AuthorFlags a
+// batch in the check's pipeline (never the profile cache: they decide
+// what a reader may see), so the read follows the batch's authors, not
+// how many accounts are flagged. A suspended account, or one deleted and
+// being purged, has its posts, and plain reposts of them, read as
+// missing (visibility.deleted); a locked account's posts are its
+// followers' (social.AccessFacts.AuthorLocked): for a signed-in viewer
+// and only for the authors that are locked, whether the viewer follows
+// each is read too (followFlagsScript, one more round trip, only for a
+// batch holding a locked author's post). Flagged accounts are few, so
+// most pages pay one command for these rules. A flag is a fact of the
+// author, not of the post, so an account that locks or unlocks, or is
+// suspended, changes what readers see of all its posts at once, with
 // nothing re-indexed.
 type authorLocks struct {
-	reads   []lockRead
-	lockedA map[string]bool // built by read
-	follows map[string]bool // built by readFollows
-	seen    map[string]bool // authors queued
-	asked   map[string]bool // locked authors whose follow was queued
-	flags   *redis.Cmd      // the follow read queued (queueFollows)
-	flagged []string        // its authors
+	reads []flagRead
+	// counted: a read of hiddenCount ran, which answered whether any
+	// account at all is suspended or being purged (anyHidden).
+	counted, anyHidden bool
+	flags              map[string]authorFlags // built by read
+	follows            map[string]bool        // built by readFollows
+	seen               map[string]bool        // authors queued
+	asked              map[string]bool        // locked authors whose follow was queued
+	fcmd               *redis.Cmd             // the follow read queued (queueFollows)
+	flagged            []string               // its authors
 }
 
-// lockRead is one batch of authors: SMISMEMBER of LockedUsers.
-type lockRead struct {
+// flagRead is one batch of authors: HMGET of AuthorFlags, the first
+// also of hiddenCount (count).
+type flagRead struct {
 	authors []string
-	locked  *redis.BoolSliceCmd
+	count   bool
+	flags   *redis.SliceCmd
 }
 
-// queue adds the reads of authors' locks not read yet (the viewer
-// excepted, and "" for an author not known) to p.
-func (l *authorLocks) queue(ctx context.Context, p redis.Pipeliner, k Keys, viewer string, authors []string) int {
+// queue adds the reads of authors' flags not read yet ("" for an author
+// not known) to p.
+func (l *authorLocks) queue(ctx context.Context, p redis.Pipeliner, k Keys, authors []string) int {
 	var fresh []string
 	for _, a := range authors {
-		if a == "" || a == viewer || !social.IsID(a) {
-			continue
-		}
-		if l.seen[a] {
+		if a == "" || !social.IsID(a) || l.seen[a] {
 			continue
 		}
 		if l.seen == nil {
@@ -56,22 +63,35 @@ func (l *authorLocks) queue(ctx context.Context, p redis.Pipeliner, k Keys, view
 	if len(fresh) == 0 {
 		return 0
 	}
-	l.reads = append(l.reads, lockRead{authors: fresh, locked: p.SMIsMember(ctx, k.LockedUsers(), toAny(fresh)...)})
+	r := flagRead{authors: fresh, count: !l.counted && len(l.reads) == 0}
+	fields := fresh
+	if r.count {
+		fields = append(slices.Clip(fresh), hiddenCount)
+	}
+	r.flags = p.HMGet(ctx, k.AuthorFlags(), fields...)
+	l.reads = append(l.reads, r)
 	return len(fresh)
 }
 
-// read takes in the replies of the lock reads that ran.
+// read takes in the replies of the flag reads that ran.
 func (l *authorLocks) read() error {
 	for _, r := range l.reads {
-		locked, err := r.locked.Result()
+		vals, err := r.flags.Result()
 		if err != nil {
-			return fmt.Errorf("read locks of %d authors: %w", len(r.authors), err)
+			return fmt.Errorf("read the flags of %d authors: %w", len(r.authors), err)
 		}
-		if l.lockedA == nil {
-			l.lockedA = make(map[string]bool, len(r.authors))
+		if l.flags == nil {
+			l.flags = make(map[string]authorFlags, len(r.authors))
 		}
 		for i, a := range r.authors {
-			l.lockedA[a] = i < len(locked) && locked[i]
+			if i < len(vals) {
+				f, _ := vals[i].(string)
+				l.flags[a] = authorFlags(f)
+			}
+		}
+		if r.count && len(vals) == len(r.authors)+1 {
+			n, _ := vals[len(r.authors)].(string)
+			l.counted, l.anyHidden = true, n != "" && n != "0"
 		}
 	}
 	l.reads = nil
@@ -81,28 +101,28 @@ func (l *authorLocks) read() error {
 // queueFollows queues whether viewer follows the locked authors read so
 // far whose follow is not known yet, and returns how many.
 func (l *authorLocks) queueFollows(ctx context.Context, p redis.Pipeliner, k Keys, viewer string) int {
-	l.flags, l.flagged = nil, nil
+	l.fcmd, l.flagged = nil, nil
 	if viewer == "" {
 		return 0
 	}
-	for a, locked := range l.lockedA {
-		if locked && !l.asked[a] {
+	for a, f := range l.flags {
+		if a != viewer && f.locked() && !l.asked[a] {
 			l.flagged = append(l.flagged, a)
 		}
 	}
 	if len(l.flagged) == 0 {
 		return 0
 	}
-	l.flags = followFlagsScript.EvalSha(ctx, p, []string{k.Following(viewer)}, toAny(l.flagged)...)
+	l.fcmd = followFlagsScript.EvalSha(ctx, p, []string{k.Following(viewer)}, toAny(l.flagged)...)
 	return len(l.flagged)
 }
 
 // readFollows takes in the reply of the follow read that ran.
 func (l *authorLocks) readFollows() error {
-	if l.flags == nil {
+	if l.fcmd == nil {
 		return nil
 	}
-	follows, err := l.flags.Text()
+	follows, err := l.fcmd.Text()
 	if err != nil {
 		return fmt.Errorf("read follows of %d authors: %w", len(l.flagged), err)
 	}
@@ -116,32 +136,41 @@ func (l *authorLocks) readFollows() error {
 		l.follows[a] = i < len(follows) && follows[i] == '1'
 		l.asked[a] = true
 	}
-	l.flags, l.flagged = nil, nil
+	l.fcmd, l.flagged = nil, nil
 	return nil
 }
 
 // locked reports whether author is a locked account, as read.
-func (l *authorLocks) locked(author string) bool { return l.lockedA[author] }
+func (l *authorLocks) locked(author string) bool { return l.flags[author].locked() }
 
-// knownAuthors are the posts' authors known before their hashes arrive:
-// the hint (withAuthors), else the author the post cache holds (fixed,
-// and checked against the hash by the read itself), so that a read of a
-// post by id that this gateway read before knows its author too.
+// hidden reports whether author's posts read as missing, as read: the
+// account is suspended, or deleted and being purged.
+func (l *authorLocks) hidden(author string) bool { return l.flags[author].hidden() }
+
+// knownAuthors are the authors whose flags the posts' check needs, as
+// known before their hashes arrive: each post's author from the hint
+// (withAuthors), else the author the post cache holds (fixed, and checked
+// against the hash by the read itself), and the original's author the
+// cache holds for a repost (its plain reposts read as missing with it),
+// so that a read of a post by id that this gateway read before knows
+// them too.
 func (v *visibility) knownAuthors() []string {
-	out := make([]string, len(v.ids))
+	out := make([]string, 0, len(v.ids))
 	for i := range v.ids {
 		if i < len(v.authors) && v.authors[i] != "" {
-			out[i] = v.authors[i]
-		} else if i < len(v.fixed) && v.fixed[i] != nil {
-			out[i] = cachedAuthor(v.fixed[i])
+			out = append(out, v.authors[i])
+		}
+		if i < len(v.fixed) && v.fixed[i] != nil {
+			out = append(out, cachedField(v.fixed[i], "author"), cachedField(v.fixed[i], "rauthor"))
 		}
 	}
 	return out
 }
 
-// cachedAuthor is the author among a post's cached fixed fields.
-func cachedAuthor(fixed []any) string {
-	at := postRecord.at("author")
+// cachedField is the named field among a post's cached fixed fields (""
+// when absent).
+func cachedField(fixed []any, name string) string {
+	at := postRecord.at(name)
 	for j, i := range postCachePlan.keep {
 		if i == at && j < len(fixed) {
 			s, _ := fixed[j].(string)
@@ -151,19 +180,27 @@ func cachedAuthor(fixed []any) string {
 	return ""
 }
 
-// settleLocks reads the locks of the authors the hashes named that no
-// hint did (one more round trip, only then), then, for a signed-in
-// viewer, whether they follow the locked ones (one more, only when there
-// are any).
+// settleLocks reads the flags of the authors the hashes named that
+// neither a hint nor the post cache did, and of the originals' authors of
+// plain reposts, but those only while some account is suspended or being
+// purged (hiddenCount): one more round trip, only then. Then, for a
+// signed-in viewer, whether they follow the locked ones (one more, only
+// when there are any).
 func (v *visibility) settleLocks(ctx context.Context) error {
+	if err := v.locks.read(); err != nil {
+		return err
+	}
 	var missing []string
 	for i := range v.ids {
 		if r := v.rows[i]; r != nil && r.post.AuthorID != "" {
 			missing = append(missing, r.post.AuthorID)
+			if plainRepost(&r.post) && (v.locks.anyHidden || !v.locks.counted) {
+				missing = append(missing, r.post.RepostOfAuthorID)
+			}
 		}
 	}
-	if err := v.locksRound(ctx, "locks", func(p redis.Pipeliner) int {
-		return v.locks.queue(ctx, p, v.r.keys, v.viewer, missing)
+	if err := v.locksRound(ctx, "flags", func(p redis.Pipeliner) int {
+		return v.locks.queue(ctx, p, v.r.keys, missing)
 	}); err != nil {
 		return err
 	}

@@ -132,8 +132,9 @@ func knownHidden(ctx context.Context, viewerID string, ids []string) []string {
 // (HGET): whether the viewer is in the post's audience set, likes it and
 // has a plain repost of it; once per batch the union of the viewer's own
 // Blocks and BlockedBy sets (SUNION), which also covers authors not known
-// before the hashes arrive. Anonymous viewers see PUBLIC posts only; an
-// author always sees their own posts.
+// before the hashes arrive, and the flags of the authors it knows
+// (authorLocks: one HMGET of AuthorFlags). Anonymous viewers see PUBLIC
+// posts only; an author always sees their own posts.
 type visibility struct {
 	r        postReader
 	viewer   string
@@ -146,15 +147,9 @@ type visibility struct {
 	settled  bool
 	blocks   *redis.StringSliceCmd // Blocks ∪ BlockedBy
 	blocked  map[string]bool       // built by access on first use
-	// susp is the accounts whose posts, and plain reposts of them, read
-	// as missing: suspended (Keys.Suspended) or deleted and being purged
-	// (Keys.Deleting), read in the same pipeline, so hiding them costs no
-	// round trip.
-	susp      *redis.StringSliceCmd
-	suspended map[string]bool // built by access on first use
-	filters   *viewerFilters  // the viewer's, read with a page's check (nil: none)
-	authors   []string        // the posts' authors when known before the hashes (withAuthors)
-	locks     authorLocks
+	filters  *viewerFilters        // the viewer's, read with a page's check (nil: none)
+	authors  []string              // the posts' authors when known before the hashes (withAuthors)
+	locks    authorLocks
 }
 
 func (r postReader) newVisibility(viewerID string, ids []string) *visibility {
@@ -192,19 +187,18 @@ func (v *visibility) queue(ctx context.Context, p redis.Pipeliner) {
 	if v.viewer != "" && len(v.ids) > 0 {
 		v.blocks = p.SUnion(ctx, k.Blocks(v.viewer), k.BlockedBy(v.viewer))
 	}
-	if len(v.ids) > 0 {
-		// One read of both sets (one slot): suspended accounts, and
-		// deleted ones whose purge runs.
-		v.susp = p.SUnion(ctx, k.Suspended(), k.Deleting())
-	}
-	v.locks.queue(ctx, p, k, v.viewer, v.knownAuthors())
+	v.locks.queue(ctx, p, k, v.knownAuthors())
 }
 
 // deleted reports whether p's author, or for a plain repost its
-// original's, is an account suspended or being purged.
+// original's, is an account suspended or being purged (authorLocks).
 func (v *visibility) deleted(p *social.Post) bool {
-	return v.authorSuspended(p.AuthorID) || (p.RepostOfAuthorID != "" && p.Content == "" && v.authorSuspended(p.RepostOfAuthorID))
+	return v.locks.hidden(p.AuthorID) || (plainRepost(p) && v.locks.hidden(p.RepostOfAuthorID))
 }
+
+// plainRepost reports whether p is a repost with no words of its own,
+// which reads as missing with its original's author.
+func plainRepost(p *social.Post) bool { return p.RepostOfAuthorID != "" && p.Content == "" }
 
 // settle completes the check once its pipeline ran: the posts whose hash
 // has no pv (written before PostViewers existed) get their PostViewers
@@ -360,7 +354,7 @@ func (v *visibility) access(i int) social.Access {
 		var f social.AccessFacts
 		if p != nil {
 			f.AuthorLocked = v.locks.locked(p.AuthorID)
-			f.AuthorSuspended = v.authorSuspended(p.AuthorID)
+			f.AuthorSuspended = v.locks.hidden(p.AuthorID)
 		}
 		return social.PostAccess(v.viewer, p, f)
 	}
@@ -372,25 +366,10 @@ func (v *visibility) access(i int) social.Access {
 		Blocked:         v.blocked[p.AuthorID],
 		InOnlyTo:        in && p.Visibility == social.OnlyTo,
 		InNotTo:         in && p.Visibility == social.NotTo,
-		AuthorSuspended: v.authorSuspended(p.AuthorID),
+		AuthorSuspended: v.locks.hidden(p.AuthorID),
 		AuthorLocked:    v.locks.locked(p.AuthorID),
 		FollowsAuthor:   v.locks.follows[p.AuthorID],
 	})
-}
-
-// authorSuspended reports whether author is suspended, or deleted and
-// being purged.
-func (v *visibility) authorSuspended(author string) bool {
-	if v.susp == nil {
-		return false
-	}
-	if v.suspended == nil {
-		v.suspended = make(map[string]bool)
-		for _, u := range v.susp.Val() {
-			v.suspended[u] = true
-		}
-	}
-	return v.suspended[author]
 }
 
 // posts returns the batch with nil for every post the viewer may not see.

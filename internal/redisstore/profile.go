@@ -58,12 +58,13 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		}
 		oldName = n
 	}
-	// LockedUsers, which visibility checks read, and the profile's flag,
-	// which author windows read, in the order that never shows more than
-	// both allow: a lock adds to the set first, an unlock removes from it
-	// last (a crash between leaves the account hidden, not shown).
+	// The lock in AuthorFlags, which visibility checks read, and the
+	// profile's flag, which author windows read, in the order that never
+	// shows more than both allow: a lock sets the author's flag first, an
+	// unlock clears it last (a crash between leaves the account hidden,
+	// not shown).
 	if u.Locked != nil && *u.Locked {
-		if err := s.rdb.SAdd(ctx, s.keys.LockedUsers(), userID).Err(); err != nil {
+		if err := setAuthorFlag(ctx, s.rdb, s.keys, userID, flagLocked, true); err != nil {
 			return nil, fmt.Errorf("lock %s: %w", userID, err)
 		}
 	}
@@ -81,7 +82,7 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 		}
 	}
 	if u.Locked != nil && !*u.Locked {
-		if err := s.rdb.SRem(ctx, s.keys.LockedUsers(), userID).Err(); err != nil {
+		if err := setAuthorFlag(ctx, s.rdb, s.keys, userID, flagLocked, false); err != nil {
 			return nil, fmt.Errorf("unlock %s: %w", userID, err)
 		}
 	}

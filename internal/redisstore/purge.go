@@ -87,7 +87,7 @@ func queuePurge(ctx context.Context, rdb redis.UniversalClient, k Keys, set *set
 // the account, 2 when it was hidden before, 0 when there is no such
 // account.
 func hideAccount(ctx context.Context, rdb redis.UniversalClient, k Keys, set *settings, userID string) (int64, error) {
-	if err := rdb.SAdd(ctx, k.Deleting(), userID).Err(); err != nil {
+	if err := setAuthorFlag(ctx, rdb, k, userID, flagDeleting, true, k.Deleting()); err != nil {
 		return 0, fmt.Errorf("hide the posts of %s: %w", userID, err)
 	}
 	n, err := accountGoneScript.Run(ctx, rdb, []string{k.User(userID), k.Gone(userID)}, purgeAt, set.now().UnixMilli()).Int64()
@@ -99,7 +99,7 @@ func hideAccount(ctx context.Context, rdb redis.UniversalClient, k Keys, set *se
 	}
 	if n == 0 {
 		// Nothing to delete: a purge of nothing must not hide anyone.
-		if err := rdb.SRem(ctx, k.Deleting(), userID).Err(); err != nil {
+		if err := setAuthorFlag(ctx, rdb, k, userID, flagDeleting, false, k.Deleting()); err != nil {
 			return 0, fmt.Errorf("hide account %s: %w", userID, err)
 		}
 	}

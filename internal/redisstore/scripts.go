@@ -24,6 +24,8 @@ var (
 	registerSettleScript  = newScript("register_settle.lua")
 	updateIfExistsScript  = newScript("update_if_exists.lua")
 	updateProfileScript   = newScript("update_profile.lua")
+	// The flags of accounts that reads check (authorflags.go).
+	authorFlagScript = newScript("author_flag.lua")
 	// Account deletion (purge.go, fanout_purge.go).
 	accountGoneScript  = newScript("account_gone.lua")
 	accountFreeScript  = newScript("account_free.lua")

@@ -79,11 +79,11 @@ func (t tagIndex) index(ctx context.Context, p taggedPost) error {
 	}
 	vis := p.vis
 	if vis == social.Public {
-		locked, err := t.rdb.SIsMember(ctx, t.keys.LockedUsers(), p.author).Result()
+		flags, err := readAuthorFlags(ctx, t.rdb, t.keys, p.author)
 		if err != nil {
-			return fmt.Errorf("index post %s: read its author's lock: %w", p.id, err)
+			return fmt.Errorf("index post %s: %w", p.id, err)
 		}
-		if locked {
+		if flags.locked() {
 			vis = social.NotTo
 		}
 	}

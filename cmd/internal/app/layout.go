@@ -9,43 +9,44 @@ import (
 
 // MigrateProfiles moves profile hashes written by an earlier version to
 // their own prefix (redisstore.DB.MigrateProfiles) before the gateway
-// serves; a database already moved costs one read. When Redis does not
-// answer yet, it is tried again every second in the background.
+// serves; a database already moved costs one read.
 func MigrateProfiles(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
-	migrate := func() bool {
-		n, err := store.MigrateProfiles(ctx)
-		if err != nil {
-			log.Warn("profile hashes not moved to their prefix yet", "err", err, "moved", n)
-			return false
-		}
-		if n > 0 {
-			log.Info("profile hashes moved to their prefix", "moved", n)
-		}
-		return true
-	}
-	if !migrate() {
-		go everySecond(ctx, migrate)
-	}
+	beforeServing(ctx, log, "profile hashes moved to their prefix", "moved", store.MigrateProfiles)
+}
+
+// MigrateAuthorFlags moves the locked and suspended accounts an earlier
+// version kept in sets into the author flags that reads check
+// (redisstore.DB.MigrateAuthorFlags) before the gateway or worker serves;
+// with nothing left to move it costs three reads.
+func MigrateAuthorFlags(ctx context.Context, store *redisstore.DB, log *slog.Logger) {
+	beforeServing(ctx, log, "locked and suspended accounts moved to the author flags", "moved", store.MigrateAuthorFlags)
 }
 
 // BuildUserSearch indexes for user search the names of a database written
 // before it existed (redisstore.UserSearchService.BuildUserSearch); a
-// database already indexed costs one read. When Redis does not answer
-// yet, it is tried again every second in the background.
+// database already indexed costs one read.
 func BuildUserSearch(ctx context.Context, search *redisstore.UserSearchService, log *slog.Logger) {
-	build := func() bool {
-		n, err := search.BuildUserSearch(ctx)
+	beforeServing(ctx, log, "names indexed for user search", "indexed", search.BuildUserSearch)
+}
+
+// beforeServing runs one change of the data layout at once, logging what
+// it did (done, with the count as attr). When Redis does not answer yet,
+// it is tried again every second in the background, so a gateway still
+// starts with Redis down.
+func beforeServing[N int | int64](ctx context.Context, log *slog.Logger, done, attr string, run func(context.Context) (N, error)) {
+	try := func() bool {
+		n, err := run(ctx)
 		if err != nil {
-			log.Warn("names not indexed for user search yet", "err", err, "indexed", n)
+			log.Warn("not done yet: "+done, "err", err, attr, n)
 			return false
 		}
 		if n > 0 {
-			log.Info("names indexed for user search", "indexed", n)
+			log.Info(done, attr, n)
 		}
 		return true
 	}
-	if !build() {
-		go everySecond(ctx, build)
+	if !try() {
+		go everySecond(ctx, try)
 	}
 }
 
