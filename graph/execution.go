@@ -5,6 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/gqlerr"
@@ -54,6 +55,14 @@ func (e *Execution) Install(srv *handler.Server) {
 	srv.SetErrorPresenter(gqlerr.Present)
 	srv.AroundOperations(gqlerr.EndStreams)
 	srv.SetRecoverFunc(gqlerr.Recover)
+	// A subscription's root field runs before its first response: it gets
+	// loaders of the operation, which it only renews per event (shownLive).
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+			ctx = loader.With(ctx, e.loaders.New(social.ViewerID(ctx)))
+		}
+		return next(ctx)
+	})
 	// Fresh loaders for every response: per request over HTTP, per event
 	// on a subscription, so no cache outlives what it was read for.
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {

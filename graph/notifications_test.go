@@ -205,4 +205,19 @@ func TestNotificationAddedLive(t *testing.T) {
 	if want := []string{"LIKE 2 [{" + b.Name + "} {" + a.Name + "}]", "FOLLOW 1 [{" + a.Name + "}]", "COMMENT 1 [{" + b.Name + "}]"}; !slices.Equal(kinds, want) {
 		t.Fatalf("resumed: %v, want %v", kinds, want)
 	}
+
+	// A notification raised only by an account suspended meanwhile is
+	// left out, as a page of notifications leaves it out.
+	m := s.Register(t, "m")
+	other := s.post(t, owner, map[string]any{"content": "another"})
+	s.MustDo(t, m.Token, `mutation($p: ID!) { addComment(postId: $p, content: "spam") { id } }`, map[string]any{"p": other})
+	if err := s.Store.SetSuspended(ctx, m.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	s.drain(t)
+	s.MustDo(t, b.Token, like, map[string]any{"p": other})
+	s.drain(t)
+	if _, got := next(c); got != "LIKE 1 [{"+b.Name+"}]" {
+		t.Fatalf("after a suspended account's comment: %s, want b's like", got)
+	}
 }

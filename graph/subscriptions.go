@@ -5,6 +5,7 @@ import (
 
 	"github.com/socialgw/gateway/graph/readpath"
 	"github.com/socialgw/gateway/internal/gqlerr"
+	"github.com/socialgw/gateway/internal/loader"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -45,5 +46,30 @@ func (r *Resolver) notificationAdded(ctx context.Context, since *string) (<-chan
 		return nil, err
 	}
 	gqlerr.OnStreamEnd(ctx, end)
-	return notes, nil
+	return shownLive(ctx, notes), nil
+}
+
+// shownLive passes on the notifications of in that a page of
+// notifications would show (shownNotes: not those raised only by
+// accounts readers cannot see, such as suspended ones), each checked with
+// loaders of its own, so no cache outlives the event it was read for. A
+// check that fails passes the notification on: its actors then answer
+// the error.
+func shownLive(ctx context.Context, in <-chan *social.Notification) <-chan *social.Notification {
+	out := make(chan *social.Notification)
+	go func() {
+		defer close(out)
+		for n := range in {
+			fresh := loader.With(ctx, loader.For(ctx).Fresh())
+			if kept, _, err := shownNotes(fresh, []*social.Notification{n}, []string{n.ID}); err == nil && len(kept) == 0 {
+				continue
+			}
+			select {
+			case out <- n:
+			case <-ctx.Done():
+				return // the stream, which sends on in, ends with ctx too
+			}
+		}
+	}()
+	return out
 }
