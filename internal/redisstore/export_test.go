@@ -101,3 +101,14 @@ func PurgeStages() []string {
 func (k Keys) LegacyFlagSets() (locked, suspended string) {
 	return k.legacyLockedUsers(), k.legacySuspended()
 }
+
+// SetEngagementChunk sets how many likers or comments of a post the
+// likes and comments backfill reads at once, until the returned func.
+func SetEngagementChunk(n int64) (restore func()) {
+	old := engagementChunk
+	engagementChunk = n
+	return func() { engagementChunk = old }
+}
+
+// LayoutEngagement is the data layout field of that backfill.
+const LayoutEngagement = layoutEngagement

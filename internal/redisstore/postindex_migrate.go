@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -35,33 +34,9 @@ const postIndexBatch = 500
 // It returns how many posts it went through. Users registered after the
 // run began write their posts with the index already.
 func (s *DB) MigratePostIndexes(ctx context.Context) (int64, error) {
-	state, err := s.rdb.HGet(ctx, s.keys.Layout(), layoutPostIndex).Result()
-	if err != nil && !isNil(err) {
-		return 0, fmt.Errorf("read the data layout: %w", err)
-	}
-	if state == "done" {
-		return 0, nil
-	}
-	from, _ := strconv.ParseInt(strings.TrimPrefix(state, "at:"), 10, 64)
-	last, err := s.rdb.Get(ctx, s.keys.UserSeq()).Int64()
-	if err != nil && !isNil(err) {
-		return 0, fmt.Errorf("read the last user id: %w", err)
-	}
-	var posts int64
-	for u := from + 1; u <= last; u++ {
-		n, err := s.indexAuthor(ctx, strconv.FormatInt(u, 10))
-		posts += n
-		if err != nil {
-			return posts, err
-		}
-		if err := s.rdb.HSet(ctx, s.keys.Layout(), layoutPostIndex, "at:"+strconv.FormatInt(u, 10)).Err(); err != nil {
-			return posts, fmt.Errorf("record the index backfill: %w", err)
-		}
-	}
-	if err := s.rdb.HSet(ctx, s.keys.Layout(), layoutPostIndex, "done").Err(); err != nil {
-		return posts, fmt.Errorf("record the index backfill: %w", err)
-	}
-	return posts, nil
+	return s.backfillIDs(ctx, layoutPostIndex, s.keys.UserSeq(), 1, func(ctx context.Context, u, _ int64) (int64, error) {
+		return s.indexAuthor(ctx, strconv.FormatInt(u, 10))
+	})
 }
 
 // indexAuthor indexes every post in author's UserPosts, postIndexBatch at

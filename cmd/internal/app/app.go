@@ -224,8 +224,7 @@ const sweepEvery = time.Minute
 
 // StartWorker runs w in the background until ctx ends, and with it a
 // periodic sweep of the store's abandoned multi-slot writes
-// (Store.SweepPending) and the backfill of the reader's index
-// (IndexPosts). The returned stop cancels both and waits, at most
+// (Store.SweepPending) and the backfills of indexes (Backfill). The returned stop cancels both and waits, at most
 // timeout, for the jobs the worker is running to finish; a job cut off is
 // claimed again later by a worker.
 func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.Logger) (stop func(timeout time.Duration)) {
@@ -239,7 +238,7 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.L
 	}()
 	go sweep(ctx, store, log)
 	go refreshTrends(ctx, store, log)
-	go IndexPosts(ctx, store, log)
+	go Backfill(ctx, store, log)
 	return func(timeout time.Duration) {
 		cancel()
 		select {
@@ -252,12 +251,12 @@ func StartWorker(ctx context.Context, w *fanout.Pool, store Sweeper, log *slog.L
 
 // Sweeper finishes the store's abandoned multi-slot writes
 // (redisstore.Store.SweepPending), refreshes the trend ranking
-// (redisstore.TrendService.RefreshTrends) and backfills the reader's index
-// (PostIndexer): the periodic work of a worker.
+// (redisstore.TrendService.RefreshTrends) and backfills indexes
+// (Backfiller): the periodic work of a worker.
 type Sweeper interface {
 	SweepPending(ctx context.Context) (int, error)
 	RefreshTrends(ctx context.Context) (bool, error)
-	PostIndexer
+	Backfiller
 }
 
 // sweep runs store.SweepPending every sweepEvery until ctx ends.

@@ -50,28 +50,39 @@ func beforeServing[N int | int64](ctx context.Context, log *slog.Logger, done, a
 	}
 }
 
-// PostIndexer backfills the reader's index
-// (redisstore.DB.MigratePostIndexes).
-type PostIndexer interface {
+// Backfiller fills indexes with what was written before they existed:
+// the reader's index of posts (redisstore.DB.MigratePostIndexes) and the
+// users' indexes of their likes and comments
+// (redisstore.DB.MigrateEngagementIndexes).
+type Backfiller interface {
 	MigratePostIndexes(ctx context.Context) (int64, error)
+	MigrateEngagementIndexes(ctx context.Context) (int64, error)
 }
 
-// IndexPosts puts posts written before the reader's index existed into
-// it (redisstore.DB.MigratePostIndexes), in the background: pages of
-// signed-in readers list such posts once it has passed their author. A
-// run cut short resumes where it stopped; once done, a start costs one
-// read. When Redis fails meanwhile, it is tried again every second.
-func IndexPosts(ctx context.Context, store PostIndexer, log *slog.Logger) {
+// Backfill runs the backfills of store one after the other, in the
+// background of a worker: pages of signed-in readers list older posts
+// once the first has passed their author; an account's purge and data
+// export find its older likes and comments once the second has passed
+// their post. A run cut short resumes where it stopped; once done, a
+// start costs one read each. When Redis fails meanwhile, each is tried
+// again every second.
+func Backfill(ctx context.Context, store Backfiller, log *slog.Logger) {
+	backfill(ctx, log, "posts put in the reader's index", "posts", store.MigratePostIndexes)
+	backfill(ctx, log, "likes and comments put in their users' indexes", "entries", store.MigrateEngagementIndexes)
+}
+
+// backfill runs one backfill until it is done or ctx ends.
+func backfill(ctx context.Context, log *slog.Logger, done, attr string, run func(context.Context) (int64, error)) {
 	everySecondNow(ctx, func() bool {
-		n, err := store.MigratePostIndexes(ctx)
+		n, err := run(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				log.Warn("posts not all in the reader's index yet; trying again", "err", err, "indexed", n)
+				log.Warn("not done yet, trying again: "+done, "err", err, attr, n)
 			}
 			return false
 		}
 		if n > 0 {
-			log.Info("posts put in the reader's index", "posts", n)
+			log.Info(done, attr, n)
 		}
 		return true
 	})
