@@ -135,7 +135,7 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	gateway.RegisterWorker(reg, w)
-	sweeper, err := cfg.Media.Sweep.Start(ctx, files, gw.Store.PostService, log)
+	sweeper, err := cfg.Media.Sweep.Start(ctx, files, gw.Store.PostService, redisstore.DefaultExports().Keep, log)
 	if err != nil {
 		return nil, err
 	}

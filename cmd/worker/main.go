@@ -133,7 +133,7 @@ func startFiles(ctx context.Context, cfg *app.WorkerConfig, store *redisstore.St
 		return nil, nil, err
 	}
 	store.SetFiles(files)
-	if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, log); err != nil {
+	if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, redisstore.DefaultExports().Keep, log); err != nil {
 		closeFiles()
 		return nil, nil, err
 	}

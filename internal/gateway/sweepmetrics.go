@@ -26,5 +26,6 @@ func RegisterMediaSweep(reg prometheus.Registerer, sw *mediastore.Sweeper) {
 	counter("gateway_media_sweep_deleted_total", "Media files no post names, deleted by the sweep.", func(s mediastore.SweepStats) int64 { return s.Deleted })
 	counter("gateway_media_sweep_undecided_total", "Old media files kept because their author made too many posts since to tell.", func(s mediastore.SweepStats) int64 { return s.Undecided })
 	counter("gateway_media_sweep_unstamped_total", "Old media files kept because their key names no post.", func(s mediastore.SweepStats) int64 { return s.Unstamped })
+	counter("gateway_media_sweep_exports_expired_total", "Data export archives no address serves any more, deleted by the sweep.", func(s mediastore.SweepStats) int64 { return s.Expired })
 	counter("gateway_media_sweep_failures_total", "Media sweep passes that failed (the next pass tries again).", func(s mediastore.SweepStats) int64 { return s.Failed })
 }

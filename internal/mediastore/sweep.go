@@ -37,10 +37,20 @@ type Sweeper struct {
 	Grace time.Duration
 	// Batch is the files listed per pass.
 	Batch int
+	// ExportKeep, when set, is the longest a data export archive
+	// (ExportKey) is served after it was written: each pass then also
+	// lists one page of the archives, from where the last stopped, and
+	// deletes those older than ExportKeep and Grace together, which no
+	// address serves any more. An account's next export replaces its
+	// archive, so only the archives of accounts that asked for none since
+	// are left for the sweep.
+	ExportKeep time.Duration
 	// Now is the clock files' ages are judged by (time.Now when nil).
 	Now func() time.Time
 
 	token   []byte // where the next pass lists from; nil: the beginning
+	etoken  []byte // the same for the export archives
+	next    []byte // the token after the page listPage listed last
 	total   SweepStats
 	running atomic.Bool // a Pass under way: passes of one Sweeper never overlap
 }
@@ -51,6 +61,8 @@ type SweepStats struct {
 	// name no post: kept), Named (a post names them), Undecided (their
 	// author made too many posts since to tell: kept), Deleted.
 	Listed, Young, Unstamped, Named, Undecided, Deleted int64
+	// Expired export archives deleted.
+	Expired int64
 	// Passes that ended with an error (the next pass tries again).
 	Failed int64
 }
@@ -58,7 +70,7 @@ type SweepStats struct {
 func (st *SweepStats) add(o SweepStats) {
 	for _, p := range []struct{ to, from *int64 }{{&st.Listed, &o.Listed}, {&st.Young, &o.Young},
 		{&st.Unstamped, &o.Unstamped}, {&st.Named, &o.Named}, {&st.Undecided, &o.Undecided},
-		{&st.Deleted, &o.Deleted}, {&st.Failed, &o.Failed}} {
+		{&st.Deleted, &o.Deleted}, {&st.Expired, &o.Expired}, {&st.Failed, &o.Failed}} {
 		atomic.AddInt64(p.to, *p.from)
 	}
 }
@@ -68,7 +80,8 @@ func (sw *Sweeper) Stats() SweepStats {
 	t := &sw.total
 	return SweepStats{Listed: atomic.LoadInt64(&t.Listed), Young: atomic.LoadInt64(&t.Young),
 		Unstamped: atomic.LoadInt64(&t.Unstamped), Named: atomic.LoadInt64(&t.Named),
-		Undecided: atomic.LoadInt64(&t.Undecided), Deleted: atomic.LoadInt64(&t.Deleted), Failed: atomic.LoadInt64(&t.Failed)}
+		Undecided: atomic.LoadInt64(&t.Undecided), Deleted: atomic.LoadInt64(&t.Deleted),
+		Expired: atomic.LoadInt64(&t.Expired), Failed: atomic.LoadInt64(&t.Failed)}
 }
 
 // Pass sweeps one page of the bucket and returns what it did. Passes of
@@ -88,21 +101,13 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 	if sw.Now != nil {
 		now = sw.Now
 	}
-	token := sw.token
-	if token == nil {
-		token = blob.FirstPageToken
+	if sw.ExportKeep > 0 {
+		if err := sw.expireExports(ctx, now().Add(-sw.ExportKeep-sw.Grace), &st); err != nil {
+			return st, err
+		}
 	}
-	opts := &blob.ListOptions{Prefix: keyPrefix}
-	objs, next, err := sw.Files.bucket.ListPage(ctx, token, max(sw.Batch, 1), opts)
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		// A local directory's listing reads each file it found; one
-		// deleted meanwhile (by another sweeper) fails it once.
-		objs, next, err = sw.Files.bucket.ListPage(ctx, token, max(sw.Batch, 1), opts)
-	}
+	objs, err := sw.listPage(ctx, &sw.token, keyPrefix)
 	if err != nil {
-		// The next pass starts the walk again: a page token that the
-		// store no longer takes would otherwise fail every pass.
-		sw.token = nil
 		return st, fmt.Errorf("sweep media: list: %w", err)
 	}
 	cutoff := now().Add(-sw.Grace)
@@ -125,13 +130,58 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 	if err := sw.settle(ctx, files, &st); err != nil {
 		return st, err
 	}
-	// Only once the page is settled: a failed page is listed again. An
-	// empty token is the end, after which the walk starts again.
-	sw.token = nil
-	if len(next) > 0 {
-		sw.token = next
-	}
+	sw.token = sw.next
 	return st, nil
+}
+
+// listPage lists the page of keys under prefix that *token points at
+// (nil: the first), and leaves where the next page starts in sw.next,
+// which the caller moves into *token once the page is settled, so that a
+// failed page is listed again. An empty token is the end, after which
+// the walk starts again.
+func (sw *Sweeper) listPage(ctx context.Context, token *[]byte, prefix string) ([]*blob.ListObject, error) {
+	from := *token
+	if from == nil {
+		from = blob.FirstPageToken
+	}
+	opts := &blob.ListOptions{Prefix: prefix}
+	objs, next, err := sw.Files.bucket.ListPage(ctx, from, max(sw.Batch, 1), opts)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		// A local directory's listing reads each file it found; one
+		// deleted meanwhile (by another sweeper) fails it once.
+		objs, next, err = sw.Files.bucket.ListPage(ctx, from, max(sw.Batch, 1), opts)
+	}
+	if err != nil {
+		// The next pass starts the walk again: a page token that the
+		// store no longer takes would otherwise fail every pass.
+		*token = nil
+		return nil, err
+	}
+	sw.next = nil
+	if len(next) > 0 {
+		sw.next = next
+	}
+	return objs, nil
+}
+
+// expireExports deletes, of one page of the export archives, those
+// written before cutoff.
+func (sw *Sweeper) expireExports(ctx context.Context, cutoff time.Time, st *SweepStats) error {
+	objs, err := sw.listPage(ctx, &sw.etoken, exportPrefix)
+	if err != nil {
+		return fmt.Errorf("sweep exports: list: %w", err)
+	}
+	for _, o := range objs {
+		if o.IsDir || !o.ModTime.Before(cutoff) {
+			continue
+		}
+		if err := sw.Files.Delete(ctx, []string{o.Key}); err != nil {
+			return fmt.Errorf("sweep exports: %w", err)
+		}
+		st.Expired++
+	}
+	sw.etoken = sw.next
+	return nil
 }
 
 // settle asks the owners of old stamped files and deletes the orphans.

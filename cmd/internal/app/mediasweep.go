@@ -32,25 +32,27 @@ func (m MediaSweep) check() error {
 	return nil
 }
 
-// Start runs a Sweeper's pass every m.Every until ctx ends, and
-// logs what each pass that found something did; nil when sweeping is off.
+// Start runs a Sweeper's pass every m.Every until ctx ends, which also
+// deletes the data export archives no address serves any more (served
+// for exportKeep after they are written), and logs what each pass that
+// found something did; nil when sweeping is off.
 // Settings that could delete a file whose post is being written are an
 // error.
-func (m MediaSweep) Start(ctx context.Context, files *mediastore.Store, owners mediastore.Owners, log *slog.Logger) (*mediastore.Sweeper, error) {
+func (m MediaSweep) Start(ctx context.Context, files *mediastore.Store, owners mediastore.Owners, exportKeep time.Duration, log *slog.Logger) (*mediastore.Sweeper, error) {
 	if m.Every <= 0 {
 		return nil, nil
 	}
 	if err := m.check(); err != nil {
 		return nil, err
 	}
-	sw := &mediastore.Sweeper{Files: files, Owners: owners, Grace: m.Grace, Batch: m.Batch}
+	sw := &mediastore.Sweeper{Files: files, Owners: owners, Grace: m.Grace, Batch: m.Batch, ExportKeep: exportKeep}
 	go every(ctx, m.Every, func() {
 		st, err := sw.Pass(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("media sweep failed; the next sweep tries again", "err", err, "deleted", st.Deleted)
-		case st.Deleted > 0 || st.Undecided > 0:
-			log.Info("media sweep", "listed", st.Listed, "deleted", st.Deleted, "undecided", st.Undecided)
+		case st.Deleted > 0 || st.Undecided > 0 || st.Expired > 0:
+			log.Info("media sweep", "listed", st.Listed, "deleted", st.Deleted, "undecided", st.Undecided, "exports_expired", st.Expired)
 		}
 	})
 	return sw, nil
@@ -63,5 +65,5 @@ func SweepAttrs(sw *mediastore.Sweeper) []any {
 	}
 	st := sw.Stats()
 	return []any{"media_listed", st.Listed, "media_deleted", st.Deleted, "media_undecided", st.Undecided,
-		"media_unstamped", st.Unstamped, "media_sweeps_failed", st.Failed}
+		"media_unstamped", st.Unstamped, "exports_expired", st.Expired, "media_sweeps_failed", st.Failed}
 }
