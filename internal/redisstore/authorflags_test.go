@@ -12,6 +12,7 @@ import (
 
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
+	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -160,8 +161,7 @@ func TestAuthorFlagsReadFollowsBatch(t *testing.T) {
 	}
 	drain(t, w)
 	items := &replyItems{}
-	counted := redis.NewClient(rdb.(*redis.Client).Options())
-	t.Cleanup(func() { counted.Close() })
+	counted := redistest.Client(t)
 	counted.AddHook(items)
 	page := func() int {
 		t.Helper()
