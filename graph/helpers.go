@@ -137,39 +137,10 @@ func (r *Resolver) notifications(ctx context.Context, first *int, after *string)
 	if err != nil {
 		return nil, err
 	}
-	if page.Items, page.Cursors, err = shownNotes(ctx, page.Items, page.Cursors); err != nil {
+	if page.Items, page.Cursors, err = readpath.ShownNotes(ctx, page.Items, page.Cursors); err != nil {
 		return nil, err
 	}
 	return notificationConnection(page), nil
-}
-
-// shownNotes leaves out the notifications none of whose first actors
-// readers can see (suspended accounts': the users loader has them nil),
-// with one batch of the users loader, whose cache Notification.actors
-// then reads.
-func shownNotes(ctx context.Context, notes []*social.Notification, cursors []string) ([]*social.Notification, []string, error) {
-	var ids []string
-	for _, n := range notes {
-		ids = append(ids, n.Actors...)
-	}
-	users, err := loader.For(ctx).Users.LoadAll(ctx, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	var keptNotes []*social.Notification
-	var keptCursors []string
-	at := 0
-	for i, n := range notes {
-		shown := len(n.Actors) == 0
-		for _, u := range users[at : at+len(n.Actors)] {
-			shown = shown || u != nil
-		}
-		at += len(n.Actors)
-		if shown {
-			keptNotes, keptCursors = append(keptNotes, n), append(keptCursors, cursors[i])
-		}
-	}
-	return keptNotes, keptCursors, nil
 }
 
 // postsCount is the number of obj's posts the viewer may see.

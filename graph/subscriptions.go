@@ -50,7 +50,7 @@ func (r *Resolver) notificationAdded(ctx context.Context, since *string) (<-chan
 }
 
 // shownLive passes on the notifications of in that a page of
-// notifications would show (shownNotes: not those raised only by
+// notifications would show (readpath.ShownNotes: not those raised only by
 // accounts readers cannot see, such as suspended ones), each checked with
 // loaders of its own, so no cache outlives the event it was read for. A
 // check that fails passes the notification on: its actors then answer
@@ -61,7 +61,7 @@ func shownLive(ctx context.Context, in <-chan *social.Notification) <-chan *soci
 		defer close(out)
 		for n := range in {
 			fresh := loader.With(ctx, loader.For(ctx).Fresh())
-			if kept, _, err := shownNotes(fresh, []*social.Notification{n}, []string{n.ID}); err == nil && len(kept) == 0 {
+			if kept, _, err := readpath.ShownNotes(fresh, []*social.Notification{n}, []string{n.ID}); err == nil && len(kept) == 0 {
 				continue
 			}
 			select {

@@ -30,3 +30,32 @@ func shownComments(ctx context.Context, c social.Connection[*social.Comment]) (s
 	}
 	return out, nil
 }
+
+// ShownNotes leaves out the notifications none of whose first actors
+// readers can see (suspended accounts': the users loader has them nil),
+// with one batch of the users loader, whose cache Notification.actors
+// then reads.
+func ShownNotes(ctx context.Context, notes []*social.Notification, cursors []string) ([]*social.Notification, []string, error) {
+	var ids []string
+	for _, n := range notes {
+		ids = append(ids, n.Actors...)
+	}
+	users, err := loader.For(ctx).Users.LoadAll(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keptNotes []*social.Notification
+	var keptCursors []string
+	at := 0
+	for i, n := range notes {
+		shown := len(n.Actors) == 0
+		for _, u := range users[at : at+len(n.Actors)] {
+			shown = shown || u != nil
+		}
+		at += len(n.Actors)
+		if shown {
+			keptNotes, keptCursors = append(keptNotes, n), append(keptCursors, cursors[i])
+		}
+	}
+	return keptNotes, keptCursors, nil
+}
