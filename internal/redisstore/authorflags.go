@@ -18,6 +18,9 @@ const (
 	flagDeleting  = "d" // deleted, its purge running: its posts read as missing
 )
 
+// allFlags are every flag: what an account's purge clears at its end.
+const allFlags = flagLocked + flagSuspended + flagDeleting
+
 // hiddenLetters are the flags that make an account's posts read as
 // missing; hiddenCount is the field of AuthorFlags that counts the
 // accounts holding one (absent at 0), which a visibility check reads with
@@ -36,9 +39,10 @@ func (f authorFlags) locked() bool { return strings.Contains(string(f), flagLock
 // hidden reports whether the account's posts read as missing.
 func (f authorFlags) hidden() bool { return strings.ContainsAny(string(f), hiddenLetters) }
 
-// setAuthorFlag sets (on) or clears flag of userID, and, with also (a set
-// of AuthorFlags' slot: Deleting), adds or removes userID there in the
-// same step. Idempotent.
+// setAuthorFlag sets (on) or clears flag of userID (one letter, or with
+// on false several: allFlags), and, with also (a set of AuthorFlags'
+// slot: Deleting), adds or removes userID there in the same step.
+// Idempotent.
 func setAuthorFlag(ctx context.Context, rdb redis.Scripter, k Keys, userID, flag string, on bool, also ...string) error {
 	keys := append([]string{k.AuthorFlags()}, also...)
 	if err := authorFlagScript.Run(ctx, rdb, keys, userID, flag, boolArg(on), hiddenLetters, hiddenCount).Err(); err != nil && !isNil(err) {

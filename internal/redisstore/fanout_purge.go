@@ -387,5 +387,6 @@ func (p *purge) free(ctx context.Context) (bool, error) {
 	if err := p.s.rdb.Unlink(ctx, k.Gone(p.id)).Err(); err != nil {
 		return false, err
 	}
-	return true, setAuthorFlag(ctx, p.s.rdb, k, p.id, flagDeleting, false, k.Deleting())
+	// Every flag: a locked or suspended account leaves nothing behind.
+	return true, setAuthorFlag(ctx, p.s.rdb, k, p.id, allFlags, false, k.Deleting())
 }

@@ -1,4 +1,4 @@
--- This script sets or clears one of an account's flags in AuthorFlags
+-- This script sets or clears some of an account's flags in AuthorFlags
 -- (authorflags.go): the hash of user id → flag letters that every
 -- visibility check reads for its batch's authors. Letters combine (a
 -- locked account may be suspended), so the change is a read-modify-write
@@ -11,11 +11,11 @@
 -- KEYS[1]: AuthorFlags; KEYS[2] (optional): a set of the same slot that
 -- holds the account exactly while the flag does (Deleting, the purges'
 -- work list), changed in the same step.
--- ARGV: user id, the letter, '1' to set or '0' to clear, the letters
--- that hide, the count's field (removed at 0).
+-- ARGV: user id, the letters, '1' to set or '0' to clear them, the
+-- letters that hide, the count's field (removed at 0).
 -- Returns the account's letters after the change.
 local cur = redis.call('HGET', KEYS[1], ARGV[1]) or ''
-local nxt = string.gsub(cur, ARGV[2], '')
+local nxt = string.gsub(cur, '[' .. ARGV[2] .. ']', '')
 if ARGV[3] == '1' then
   nxt = nxt .. ARGV[2]
 end
