@@ -62,7 +62,8 @@ func readAuthorFlags(ctx context.Context, rdb redis.Cmdable, k Keys, userID stri
 
 // MigrateAuthorFlags moves the sets an earlier version kept for these
 // facts (locked and suspended accounts) into AuthorFlags, and flags the
-// accounts of Deleting, which stays as the purges' work list. Each
+// accounts of Deleting, which stays as the purges' work list; the ids of
+// accounts that no longer exist leave the old sets unflagged. Each
 // member is flagged before it leaves its set, so a run cut short loses
 // nothing and the next one finishes it; when nothing is left to move, a
 // run costs three reads. Run before serving: until it has, the reads of
@@ -87,6 +88,17 @@ func (s *DB) MigrateAuthorFlags(ctx context.Context) (int, error) {
 			var also []string
 			if old.keep {
 				also = []string{old.set}
+			} else if gone, err := s.rdb.Exists(ctx, k.User(id), k.LegacyUser(id)).Result(); err != nil {
+				return moved, fmt.Errorf("read user %s: %w", id, err)
+			} else if gone == 0 {
+				// An account purged by an earlier version, which left
+				// it in the set: nothing to flag. (Its profile under
+				// either name: a worker may run this before a gateway
+				// moved the profiles, MigrateProfiles; one slot.)
+				if err := s.rdb.SRem(ctx, old.set, id).Err(); err != nil {
+					return moved, fmt.Errorf("drop %s from %s: %w", id, old.set, err)
+				}
+				continue
 			}
 			if err := setAuthorFlag(ctx, s.rdb, k, id, old.flag, true, also...); err != nil {
 				return moved, err

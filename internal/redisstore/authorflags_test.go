@@ -193,21 +193,23 @@ func TestAuthorFlagsReadFollowsBatch(t *testing.T) {
 func TestMigrateAuthorFlags(t *testing.T) {
 	s, rdb := feedStore(t)
 	ctx := context.Background()
-	u := feedUsers(t, s, 3)
-	author, deleting, stranger := u[0], u[1], u[2]
+	u := feedUsers(t, s, 4)
+	author, deleting, stranger, older := u[0], u[1], u[2], u[3]
 	post := feedPost(t, s, author, social.NewPost{}).ID
 	locked, suspended := s.Keys().LegacyFlagSets()
-	feedOK(t, rdb.SAdd(ctx, locked, author).Err())
+	feedOK(t, rdb.SAdd(ctx, locked, author, older).Err())
+	// A profile still under its earlier name is an account all the same.
+	feedOK(t, rdb.Rename(ctx, s.Keys().User(older), s.Keys().LegacyUser(older)).Err())
 	feedOK(t, rdb.SAdd(ctx, suspended, author, "999999").Err())
 	feedOK(t, rdb.SAdd(ctx, s.Keys().Deleting(), deleting).Err())
 
 	n, err := s.MigrateAuthorFlags(ctx)
 	if err != nil || n != 3 {
-		t.Fatalf("moved %d, %v; want 3", n, err)
+		t.Fatalf("moved %d, %v; want 3 (999999 is no account)", n, err)
 	}
 	got, err := rdb.HGetAll(ctx, s.Keys().AuthorFlags()).Result()
 	feedOK(t, err)
-	want := map[string]string{author: "ls", "999999": "s", deleting: "d", "#hidden": "3"}
+	want := map[string]string{author: "ls", older: "l", deleting: "d", "#hidden": "2"}
 	if !maps.Equal(got, want) {
 		t.Errorf("flags %v, want %v", got, want)
 	}
