@@ -5,10 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -96,53 +93,6 @@ func TestAuthorFlags(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// replyItems counts the elements of the list replies Redis sends.
-type replyItems struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (r *replyItems) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (r *replyItems) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		r.count([]redis.Cmder{cmd})
-		return err
-	}
-}
-
-func (r *replyItems) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		r.count(cmds)
-		return err
-	}
-}
-
-func (r *replyItems) count(cmds []redis.Cmder) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range cmds {
-		switch c := c.(type) {
-		case *redis.StringSliceCmd:
-			r.n += len(c.Val())
-		case *redis.SliceCmd:
-			r.n += len(c.Val())
-		case *redis.BoolSliceCmd:
-			r.n += len(c.Val())
-		}
-	}
-}
-
-func (r *replyItems) take() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := r.n
-	r.n = 0
-	return n
-}
-
 // TestAuthorFlagsReadFollowsBatch checks that what a visibility check
 // reads about its authors follows its batch, not how many accounts are
 // flagged: a home page with 3 000 suspended and 3 000 locked accounts
@@ -160,7 +110,7 @@ func TestAuthorFlagsReadFollowsBatch(t *testing.T) {
 		}
 	}
 	drain(t, w)
-	items := &replyItems{}
+	items := &cmdCounter{}
 	counted := redistest.Client(t)
 	counted.AddHook(items)
 	page := func() int {
@@ -174,7 +124,7 @@ func TestAuthorFlagsReadFollowsBatch(t *testing.T) {
 		if _, err := store.HomePage(ctx, reader, social.PageRequest{First: 10}, readplan.PageWants{Authors: true}); err != nil {
 			t.Fatal(err)
 		}
-		return items.take()
+		return items.take().items
 	}
 	before := page()
 	flags := map[string]any{}

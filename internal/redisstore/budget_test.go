@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
@@ -165,38 +161,6 @@ func TestHomePageReadBudget(t *testing.T) {
 	}
 }
 
-// hashReads counts the HMGETs of post hashes by how many fields they ask
-// for: screening asks for three, a visibility check for more.
-type hashReads struct {
-	mu           sync.Mutex
-	screen, full int
-}
-
-func (h *hashReads) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *hashReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, c redis.Cmder) error { h.count([]redis.Cmder{c}); return next(ctx, c) }
-}
-
-func (h *hashReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cs []redis.Cmder) error { h.count(cs); return next(ctx, cs) }
-}
-
-func (h *hashReads) count(cs []redis.Cmder) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range cs {
-		if c.Name() != "hmget" || !strings.Contains(fmt.Sprint(c.Args()[1]), "{p") {
-			continue
-		}
-		if len(c.Args()) == 5 {
-			h.screen++
-		} else {
-			h.full++
-		}
-	}
-}
-
 // TestUserPageScreensHidden: a signed-in viewer's page reads no post
 // addressed only to others nor any NOT_TO post listing the viewer (the
 // reader's index leaves them out), screens the other NOT_TO ones and reads the full hash only of what the screen lets
@@ -205,7 +169,7 @@ func (h *hashReads) count(cs []redis.Cmder) {
 // operation screens none of them again.
 func TestUserPageScreensHidden(t *testing.T) {
 	rdb := redistest.Client(t)
-	reads := &hashReads{}
+	reads := &cmdCounter{}
 	rdb.AddHook(reads) // a cluster client's hook sees every command too
 	s := redisstore.New(rdb, redistest.Prefix(t))
 	ctx := context.Background()
@@ -231,9 +195,7 @@ func TestUserPageScreensHidden(t *testing.T) {
 		}
 	}
 	slices.Reverse(visible)
-	reads.mu.Lock()
-	reads.screen, reads.full = 0, 0
-	reads.mu.Unlock()
+	reads.take()
 	pg, err := s.UserPage(ctx, viewer, author, social.PageRequest{First: 20}, readplan.PageWants{})
 	feedOK(t, err)
 	if got := social.PostIDs(pg.Posts).Items; !slices.Equal(got, visible) {
@@ -243,24 +205,22 @@ func TestUserPageScreensHidden(t *testing.T) {
 	// first: only what the viewer may see is read in full, and none of
 	// the 300 posts only for others, nor of the 4 NOT_TO the viewer, is
 	// read at all.
-	if reads.full > len(visible) || reads.screen != 4 {
-		t.Errorf("%d full reads and %d screens of post hashes for 400 candidates, %d visible", reads.full, reads.screen, len(visible))
+	if n := reads.take(); n.full > len(visible) || n.screens != 4 {
+		t.Errorf("%d full reads and %d screens of post hashes for 400 candidates, %d visible", n.full, n.screens, len(visible))
 	}
 
 	// Within one operation, another page of the same author (an alias)
 	// skips what the first found hidden: it screens nothing again.
 	octx := social.WithReadBudget(ctx, 10_000)
 	for i, first := range []int{20, 19} {
-		reads.mu.Lock()
-		reads.screen = 0
-		reads.mu.Unlock()
+		reads.take()
 		pg, err := s.UserPage(octx, viewer, author, social.PageRequest{First: first}, readplan.PageWants{})
 		feedOK(t, err)
 		if got := social.PostIDs(pg.Posts).Items; !slices.Equal(got, visible[:min(first, len(visible))]) {
 			t.Fatalf("page %d: %v, want %v", i, got, visible)
 		}
-		if i == 1 && reads.screen != 0 {
-			t.Errorf("the second page of the operation screened %d posts again", reads.screen)
+		if n := reads.take(); i == 1 && n.screens != 0 {
+			t.Errorf("the second page of the operation screened %d posts again", n.screens)
 		}
 	}
 }
@@ -270,7 +230,7 @@ func TestUserPageScreensHidden(t *testing.T) {
 // operation (an alias) reads none of the posts the first found hidden.
 func TestHomePageSkipsKnownHidden(t *testing.T) {
 	rdb := redistest.Client(t)
-	reads := &hashReads{}
+	reads := &cmdCounter{}
 	rdb.AddHook(reads)
 	s := redisstore.New(rdb, redistest.Prefix(t))
 	feedOK(t, s.SetFeed(feedConfig("pull")))
@@ -293,16 +253,14 @@ func TestHomePageSkipsKnownHidden(t *testing.T) {
 	slices.Reverse(visible)
 	octx := social.WithReadBudget(ctx, 10_000)
 	for i, first := range []int{10, 9} {
-		reads.mu.Lock()
-		reads.full = 0
-		reads.mu.Unlock()
+		reads.take()
 		pg, err := s.HomePage(octx, viewer, social.PageRequest{First: first}, readplan.PageWants{})
 		feedOK(t, err)
 		if got := social.PostIDs(pg.Posts).Items; !slices.Equal(got, visible) {
 			t.Fatalf("page %d: %v, want %v", i, got, visible)
 		}
-		if i == 1 && reads.full > len(visible) {
-			t.Errorf("the second page of the operation read %d posts in full, %d visible", reads.full, len(visible))
+		if n := reads.take(); i == 1 && n.full > len(visible) {
+			t.Errorf("the second page of the operation read %d posts in full, %d visible", n.full, len(visible))
 		}
 	}
 }

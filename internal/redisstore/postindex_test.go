@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -17,49 +15,13 @@ import (
 	"github.com/socialgw/gateway/internal/social"
 )
 
-// pageCounter counts the commands sent to Redis, and the post hashes read
-// (HMGET of a {p…} key).
-type pageCounter struct {
-	mu           sync.Mutex
-	cmds, hashes int
-}
-
-func (c *pageCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *pageCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.count([]redis.Cmder{cmd}); return next(ctx, cmd) }
-}
-
-func (c *pageCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { c.count(cmds); return next(ctx, cmds) }
-}
-
-func (c *pageCounter) count(cmds []redis.Cmder) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, cmd := range cmds {
-		c.cmds++
-		if cmd.Name() == "hmget" && strings.Contains(fmt.Sprint(cmd.Args()[1]), "{p") {
-			c.hashes++
-		}
-	}
-}
-
-func (c *pageCounter) take() (cmds, hashes int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cmds, hashes = c.cmds, c.hashes
-	c.cmds, c.hashes = 0, 0
-	return cmds, hashes
-}
-
 // outsiderNet is an author whose posts are hidden posts (none when hidden
 // is 0) around five others: three public, one ONLY_TO the reader, one
 // NOT_TO the outsider. The hidden ones are ONLY_TO someone else, or, with
 // notToOutsider, NOT_TO the outsider (hidden from the outsider alone).
 type outsiderNet struct {
 	s                               *redisstore.Store
-	counter                         *pageCounter
+	counter                         *cmdCounter
 	rdb                             redis.UniversalClient
 	author, reader, outsider, else_ string
 	public, toReader, notOutsider   []string
@@ -68,7 +30,7 @@ type outsiderNet struct {
 func newOutsiderNet(t *testing.T, hidden int, notToOutsider bool, mode redisstore.FeedMode) *outsiderNet {
 	t.Helper()
 	rdb := redistest.Client(t)
-	n := &outsiderNet{rdb: rdb, counter: &pageCounter{}}
+	n := &outsiderNet{rdb: rdb, counter: &cmdCounter{}}
 	n.s = redisstore.New(rdb, redistest.Prefix(t))
 	feedOK(t, n.s.SetFeed(feedConfig(mode)))
 	ctx := context.Background()
@@ -131,8 +93,8 @@ func (n *outsiderNet) walk(t *testing.T, viewer string, home bool) (pages []soci
 			pg, err = n.s.UserPage(ctx, viewer, n.author, req, readplan.PageWants{})
 		}
 		feedOK(t, err)
-		c, h := n.counter.take()
-		pages, cmds, hashes = append(pages, social.PostIDs(pg.Posts)), append(cmds, c), append(hashes, h)
+		c := n.counter.take()
+		pages, cmds, hashes = append(pages, social.PostIDs(pg.Posts)), append(cmds, c.cmds), append(hashes, c.hashes)
 		if !pg.Posts.HasNext {
 			return pages, cmds, hashes
 		}

@@ -419,12 +419,12 @@ func TestCelebrityAuthorIsPulled(t *testing.T) {
 		cnt.watch[s.Keys().CelebFollowing(f)] = true
 	}
 	rdb.AddHook(cnt)
+	cnt.take()
 	posts = append(posts, feedPost(t, s, celeb, social.NewPost{}).ID)
 	drain(t, w)
-	if n, touched := cnt.load(); n > 20 || touched {
-		t.Fatalf("createPost and fan-out of a celebrity's post sent %d commands (touching followers' keys: %v)", n, touched)
+	if n := cnt.take(); n.cmds > 20 || n.touched {
+		t.Fatalf("createPost and fan-out of a celebrity's post sent %d commands (touching followers' keys: %v)", n.cmds, n.touched)
 	}
-	cnt.stop()
 	// A new follower gets the posts too, and so does one who unfollows and
 	// follows again.
 	feedOK(t, s.Follow(ctx, late, celeb))
@@ -439,48 +439,6 @@ func TestCelebrityAuthorIsPulled(t *testing.T) {
 			t.Fatalf("%s sees %v, want %s", r, got, want)
 		}
 	}
-}
-
-// cmdCounter counts the commands sent by a client and whether any of them
-// named a watched key.
-type cmdCounter struct {
-	watch   map[string]bool
-	mu      sync.Mutex
-	n       int
-	touched bool
-	stopped bool
-}
-
-func (c *cmdCounter) stop() { c.mu.Lock(); c.stopped = true; c.mu.Unlock() }
-
-func (c *cmdCounter) add(cmds ...redis.Cmder) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return
-	}
-	for _, cmd := range cmds {
-		c.n++
-		for _, a := range cmd.Args() {
-			if s, ok := a.(string); ok && c.watch[s] {
-				c.touched = true
-			}
-		}
-	}
-}
-
-func (c *cmdCounter) load() (int, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n, c.touched
-}
-
-func (c *cmdCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *cmdCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.add(cmd); return next(ctx, cmd) }
-}
-func (c *cmdCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { c.add(cmds...); return next(ctx, cmds) }
 }
 
 // An inactive reader's home list and mark expire (hybrid mode): fan-out
