@@ -19,7 +19,7 @@ import (
 func TestBrowserSPAAccount(t *testing.T) {
 	_, b, baseURL, _ := spaBrowser(t, 150*time.Second, 8, nil)
 	const oldPassword, newPassword = "demo password", "a brand new password 42"
-	logIn := func(what, password string, then chromedp.Action) {
+	tryLogin := func(what, password string, then chromedp.Action) {
 		b.run(t, what,
 			chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
 			chromedp.Evaluate(`document.getElementById('login').reset()`, nil),
@@ -30,7 +30,7 @@ func TestBrowserSPAAccount(t *testing.T) {
 		)
 	}
 	b.run(t, "open the app", chromedp.Navigate(baseURL+"/app/"))
-	logIn("log in", oldPassword, chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery))
+	tryLogin("log in", oldPassword, chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery))
 	b.run(t, "open the settings",
 		chromedp.Click(`#settings-open`, chromedp.ByQuery),
 		poll(`document.getElementById('email-current').innerText.includes('@')`, 20*time.Second),
@@ -73,8 +73,8 @@ func TestBrowserSPAAccount(t *testing.T) {
 	}
 
 	b.run(t, "log out", chromedp.Click(`#logout`, chromedp.ByQuery))
-	logIn("the old password fails", oldPassword, poll(`document.getElementById('login-error').innerText !== ''`, 20*time.Second))
-	logIn("the new password works", newPassword, chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery))
+	tryLogin("the old password fails", oldPassword, poll(`document.getElementById('login-error').innerText !== ''`, 20*time.Second))
+	tryLogin("the new password works", newPassword, chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery))
 	const loginDoc = `mutation($p: String!) { login(input: {login: "alice", password: $p}) { accessToken } }`
 	if r := gatewaytest.Post(t, baseURL, "", loginDoc, map[string]any{"p": oldPassword}); r.Code() != "BAD_USER_INPUT" && r.Code() != "UNAUTHENTICATED" {
 		t.Errorf("login with the old password over the API: %+v", r)

@@ -21,11 +21,7 @@ func TestBrowserSPAConversation(t *testing.T) {
 	content := fmt.Sprintf("Who dies at the end? (%s)", time.Now().Format(time.StampMilli))
 	const top = `document.querySelector('#posts article.post')`
 	b.run(t, "log in and post behind a content warning",
-		chromedp.Navigate(baseURL+"/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		logIn(baseURL, "alice"),
 		poll(`document.querySelectorAll('#posts article.post').length >= 1`, 20*time.Second),
 		chromedp.SendKeys(`#compose textarea[name=content]`, content, chromedp.ByQuery),
 		chromedp.SendKeys(`#compose input[name=spoiler]`, "the ending", chromedp.ByQuery),

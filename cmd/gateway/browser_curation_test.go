@@ -36,11 +36,7 @@ func TestBrowserSPACuration(t *testing.T) {
 
 	const shown = `[...document.querySelectorAll('#curation .view-posts article.post')]`
 	b.run(t, "log in and open the bookmarks, 20 at a time",
-		chromedp.Navigate(baseURL+"/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		logIn(baseURL, "alice"),
 		poll(`document.querySelectorAll('#posts article.post').length >= 1`, 20*time.Second),
 		chromedp.Click(`#views button[data-view=bookmarks]`, chromedp.ByQuery),
 		poll(shown+`.length === 20 && !document.querySelector('#curation button.more').hidden`, 20*time.Second),

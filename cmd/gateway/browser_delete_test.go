@@ -18,11 +18,7 @@ func TestBrowserSPADeleteAccount(t *testing.T) {
 	const login = `mutation($l: String!, $p: String!) { login(input: {login: $l, password: $p}) { accessToken } }`
 
 	b.run(t, "log in and open the settings",
-		chromedp.Navigate(baseURL+"/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, "bob", chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		logIn(baseURL, "bob"),
 		chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery),
 		chromedp.Click(`#settings-open`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#delete-account-form input[name=password]`, chromedp.ByQuery),

@@ -18,11 +18,7 @@ func TestBrowserSPAFilters(t *testing.T) {
 	_, b, baseURL, headers := spaBrowser(t, 150*time.Second, 8, nil)
 	const list = `document.getElementById('filter-list')`
 	b.run(t, "log in and open the settings",
-		chromedp.Navigate(baseURL+"/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		logIn(baseURL, "alice"),
 		chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery),
 		chromedp.Click(`#settings-open`, chromedp.ByQuery),
 		poll(list+`.dataset.loaded === 'true' && `+list+`.children.length === 0`, 20*time.Second),

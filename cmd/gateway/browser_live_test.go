@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/socialgw/gateway/internal/gateway/gatewaytest"
 )
 
@@ -36,11 +34,7 @@ func TestBrowserSPASurvives(t *testing.T) {
 	baseURL := g.url
 	b := newBrowser(ctx, t, baseURL)
 	b.run(t, "log in",
-		chromedp.Navigate(baseURL+"/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		logIn(baseURL, "alice"),
 		poll(`document.getElementById('live-status').dataset.state === 'live'`, 30*time.Second),
 	)
 

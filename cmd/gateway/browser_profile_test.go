@@ -102,11 +102,7 @@ func startSPA(t *testing.T, db int) (b *browser, baseURL string, headers map[str
 // profile form loaded.
 func openSettings(baseURL, name string) []chromedp.Action {
 	return []chromedp.Action{
-		chromedp.Navigate(baseURL + "/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, name, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		logIn(baseURL, name),
 		chromedp.WaitVisible(`#settings-open`, chromedp.ByQuery),
 		chromedp.Click(`#settings-open`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#profile-form input[name=displayName]`, chromedp.ByQuery),

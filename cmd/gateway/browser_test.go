@@ -230,6 +230,19 @@ func spaBrowser(t *testing.T, timeout time.Duration, db int, env map[string]stri
 	return ctx, newBrowser(ctx, t, baseURL), baseURL, headers
 }
 
+// logIn opens the reference app at baseURL and logs in as the demo user
+// name (every demo user's password is "demo password"), with a click on
+// the submit button, not form.submit(), which skips the submit event.
+func logIn(baseURL, name string) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.Navigate(baseURL + "/app/"),
+		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
+		chromedp.SendKeys(`#login input[name=login]`, name, chromedp.ByQuery),
+		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
+		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+	}
+}
+
 // startDemo runs the gateway with --demo on database db of the test Redis
 // until the test ends, and returns its base URL and alice's and bob's
 // Headers lines from the log.
@@ -585,12 +598,7 @@ func TestBrowserSPA(t *testing.T) {
 
 	const posts = `document.querySelectorAll('#posts article.post').length`
 	b.run(t, "log in",
-		chromedp.Navigate(baseURL+"/app/"),
-		chromedp.WaitVisible(`#login input[name=login]`, chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=login]`, "alice", chromedp.ByQuery),
-		chromedp.SendKeys(`#login input[name=password]`, "demo password", chromedp.ByQuery),
-		// A click, not form.submit(): that skips the submit event.
-		chromedp.Click(`#login button[type=submit]`, chromedp.ByQuery),
+		logIn(baseURL, "alice"),
 		poll(posts+` >= 10`, 20*time.Second),
 	)
 	loggedIn := time.Now() // a little after the token was issued
