@@ -181,3 +181,26 @@ func TestMigrateAuthorFlags(t *testing.T) {
 		t.Errorf("a second run changed the flags: %v", again)
 	}
 }
+
+// TestPurgeCutShortClearsFlags: a purge that stopped after it deleted the
+// account's record and before it cleared its flags (the last two steps)
+// is finished by its job, which finds no account: no flag of the account
+// is left, and #hidden counts nothing.
+func TestPurgeCutShortClearsFlags(t *testing.T) {
+	s, rdb := feedStore(t)
+	w := feedWorker(t, s, rdb)
+	ctx := context.Background()
+	u := feedUsers(t, s, 1)[0]
+	lockAccount(t, s, u, true)
+	feedOK(t, s.DeleteAccount(ctx, u))
+	if f, _ := rdb.HGet(ctx, s.Keys().AuthorFlags(), u).Result(); f != "ld" {
+		t.Fatalf("flags while the purge runs: %q, want \"ld\"", f)
+	}
+	// The cut: the record is gone, the flags and the work list are not.
+	feedOK(t, rdb.Unlink(ctx, s.Keys().Gone(u)).Err())
+	drain(t, w)
+	if n, _ := rdb.Exists(ctx, s.Keys().AuthorFlags(), s.Keys().Deleting()).Result(); n != 0 {
+		all, _ := rdb.HGetAll(ctx, s.Keys().AuthorFlags()).Result()
+		t.Errorf("left after the purge: flags %v, and the work list (%d keys in all)", all, n)
+	}
+}

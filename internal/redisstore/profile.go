@@ -71,6 +71,12 @@ func (s *ProfileService) UpdateProfile(ctx context.Context, userID string, u soc
 	old, err := updateProfileScript.Run(ctx, s.rdb, []string{key}, args...).StringSlice()
 	s.set.profiles.Invalidate(key)
 	if isNil(err) {
+		if u.Locked != nil && *u.Locked {
+			// No such account: the lock set above must not outlive it.
+			if err := setAuthorFlag(ctx, s.rdb, s.keys, userID, flagLocked, false); err != nil {
+				return nil, err
+			}
+		}
 		return nil, social.Errorf(social.NotFound, "user %s not found", userID)
 	}
 	if err != nil {

@@ -98,8 +98,10 @@ func hideAccount(ctx context.Context, rdb redis.UniversalClient, k Keys, set *se
 		return 0, fmt.Errorf("hide account %s: %w", userID, err)
 	}
 	if n == 0 {
-		// Nothing to delete: a purge of nothing must not hide anyone.
-		if err := setAuthorFlag(ctx, rdb, k, userID, flagDeleting, false, k.Deleting()); err != nil {
+		// Nothing to delete: a purge of nothing must not hide anyone, and
+		// an account that is gone keeps no flag (a purge cut short
+		// between its record and its flags ends here).
+		if err := setAuthorFlag(ctx, rdb, k, userID, allFlags, false, k.Deleting()); err != nil {
 			return 0, fmt.Errorf("hide account %s: %w", userID, err)
 		}
 	}
