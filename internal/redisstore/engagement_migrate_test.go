@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"maps"
-	"math"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -33,55 +32,71 @@ func engagementIndexes(tb testing.TB, s *redisstore.Store, rdb redis.UniversalCl
 
 // TestMigrateEngagementIndexes writes likes and comments, drops the
 // users' indexes of them as a database of an earlier version lacks them,
-// and checks the backfill builds them again: the same members, likes
-// scored as in Likers and comments by their time, a deleted comment left
-// out, a post with more likers and comments than a read brings done in
-// full; a second run reads nothing.
+// and checks the backfill builds them again: the same members, each like
+// scored as in Likers and each comment by its time, a post with more
+// likers and comments than a read brings done in full. The likes of an
+// account that is gone are taken back and its comments indexed nowhere.
+// A second run adds nothing.
 func TestMigrateEngagementIndexes(t *testing.T) {
 	defer redisstore.SetEngagementChunk(2)()
 	s, rdb := feedStore(t)
 	ctx := context.Background()
-	u := feedUsers(t, s, 4)
+	u := feedUsers(t, s, 5)
+	live, gone := u[:4], u[4]
 	busy := feedPost(t, s, u[0], social.NewPost{}).ID
 	quiet := feedPost(t, s, u[1], social.NewPost{}).ID
 	for _, liker := range u[1:] {
 		feedOK(t, s.Like(ctx, liker, busy))
 	}
 	feedOK(t, s.Like(ctx, u[2], quiet))
-	var gone string
-	for i, by := range []string{u[1], u[1], u[3], u[2]} {
+	var deleted string
+	for i, by := range []string{u[1], u[1], u[3], u[2], gone} {
 		c, err := s.AddComment(ctx, by, busy, "c")
 		feedOK(t, err)
 		if i == 1 {
-			gone = c.ID
+			deleted = c.ID
 		}
 	}
 	_, err := s.AddComment(ctx, u[3], quiet, "q")
 	feedOK(t, err)
-	feedOK(t, s.DeleteComment(ctx, u[1], gone))
-	want := engagementIndexes(t, s, rdb, u)
+	feedOK(t, s.DeleteComment(ctx, u[1], deleted))
+	want := engagementIndexes(t, s, rdb, live)
 	if len(want[s.Keys().UserLikes(u[2])]) != 2 || len(want[s.Keys().UserComments(u[3])]) != 2 {
 		t.Fatalf("the writers did not index: %v", want)
 	}
+	// A like's score is its time in Likers.
+	for _, liker := range live {
+		for post := range want[s.Keys().UserLikes(liker)] {
+			score, err := rdb.ZScore(ctx, s.Keys().Likers(post), liker).Result()
+			feedOK(t, err)
+			want[s.Keys().UserLikes(liker)][post] = score
+		}
+	}
 
+	for _, k := range []string{s.Keys().UserLikes(gone), s.Keys().UserComments(gone), s.Keys().User(gone)} {
+		feedOK(t, rdb.Del(ctx, k).Err()) // gone: an account purged before its likes and comments were indexed
+	}
 	for k := range want {
 		feedOK(t, rdb.Del(ctx, k).Err())
 	}
 	feedOK(t, rdb.HDel(ctx, s.Keys().Layout(), redisstore.LayoutEngagement).Err())
 	n, err := s.MigrateEngagementIndexes(ctx)
-	if err != nil || n != 4+4 {
-		t.Fatalf("backfill went through %d, %v; want 8 (4 likes, 4 comments)", n, err)
+	if err != nil || n != 4+4+1 {
+		t.Fatalf("backfill did %d, %v; want 9 (4 likes and 4 comments indexed, 1 like taken back)", n, err)
 	}
-	// A like's score is its time in Likers, which the writer takes apart
-	// from the index's: they may differ by a moment.
-	near := func(a, b float64) bool { return math.Abs(a-b) < 1000 }
-	got := engagementIndexes(t, s, rdb, u)
-	for k, m := range want {
-		if !maps.EqualFunc(got[k], m, near) {
-			t.Errorf("%s: %v, want %v", k, got[k], m)
-		}
+	if got := engagementIndexes(t, s, rdb, live); !maps.EqualFunc(got, want, maps.Equal) {
+		t.Errorf("indexes %v, want %v", got, want)
+	}
+	if n, _ := rdb.Exists(ctx, s.Keys().UserLikes(gone), s.Keys().UserComments(gone)).Result(); n != 0 {
+		t.Errorf("the backfill indexed %d keys of an account that is gone", n)
+	}
+	if _, err := rdb.ZScore(ctx, s.Keys().Likers(busy), gone).Result(); err == nil {
+		t.Errorf("the like of an account that is gone stays")
+	}
+	if posts, c, err := s.CheckedPost(ctx, "", busy); err != nil || posts == nil || c.Likes != 3 {
+		t.Errorf("busy's likes count %d, want 3 (%v)", c.Likes, err)
 	}
 	if n, err := s.MigrateEngagementIndexes(ctx); err != nil || n != 0 {
-		t.Errorf("a second run went through %d, %v", n, err)
+		t.Errorf("a second run did %d, %v", n, err)
 	}
 }
