@@ -135,7 +135,11 @@ func startWorker(ctx context.Context, cfg *Config, rdb redis.UniversalClient, gw
 	}
 	log.Info("fan-out worker started", "mode", cfg.Feed.Store.Mode, "consumer", w.Config().Consumer)
 	gateway.RegisterWorker(reg, w)
-	sweeper, err := cfg.Media.Sweep.Start(ctx, files, gw.Store.PostService, redisstore.DefaultExports().Keep, log)
+	var served time.Duration // exports' (none without a bucket)
+	if gw.Exports != nil {
+		served = gw.Exports.ExportConfig().Served()
+	}
+	sweeper, err := cfg.Media.Sweep.Start(ctx, files, gw.Store.PostService, served, log)
 	if err != nil {
 		return nil, err
 	}

@@ -133,11 +133,12 @@ func startFiles(ctx context.Context, cfg *app.WorkerConfig, store *redisstore.St
 		return nil, nil, err
 	}
 	store.SetFiles(files)
-	if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, redisstore.DefaultExports().Keep, log); err != nil {
+	exports := redisstore.DefaultExports()
+	if sweeper, err = cfg.Media.Sweep.Start(ctx, files, store.PostService, exports.Served(), log); err != nil {
 		closeFiles()
 		return nil, nil, err
 	}
-	stopExports, err := startExports(ctx, store, files, log)
+	stopExports, err := startExports(ctx, store, files, exports, log)
 	if err != nil {
 		closeFiles()
 		return nil, nil, err
@@ -147,8 +148,8 @@ func startFiles(ctx context.Context, cfg *app.WorkerConfig, store *redisstore.St
 
 // startExports runs a worker of the data export queue, which writes the
 // archives into files; stop waits for the export it is writing.
-func startExports(ctx context.Context, store *redisstore.Store, files *mediastore.Store, log *slog.Logger) (stop func(time.Duration), err error) {
-	w, err := app.NewExportWorker(store.Client(), redisstore.NewExportService(store, redisstore.DefaultExports()), files, log)
+func startExports(ctx context.Context, store *redisstore.Store, files *mediastore.Store, cfg redisstore.ExportConfig, log *slog.Logger) (stop func(time.Duration), err error) {
+	w, err := app.NewExportWorker(store.Client(), redisstore.NewExportService(store, cfg), files, log)
 	if err != nil {
 		return nil, err
 	}

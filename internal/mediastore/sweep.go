@@ -38,7 +38,7 @@ type Sweeper struct {
 	// Batch is the files listed per pass.
 	Batch int
 	// ExportKeep, when set, is the longest a data export archive
-	// (ExportKey) is served after it was written: each pass then also
+	// (ExportKey) is served after its upload began: each pass then also
 	// lists one page of the archives, from where the last stopped, and
 	// deletes those older than ExportKeep and Grace together, which no
 	// address serves any more. An account's next export replaces its
@@ -101,11 +101,6 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 	if sw.Now != nil {
 		now = sw.Now
 	}
-	if sw.ExportKeep > 0 {
-		if err := sw.expireExports(ctx, now().Add(-sw.ExportKeep-sw.Grace), &st); err != nil {
-			return st, err
-		}
-	}
 	objs, err := sw.listPage(ctx, &sw.token, keyPrefix)
 	if err != nil {
 		return st, fmt.Errorf("sweep media: list: %w", err)
@@ -131,6 +126,12 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 		return st, err
 	}
 	sw.token = sw.next
+	// After the media page: an archive listing that fails (a bucket
+	// policy that lets the sweep list only media, say) fails the pass,
+	// not the media sweep.
+	if sw.ExportKeep > 0 {
+		return st, sw.expireExports(ctx, now().Add(-sw.ExportKeep-sw.Grace), &st)
+	}
 	return st, nil
 }
 
@@ -173,6 +174,21 @@ func (sw *Sweeper) expireExports(ctx context.Context, cutoff time.Time, st *Swee
 	}
 	for _, o := range objs {
 		if o.IsDir || !o.ModTime.Before(cutoff) {
+			continue
+		}
+		// The account's next export writes the same key: one written
+		// since the listing is young, and stays. (A write between this
+		// read and the delete is not excluded: the blob API has no
+		// conditional delete; that export would then read FAILED at its
+		// address and be asked for again.)
+		a, err := sw.Files.bucket.Attributes(ctx, o.Key)
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sweep exports: %w", err)
+		}
+		if !a.ModTime.Before(cutoff) {
 			continue
 		}
 		if err := sw.Files.Delete(ctx, []string{o.Key}); err != nil {

@@ -95,6 +95,12 @@ func (s *ExportService) RequestExport(ctx context.Context, userID string) (*soci
 	return e, nil
 }
 
+// Served is the longest an archive is served after its upload began: its
+// Keep from when its job settled, and the job's longest run (Stale)
+// before that, since a store may date an object by the start of its
+// upload. The media sweep deletes archives older than that.
+func (c ExportConfig) Served() time.Duration { return c.Keep + c.Stale }
+
 // ttl is the export record's TTL (ms): it outlives its archive's Keep,
 // so a record is never dropped while its archive is served.
 func (s *ExportService) ttl() int64 { return (s.cfg.Keep + s.cfg.Every + s.cfg.Stale).Milliseconds() }

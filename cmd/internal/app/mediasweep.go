@@ -34,18 +34,19 @@ func (m MediaSweep) check() error {
 
 // Start runs a Sweeper's pass every m.Every until ctx ends, which also
 // deletes the data export archives no address serves any more (served
-// for exportKeep after they are written), and logs what each pass that
-// found something did; nil when sweeping is off.
+// at most exportsServed after their upload began:
+// redisstore.ExportConfig.Served; 0: archives are left alone), and logs
+// what each pass that found something did; nil when sweeping is off.
 // Settings that could delete a file whose post is being written are an
 // error.
-func (m MediaSweep) Start(ctx context.Context, files *mediastore.Store, owners mediastore.Owners, exportKeep time.Duration, log *slog.Logger) (*mediastore.Sweeper, error) {
+func (m MediaSweep) Start(ctx context.Context, files *mediastore.Store, owners mediastore.Owners, exportsServed time.Duration, log *slog.Logger) (*mediastore.Sweeper, error) {
 	if m.Every <= 0 {
 		return nil, nil
 	}
 	if err := m.check(); err != nil {
 		return nil, err
 	}
-	sw := &mediastore.Sweeper{Files: files, Owners: owners, Grace: m.Grace, Batch: m.Batch, ExportKeep: exportKeep}
+	sw := &mediastore.Sweeper{Files: files, Owners: owners, Grace: m.Grace, Batch: m.Batch, ExportKeep: exportsServed}
 	go every(ctx, m.Every, func() {
 		st, err := sw.Pass(ctx)
 		switch {
