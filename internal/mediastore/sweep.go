@@ -179,8 +179,8 @@ func (sw *Sweeper) expireExports(ctx context.Context, cutoff time.Time, st *Swee
 		// The account's next export writes the same key: one written
 		// since the listing is young, and stays. (A write between this
 		// read and the delete is not excluded: the blob API has no
-		// conditional delete; that export would then read FAILED at its
-		// address and be asked for again.)
+		// conditional delete; that export's address would then answer
+		// 403, as an expired one does, until the account asks again.)
 		a, err := sw.Files.bucket.Attributes(ctx, o.Key)
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			continue
