@@ -11,14 +11,16 @@ import (
 // ActorsWanted is how many actors the current field's notifications are
 // asked for at most (its selection is a NotificationConnection's with
 // connection set, else a Notification's), so that one read brings them
-// all (0 when none).
+// all; social.DefaultActors at least, even when the selection shows none:
+// the first actors are what tells a notification raised only by accounts
+// readers cannot see, which ShownNotes leaves out.
 func ActorsWanted(ctx context.Context, connection bool) int {
 	oc := graphql.GetOperationContext(ctx)
 	sel := fieldSel(graphql.GetFieldContext(ctx).Field)
 	if connection {
 		sel = sel.nodes(oc, "NotificationConnection", "NotificationEdge")
 	}
-	n := 0
+	n := social.DefaultActors
 	for _, f := range sel.fields(oc, "Notification") {
 		if f.Name != "actors" {
 			continue
