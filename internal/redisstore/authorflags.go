@@ -66,9 +66,11 @@ func readAuthorFlags(ctx context.Context, rdb redis.Cmdable, k Keys, userID stri
 // accounts that no longer exist leave the old sets unflagged. Each
 // member is flagged before it leaves its set, so a run cut short loses
 // nothing and the next one finishes it; when nothing is left to move, a
-// run costs three reads. Run before serving: until it has, the reads of
-// this version would show a suspended account's posts. It returns how
-// many members it moved.
+// run costs three reads. Gateways and workers run it before they serve
+// (app.MigrateAuthorFlags); when Redis fails then, they serve and try
+// again every second, and until a run has passed, an account an earlier
+// version locked or suspended reads as neither. It returns how many
+// members it moved.
 func (s *DB) MigrateAuthorFlags(ctx context.Context) (int, error) {
 	k := s.keys
 	moved := 0

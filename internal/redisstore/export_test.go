@@ -112,3 +112,6 @@ func SetEngagementChunk(n int64) (restore func()) {
 
 // LayoutEngagement is the data layout field of that backfill.
 const LayoutEngagement = layoutEngagement
+
+// HiddenCount is the field of AuthorFlags that counts hidden accounts.
+const HiddenCount = hiddenCount
