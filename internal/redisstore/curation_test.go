@@ -12,7 +12,6 @@ import (
 
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
-	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -323,13 +322,8 @@ func TestListTimeline(t *testing.T) {
 // TestListPageRoundTrips: a page of 20 of a list of 500 members costs the
 // round trips of a page of a list of 2.
 func TestListPageRoundTrips(t *testing.T) {
-	rdb := redistest.Client(t)
-	cnt := &tripCounter{}
-	rdb.AddHook(cnt)
-	s := redisstore.New(rdb, redistest.Prefix(t))
-	w := feedWorker(t, s, rdb)
+	s, w, cnt, u := tripStore(t, 31)
 	ctx := context.Background()
-	u := feedUsers(t, s, 31)
 	owner, members := u[0], u[1:]
 	for _, m := range members {
 		feedOK(t, s.Follow(ctx, owner, m))
@@ -343,7 +337,7 @@ func TestListPageRoundTrips(t *testing.T) {
 	ids := slices.Clone(members)
 	for i := len(ids); i < social.MaxListMembers; i++ {
 		ids = append(ids, fmt.Sprint(200000+i))
-		feedOK(t, rdb.ZAdd(ctx, s.Keys().Following(owner), redisZ(ids[i])).Err())
+		feedOK(t, s.Client().ZAdd(ctx, s.Keys().Following(owner), redisZ(ids[i])).Err())
 	}
 	_, err = s.AddToList(ctx, owner, big.ID, ids)
 	feedOK(t, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/socialgw/gateway/internal/redisstore"
-	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -157,13 +156,8 @@ func TestNotesPageSkipsEmptyWindows(t *testing.T) {
 // and, as it holds notifications read from their source, one pipeline for
 // all of their counts and actors: two round trips, whatever first.
 func TestNotesPageRoundTrips(t *testing.T) {
-	rdb := redistest.Client(t)
-	cnt := &tripCounter{}
-	rdb.AddHook(cnt)
-	s := redisstore.New(rdb, redistest.Prefix(t))
-	w := feedWorker(t, s, rdb)
+	s, w, cnt, u := tripStore(t, 4)
 	ctx := context.Background()
-	u := feedUsers(t, s, 4)
 	owner, fans := u[0], u[1:]
 	for range 25 {
 		p := feedPost(t, s, owner, social.NewPost{}).ID

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/socialgw/gateway/internal/fanout"
 	"github.com/socialgw/gateway/internal/redisstore"
 	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
@@ -31,6 +32,17 @@ func (c *tripCounter) trips(tb testing.TB, f func() error) int64 {
 		tb.Fatal(err)
 	}
 	return c.n.Load() - before
+}
+
+// tripStore is a store over its own prefix whose client counts round
+// trips (cnt), with a worker for its fan-out jobs and n users.
+func tripStore(t *testing.T, n int) (s *redisstore.Store, w *fanout.Worker, cnt *tripCounter, users []string) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	cnt = &tripCounter{}
+	rdb.AddHook(cnt)
+	s = redisstore.New(rdb, redistest.Prefix(t))
+	return s, feedWorker(t, s, rdb), cnt, feedUsers(t, s, n)
 }
 
 // TestRoundTrips pins the round trips of createPost (the same with 0 and

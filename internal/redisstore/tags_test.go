@@ -8,7 +8,6 @@ import (
 
 	"github.com/socialgw/gateway/internal/readplan"
 	"github.com/socialgw/gateway/internal/redisstore"
-	"github.com/socialgw/gateway/internal/redistest"
 	"github.com/socialgw/gateway/internal/social"
 )
 
@@ -130,13 +129,8 @@ func TestTagPageBadInput(t *testing.T) {
 // TestTagPageRoundTrips: a tag page costs the same round trips at 1, 20
 // and 100 posts, whoever reads it.
 func TestTagPageRoundTrips(t *testing.T) {
-	rdb := redistest.Client(t)
-	cnt := &tripCounter{}
-	rdb.AddHook(cnt)
-	s := redisstore.New(rdb, redistest.Prefix(t))
-	w := feedWorker(t, s, rdb)
+	s, w, cnt, u := tripStore(t, 3)
 	ctx := context.Background()
-	u := feedUsers(t, s, 3)
 	for i := range 120 {
 		in := social.NewPost{Content: fmt.Sprintf("post %d #bench", i)}
 		if i%10 == 0 {
