@@ -57,17 +57,11 @@ func TestAuthorFlags(t *testing.T) {
 	}{
 		{"none", func() error { return nil }, []string{post, repost}, []string{post, repost}, ""},
 		{"suspended", func() error { return s.SetSuspended(ctx, author, true) }, nil, nil, "s"},
-		{"suspended and locked", func() error {
-			_, err := redisstore.NewProfileService(s.DB).UpdateProfile(ctx, author, social.ProfileUpdate{Locked: ptr(true)})
-			return err
-		}, nil, nil, "sl"},
+		{"suspended and locked", func() error { lockAccount(t, s, author, true); return nil }, nil, nil, "sl"},
 		// A lock hides the post; the plain repost made before it stays
 		// its reposter's, and its original reads as hidden.
 		{"locked", func() error { return s.SetSuspended(ctx, author, false) }, []string{post, repost}, []string{repost}, "l"},
-		{"unlocked", func() error {
-			_, err := redisstore.NewProfileService(s.DB).UpdateProfile(ctx, author, social.ProfileUpdate{Locked: ptr(false)})
-			return err
-		}, []string{post, repost}, []string{post, repost}, ""},
+		{"unlocked", func() error { lockAccount(t, s, author, false); return nil }, []string{post, repost}, []string{post, repost}, ""},
 	}
 	for _, st := range steps {
 		if err := st.do(); err != nil {
@@ -90,8 +84,6 @@ func TestAuthorFlags(t *testing.T) {
 		t.Errorf("AuthorFlags keeps %d fields with no flag left", n)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestAuthorFlagsReadFollowsBatch checks that what a visibility check
 // reads about its authors follows its batch, not how many accounts are

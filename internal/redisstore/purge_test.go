@@ -195,9 +195,7 @@ func liveALife(t *testing.T, s *redisstore.Store, w *fanout.Worker, b, c, d, bPo
 	must(s.Bookmark(ctx, b, p1.ID))
 	must(s.Pin(ctx, a, p1.ID))
 	// Locked last: its flag must go with the purge too.
-	locked := true
-	_, err = redisstore.NewProfileService(s.DB).UpdateProfile(ctx, a, social.ProfileUpdate{Locked: &locked})
-	must(err)
+	lockAccount(t, s, a, true)
 	drain(t, w)
 	return l
 }
