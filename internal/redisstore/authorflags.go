@@ -76,7 +76,7 @@ func (s *DB) MigrateAuthorFlags(ctx context.Context) (int, error) {
 	moved := 0
 	for _, old := range []struct {
 		set, flag string
-		keep      bool
+		keep      bool // the set stays, changed with the flag (Deleting)
 	}{
 		{k.legacyLockedUsers(), flagLocked, false},
 		{k.legacySuspended(), flagSuspended, false},
@@ -86,30 +86,31 @@ func (s *DB) MigrateAuthorFlags(ctx context.Context) (int, error) {
 		if err != nil {
 			return moved, fmt.Errorf("read %s: %w", old.set, err)
 		}
-		for _, id := range ids {
-			var also []string
-			if old.keep {
-				also = []string{old.set}
-			} else if gone, err := s.rdb.Exists(ctx, k.User(id), k.LegacyUser(id)).Result(); err != nil {
-				return moved, fmt.Errorf("read user %s: %w", id, err)
-			} else if gone == 0 {
-				// An account purged by an earlier version, which left
-				// it in the set: nothing to flag. (Its profile under
-				// either name: a worker may run this before a gateway
-				// moved the profiles, MigrateProfiles; one slot.)
-				if err := s.rdb.SRem(ctx, old.set, id).Err(); err != nil {
-					return moved, fmt.Errorf("drop %s from %s: %w", id, old.set, err)
+		if old.keep {
+			for _, id := range ids {
+				if err := setAuthorFlag(ctx, s.rdb, k, id, old.flag, true, old.set); err != nil {
+					return moved, err
 				}
-				continue
 			}
-			if err := setAuthorFlag(ctx, s.rdb, k, id, old.flag, true, also...); err != nil {
-				return moved, err
-			}
-			if !old.keep {
-				if err := s.rdb.SRem(ctx, old.set, id).Err(); err != nil {
-					return moved, fmt.Errorf("move %s out of %s: %w", id, old.set, err)
+			continue
+		}
+		// An id with no profile under either name (a worker may run this
+		// before a gateway moved the profiles, MigrateProfiles) is an
+		// account an earlier version purged and left in the set: it
+		// leaves unflagged.
+		live, err := s.accountsLive(ctx, ids)
+		if err != nil {
+			return moved, err
+		}
+		for _, id := range ids {
+			if live[id] {
+				if err := setAuthorFlag(ctx, s.rdb, k, id, old.flag, true); err != nil {
+					return moved, err
 				}
 				moved++
+			}
+			if err := s.rdb.SRem(ctx, old.set, id).Err(); err != nil {
+				return moved, fmt.Errorf("move %s out of %s: %w", id, old.set, err)
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/socialgw/gateway/internal/social"
 )
 
 // MigrateProfiles moves every profile hash from its earlier name
@@ -68,4 +70,26 @@ func (s *DB) migrateProfilesOn(ctx context.Context, c redis.UniversalClient) (in
 func globEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
 	return r.Replace(s)
+}
+
+// accountsLive reports which of users have a profile, under its current
+// or earlier name (one EXISTS a user, both keys in its slot), in one
+// pipeline.
+func (s *DB) accountsLive(ctx context.Context, users []string) (map[string]bool, error) {
+	cmds := map[string]*redis.IntCmd{}
+	if _, err := s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for _, u := range users {
+			if _, ok := cmds[u]; !ok && social.IsID(u) {
+				cmds[u] = pl.Exists(ctx, s.keys.User(u), s.keys.LegacyUser(u))
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read %d accounts: %w", len(cmds), err)
+	}
+	live := make(map[string]bool, len(cmds))
+	for u, c := range cmds {
+		live[u] = c.Val() > 0
+	}
+	return live, nil
 }
