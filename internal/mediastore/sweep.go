@@ -50,7 +50,6 @@ type Sweeper struct {
 
 	token   []byte // where the next pass lists from; nil: the beginning
 	etoken  []byte // the same for the export archives
-	next    []byte // the token after the page listPage listed last
 	total   SweepStats
 	running atomic.Bool // a Pass under way: passes of one Sweeper never overlap
 }
@@ -101,7 +100,7 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 	if sw.Now != nil {
 		now = sw.Now
 	}
-	objs, err := sw.listPage(ctx, &sw.token, keyPrefix)
+	objs, next, err := sw.listPage(ctx, &sw.token, keyPrefix)
 	if err != nil {
 		return st, fmt.Errorf("sweep media: list: %w", err)
 	}
@@ -125,7 +124,7 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 	if err := sw.settle(ctx, files, &st); err != nil {
 		return st, err
 	}
-	sw.token = sw.next
+	sw.token = next
 	// After the media page: an archive listing that fails (a bucket
 	// policy that lets the sweep list only media, say) fails the pass,
 	// not the media sweep.
@@ -136,17 +135,17 @@ func (sw *Sweeper) Pass(ctx context.Context) (st SweepStats, err error) {
 }
 
 // listPage lists the page of keys under prefix that *token points at
-// (nil: the first), and leaves where the next page starts in sw.next,
-// which the caller moves into *token once the page is settled, so that a
-// failed page is listed again. An empty token is the end, after which
-// the walk starts again.
-func (sw *Sweeper) listPage(ctx context.Context, token *[]byte, prefix string) ([]*blob.ListObject, error) {
+// (nil: the first), and returns where the next page starts, which the
+// caller moves into *token once the page is settled, so that a failed
+// page is listed again. nil is the end, after which the walk starts
+// again. A failed listing resets *token.
+func (sw *Sweeper) listPage(ctx context.Context, token *[]byte, prefix string) (objs []*blob.ListObject, next []byte, err error) {
 	from := *token
 	if from == nil {
 		from = blob.FirstPageToken
 	}
 	opts := &blob.ListOptions{Prefix: prefix}
-	objs, next, err := sw.Files.bucket.ListPage(ctx, from, max(sw.Batch, 1), opts)
+	objs, next, err = sw.Files.bucket.ListPage(ctx, from, max(sw.Batch, 1), opts)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		// A local directory's listing reads each file it found; one
 		// deleted meanwhile (by another sweeper) fails it once.
@@ -156,19 +155,18 @@ func (sw *Sweeper) listPage(ctx context.Context, token *[]byte, prefix string) (
 		// The next pass starts the walk again: a page token that the
 		// store no longer takes would otherwise fail every pass.
 		*token = nil
-		return nil, err
+		return nil, nil, err
 	}
-	sw.next = nil
-	if len(next) > 0 {
-		sw.next = next
+	if len(next) == 0 {
+		next = nil
 	}
-	return objs, nil
+	return objs, next, nil
 }
 
 // expireExports deletes, of one page of the export archives, those
 // written before cutoff.
 func (sw *Sweeper) expireExports(ctx context.Context, cutoff time.Time, st *SweepStats) error {
-	objs, err := sw.listPage(ctx, &sw.etoken, exportPrefix)
+	objs, next, err := sw.listPage(ctx, &sw.etoken, exportPrefix)
 	if err != nil {
 		return fmt.Errorf("sweep exports: list: %w", err)
 	}
@@ -196,7 +194,7 @@ func (sw *Sweeper) expireExports(ctx context.Context, cutoff time.Time, st *Swee
 		}
 		st.Expired++
 	}
-	sw.etoken = sw.next
+	sw.etoken = next
 	return nil
 }
 
