@@ -161,23 +161,28 @@ func (v *visibility) knownAuthors() []string {
 			out = append(out, v.authors[i])
 		}
 		if i < len(v.fixed) && v.fixed[i] != nil {
-			out = append(out, cachedField(v.fixed[i], "author"), cachedField(v.fixed[i], "rauthor"))
+			out = append(out, cachedField(v.fixed[i], cachedAuthorAt), cachedField(v.fixed[i], cachedRauthorAt))
 		}
 	}
 	return out
 }
 
-// cachedField is the named field among a post's cached fixed fields (""
-// when absent).
-func cachedField(fixed []any, name string) string {
-	at := postRecord.at(name)
-	for j, i := range postCachePlan.keep {
-		if i == at && j < len(fixed) {
-			s, _ := fixed[j].(string)
-			return s
-		}
+// cachedAuthorAt and cachedRauthorAt are where a post's author and its
+// original's author stand among the fields the post cache keeps
+// (postCachePlan), found once rather than with every post a check reads.
+var (
+	cachedAuthorAt  = postCachePlan.keptAt(postRecord.at("author"))
+	cachedRauthorAt = postCachePlan.keptAt(postRecord.at("rauthor"))
+)
+
+// cachedField is the field at position j of a post's cached fixed fields
+// ("" when absent).
+func cachedField(fixed []any, j int) string {
+	if j < 0 || j >= len(fixed) {
+		return ""
 	}
-	return ""
+	s, _ := fixed[j].(string)
+	return s
 }
 
 // settleLocks reads the flags of the authors the hashes named that

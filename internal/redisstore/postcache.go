@@ -102,6 +102,10 @@ func checkPlan[T any](r *record[T], c cachePlan) error {
 	return nil
 }
 
+// keptAt is where the record's field at position i stands among the
+// fields kept (-1: not kept).
+func (c cachePlan) keptAt(i int) int { return slices.Index(c.keep, i) }
+
 // kept is what the cache keeps of vals, an HMGET of the whole record:
 // the fields kept, then the version they belong to.
 func (c cachePlan) kept(vals []any) []any {
