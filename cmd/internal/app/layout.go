@@ -34,19 +34,27 @@ func BuildUserSearch(ctx context.Context, search *redisstore.UserSearchService, 
 // it is tried again every second in the background, so a gateway still
 // starts with Redis down.
 func beforeServing[N int | int64](ctx context.Context, log *slog.Logger, done, attr string, run func(context.Context) (N, error)) {
-	try := func() bool {
+	if try := attempt(ctx, log, done, attr, run); !try() {
+		go everySecond(ctx, try)
+	}
+}
+
+// attempt is one try of run that logs what it did: done with the count
+// as attr when it changed something, a warning when it failed (not once
+// ctx ended). It reports whether run succeeded.
+func attempt[N int | int64](ctx context.Context, log *slog.Logger, done, attr string, run func(context.Context) (N, error)) func() bool {
+	return func() bool {
 		n, err := run(ctx)
 		if err != nil {
-			log.Warn("not done yet: "+done, "err", err, attr, n)
+			if ctx.Err() == nil {
+				log.Warn("not done yet, trying again: "+done, "err", err, attr, n)
+			}
 			return false
 		}
 		if n > 0 {
 			log.Info(done, attr, n)
 		}
 		return true
-	}
-	if !try() {
-		go everySecond(ctx, try)
 	}
 }
 
@@ -73,19 +81,7 @@ func Backfill(ctx context.Context, store Backfiller, log *slog.Logger) {
 
 // backfill runs one backfill until it is done or ctx ends.
 func backfill(ctx context.Context, log *slog.Logger, done, attr string, run func(context.Context) (int64, error)) {
-	everySecondNow(ctx, func() bool {
-		n, err := run(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("not done yet, trying again: "+done, "err", err, attr, n)
-			}
-			return false
-		}
-		if n > 0 {
-			log.Info(done, attr, n)
-		}
-		return true
-	})
+	everySecondNow(ctx, attempt(ctx, log, done, attr, run))
 }
 
 // everySecondNow calls done at once, then as everySecond does.
